@@ -1,0 +1,66 @@
+// The delegate (backend) interface. A backend takes a preprocessed blob at method init and
+// runs it as one instruction. Backends register under an id ("xnnpack", "vulkan", ...) and
+// must outlive every Method that uses them (usually static objects).
+//
+// Thread-safety: init/destroy are called from the thread that loads the method; execute
+// from the thread that executes it. A backend shared by several methods must keep its
+// per-delegate state in the handle it returns from init.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/core/evalue.h"
+#include "runtime/core/result.h"
+#include "runtime/core/span.h"
+#include "runtime/kernel/kernel_context.h"
+#include "runtime/memory/memory_allocator.h"
+#include "runtime/platform/diagnostic.h"
+
+namespace ember {
+
+class Program;
+
+struct CompileSpecView {
+  const char* key;
+  Span<const uint8_t> value;
+};
+
+struct BackendInitContext {
+  MemoryAllocator* method_allocator;  // lives as long as the method
+  const Program* program;             // read other segments (e.g. weights) in place
+  ThreadPool* thread_pool;            // may be null
+  Diagnostic* diag;
+};
+
+struct BackendExecuteContext {
+  MemoryAllocator* temp;
+  ThreadPool* thread_pool;
+  Diagnostic* diag;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // False when the hardware or driver this backend needs is missing.
+  virtual bool is_available() const = 0;
+  // Builds executable state from `blob` (valid while the Program lives). Returns an opaque
+  // handle passed back to execute/destroy.
+  virtual Result<void*> init(BackendInitContext& context, Span<const uint8_t> blob,
+                             Span<const CompileSpecView> compile_specs) = 0;
+  // `args`: the delegate call's inputs then outputs, as the partitioner ordered them.
+  virtual Error execute(BackendExecuteContext& context, void* handle, EValue** args,
+                        size_t num_args) = 0;
+  // Releases the handle's resources. Called once per successful init.
+  virtual void destroy(void* handle) = 0;
+};
+
+constexpr size_t kMaxBackends = 16;
+
+// Registers `backend` under `id` (static string); false when full or the id is taken.
+bool register_backend(const char* id, Backend* backend);
+Backend* find_backend(const char* id);
+size_t num_registered_backends();
+const char* registered_backend_id(size_t index);
+
+}  // namespace ember

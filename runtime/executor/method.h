@@ -1,0 +1,96 @@
+// Method: one initialised, executable method of a Program (e.g. "forward").
+//
+// Phases: Program::load_method() validates memory, builds the value table, resolves every
+// kernel and initialises delegates (all allocation happens here, from the MemoryManager's
+// method allocator). Then set_input()/bind_input(), execute(), output() as often as wanted:
+// execute() performs no heap allocation and no system call.
+//
+// Lifetimes: the Program, the MemoryManager's allocators and arenas, and any caller memory
+// bound with bind_input()/set_output_buffer() must outlive the Method (bound buffers: until
+// the next execute() returns). Mutable state (e.g. a KV cache) lives in a planned arena and
+// persists across execute() calls until reset_state().
+// Thread-safety: none; use one Method per thread (several Methods may share a Program).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/backend/backend.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/result.h"
+#include "runtime/executor/method_meta.h"
+#include "runtime/kernel/kernel_registry.h"
+#include "runtime/memory/memory_manager.h"
+#include "runtime/platform/diagnostic.h"
+
+namespace ember {
+namespace schema {
+struct Method;
+}
+class Program;
+
+class Method {
+ public:
+  static Result<Method> init(const Program& program, const schema::Method* method,
+                             MemoryManager* memory, Diagnostic* diag);
+  Method(Method&& other) noexcept;
+  Method& operator=(Method&&) = delete;
+  Method(const Method&) = delete;
+  ~Method();
+
+  MethodMeta meta() const { return MethodMeta(method_); }
+  size_t num_inputs() const { return num_inputs_; }
+  size_t num_outputs() const { return num_outputs_; }
+
+  // Copies `value` into input `index`'s planned storage. Tensors must match dtype and rank;
+  // static dimensions must match exactly, dynamic ones stay within their bounds.
+  Error set_input(size_t index, const EValue& value);
+  // Zero-copy: input `index` reads `tensor.data` directly (same checks as set_input).
+  Error bind_input(size_t index, const Tensor& tensor);
+  // Makes output `index` (a tensor) be written to caller memory of `nbytes` bytes, which
+  // must hold the output at its upper-bound size. Pass data = null to return to planned memory.
+  Error set_output_buffer(size_t index, void* data, size_t nbytes);
+  const EValue& input(size_t index) const;
+  const EValue& output(size_t index) const;  // index < num_outputs()
+
+  Error execute();
+  // Restores every mutable-state tensor to its initial value from the program.
+  Error reset_state();
+  // Thread pool for kernels and delegates; null runs single-threaded. Must outlive use.
+  void set_thread_pool(ThreadPool* pool) { thread_pool_ = pool; }
+
+  // Why the last failing call failed; empty when nothing failed.
+  const char* last_error_message() const { return diag_.message; }
+  size_t num_values() const { return num_values_; }
+  const EValue& value(size_t index) const { return values_[index]; }
+
+ private:
+  struct Instruction;
+  Method() = default;
+  Error check_input_tensor(size_t index, const Tensor& given, Tensor** target);
+
+  const Program* program_ = nullptr;
+  const schema::Method* method_ = nullptr;
+  MemoryManager memory_;
+  EValue* values_ = nullptr;
+  size_t num_values_ = 0;
+  Instruction* instructions_ = nullptr;
+  size_t num_instructions_ = 0;
+  const uint32_t* input_indices_ = nullptr;   // into values_
+  void** input_planned_data_ = nullptr;       // planned storage of each tensor input
+  size_t num_inputs_ = 0;
+  const uint32_t* output_indices_ = nullptr;
+  void** output_planned_data_ = nullptr;
+  size_t* output_planned_capacity_ = nullptr;
+  size_t num_outputs_ = 0;
+  uint32_t* state_values_ = nullptr;          // mutable-state tensors
+  size_t num_state_values_ = 0;
+  Backend** delegate_backends_ = nullptr;
+  void** delegate_handles_ = nullptr;
+  size_t num_delegates_ = 0;
+  ThreadPool* thread_pool_ = nullptr;
+  bool initialized_ = false;
+  Diagnostic diag_;
+};
+
+}  // namespace ember

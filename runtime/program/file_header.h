@@ -1,0 +1,70 @@
+// The fixed 64-byte header at the start of every .pte file (little-endian):
+//
+//   offset size field
+//   0      8    magic "EMBERPTE"
+//   8      4    format_version (kFormatVersion)
+//   12     4    header_size (64)
+//   16     8    flatbuffer_offset (64)
+//   24     8    flatbuffer_size
+//   32     8    segment_area_offset (a multiple of 64; 0 when there are no segments)
+//   40     8    segment_area_size
+//   48     16   reserved, zero
+//
+// Segments (weights, initial state, delegate blobs) follow the FlatBuffer, each at a
+// 64-byte aligned offset inside the segment area, so a mapped file uses them in place.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace ember {
+
+constexpr char kPteMagic[8] = {'E', 'M', 'B', 'E', 'R', 'P', 'T', 'E'};
+constexpr uint32_t kFormatVersion = 1;  // bump on incompatible change; see schema/README.md
+constexpr size_t kFileHeaderSize = 64;
+constexpr size_t kSegmentAlignment = 64;
+
+struct FileHeader {
+  uint32_t format_version = 0;
+  uint32_t header_size = 0;
+  uint64_t flatbuffer_offset = 0;
+  uint64_t flatbuffer_size = 0;
+  uint64_t segment_area_offset = 0;
+  uint64_t segment_area_size = 0;
+};
+
+inline uint64_t read_le(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+inline void write_le(uint8_t* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// Parses the header; false when the magic does not match.
+inline bool parse_file_header(const uint8_t* bytes, FileHeader* out) {
+  if (std::memcmp(bytes, kPteMagic, 8) != 0) return false;
+  out->format_version = static_cast<uint32_t>(read_le(bytes + 8, 4));
+  out->header_size = static_cast<uint32_t>(read_le(bytes + 12, 4));
+  out->flatbuffer_offset = read_le(bytes + 16, 8);
+  out->flatbuffer_size = read_le(bytes + 24, 8);
+  out->segment_area_offset = read_le(bytes + 32, 8);
+  out->segment_area_size = read_le(bytes + 40, 8);
+  return true;
+}
+
+inline void write_file_header(const FileHeader& h, uint8_t* bytes) {
+  std::memset(bytes, 0, kFileHeaderSize);
+  std::memcpy(bytes, kPteMagic, 8);
+  write_le(bytes + 8, h.format_version, 4);
+  write_le(bytes + 12, h.header_size, 4);
+  write_le(bytes + 16, h.flatbuffer_offset, 8);
+  write_le(bytes + 24, h.flatbuffer_size, 8);
+  write_le(bytes + 32, h.segment_area_offset, 8);
+  write_le(bytes + 40, h.segment_area_size, 8);
+}
+
+}  // namespace ember

@@ -1,0 +1,128 @@
+#include "runtime/program/program.h"
+
+#include <cstring>
+
+#include "runtime/executor/method.h"
+#include "runtime/program/file_header.h"
+#include "runtime/program/program_validator.h"
+#include "schema/program_generated.h"
+
+namespace ember {
+
+Result<Program> Program::load(DataLoader* loader, Verification verification, Diagnostic* diag) {
+  if (loader == nullptr) return fail(diag, Error::InvalidArgument, "Program::load: loader is null");
+  Result<size_t> file_size = loader->size();
+  if (!file_size.ok()) return fail(diag, file_size.error(), "cannot determine the program size");
+  if (*file_size < kFileHeaderSize) {
+    return fail(diag, Error::InvalidProgram,
+                "not an Ember program: %zu bytes is smaller than the %zu-byte header (truncated file?)",
+                *file_size, kFileHeaderSize);
+  }
+  FileHeader header;
+  {
+    Result<FreeableBuffer> bytes = loader->load(0, kFileHeaderSize);
+    if (!bytes.ok()) return fail(diag, bytes.error(), "cannot read the program header");
+    if (!parse_file_header(static_cast<const uint8_t*>(bytes->data()), &header)) {
+      return fail(diag, Error::InvalidProgram,
+                  "not an Ember program: bad magic (expected 'EMBERPTE'); export it with `ember export`");
+    }
+  }
+  if (header.format_version > kFormatVersion) {
+    return fail(diag, Error::VersionMismatch,
+                "program format version %u is newer than this runtime (supports up to %u); "
+                "upgrade the runtime or export with a matching ember",
+                header.format_version, kFormatVersion);
+  }
+  if (header.format_version == 0 || header.header_size != kFileHeaderSize ||
+      header.flatbuffer_offset != kFileHeaderSize || header.flatbuffer_size < 8 ||
+      header.flatbuffer_size > *file_size - kFileHeaderSize) {
+    return fail(diag, Error::InvalidProgram,
+                "invalid program header (version %u, flatbuffer %llu bytes in a %zu-byte file); "
+                "the file is truncated or corrupt",
+                header.format_version, static_cast<unsigned long long>(header.flatbuffer_size), *file_size);
+  }
+  uint64_t fb_end = header.flatbuffer_offset + header.flatbuffer_size;
+  if (header.segment_area_size != 0 &&
+      (header.segment_area_offset % kSegmentAlignment != 0 || header.segment_area_offset < fb_end ||
+       header.segment_area_offset > *file_size ||
+       header.segment_area_size > *file_size - header.segment_area_offset)) {
+    return fail(diag, Error::InvalidProgram,
+                "invalid program: the data segment area is misaligned or lies outside the file "
+                "(truncated or corrupt)");
+  }
+  Program program;
+  Result<FreeableBuffer> fb = loader->load(header.flatbuffer_offset, header.flatbuffer_size);
+  if (!fb.ok()) return fail(diag, fb.error(), "cannot read the program body");
+  program.program_data_ = std::move(*fb);
+  const uint8_t* fb_bytes = static_cast<const uint8_t*>(program.program_data_.data());
+  if (!flatbuffers::BufferHasIdentifier(fb_bytes, schema::ProgramIdentifier())) {
+    return fail(diag, Error::InvalidProgram,
+                "invalid program: wrong FlatBuffer identifier (expected '%s')", schema::ProgramIdentifier());
+  }
+  if (verification == Verification::Full) {
+    if (reinterpret_cast<uintptr_t>(fb_bytes) % 8 != 0) {
+      return fail(diag, Error::InvalidProgram, "program bytes must be 8-byte aligned in memory");
+    }
+    flatbuffers::Verifier verifier(fb_bytes, program.program_data_.size(), 64, 4000000);
+    if (!schema::VerifyProgramBuffer(verifier)) {
+      return fail(diag, Error::InvalidProgram,
+                  "invalid program: the FlatBuffer failed verification (corrupt file)");
+    }
+  }
+  program.program_ = schema::GetProgram(fb_bytes);
+  if (header.segment_area_size != 0) {
+    Result<FreeableBuffer> segments = loader->load(header.segment_area_offset, header.segment_area_size);
+    if (!segments.ok()) return fail(diag, segments.error(), "cannot read the program's data segments");
+    program.segment_data_ = std::move(*segments);
+  }
+  if (verification == Verification::Full) {
+    EMBER_TRY(validate_program(program.program_, header.segment_area_size, diag));
+  }
+  return program;
+}
+
+size_t Program::num_methods() const {
+  return program_->methods() ? program_->methods()->size() : 0;
+}
+
+Result<const char*> Program::method_name(size_t index) const {
+  if (index >= num_methods()) return Error::NotFound;
+  const auto* method = program_->methods()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  return method->name() ? method->name()->c_str() : "";
+}
+
+const schema::Method* Program::find_method(const char* name) const {
+  if (name == nullptr || program_->methods() == nullptr) return nullptr;
+  for (const schema::Method* method : *program_->methods()) {
+    if (method->name() != nullptr && std::strcmp(method->name()->c_str(), name) == 0) return method;
+  }
+  return nullptr;
+}
+
+Result<MethodMeta> Program::method_meta(const char* name) const {
+  const schema::Method* method = find_method(name);
+  if (method == nullptr) return Error::NotFound;
+  return MethodMeta(method);
+}
+
+Result<Span<const uint8_t>> Program::segment(uint32_t index) const {
+  if (program_->segments() == nullptr || index >= program_->segments()->size()) {
+    return Error::InvalidProgram;
+  }
+  const schema::Segment* s = program_->segments()->Get(index);
+  if (s->offset() > segment_data_.size() || s->size() > segment_data_.size() - s->offset()) {
+    return Error::InvalidProgram;
+  }
+  return Span<const uint8_t>(static_cast<const uint8_t*>(segment_data_.data()) + s->offset(),
+                             s->size());
+}
+
+Result<Method> Program::load_method(const char* name, MemoryManager* memory, Diagnostic* diag) const {
+  const schema::Method* method = find_method(name);
+  if (method == nullptr) {
+    return fail(diag, Error::NotFound, "the program has no method named '%s'", name ? name : "(null)");
+  }
+  return Method::init(*this, method, memory, diag);
+}
+
+}  // namespace ember

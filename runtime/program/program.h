@@ -1,0 +1,61 @@
+// Program: a loaded .pte file. Cheap to keep; methods are loaded from it on demand.
+//
+// Lifetime: the DataLoader must outlive the Program when it returns in-place buffers
+// (BufferDataLoader, MmapDataLoader). Every Method loaded from a Program must be destroyed
+// before the Program. Thread-safety: a loaded Program is immutable; several threads may
+// call its const methods and load Methods from it concurrently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/core/result.h"
+#include "runtime/core/span.h"
+#include "runtime/executor/method_meta.h"
+#include "runtime/loader/data_loader.h"
+#include "runtime/platform/diagnostic.h"
+
+namespace ember {
+namespace schema {
+struct Program;
+struct Method;
+}  // namespace schema
+
+class Method;
+struct MemoryManager;
+
+class Program {
+ public:
+  enum class Verification {
+    Minimal,  // header + FlatBuffer identifier: for trusted files, fastest load
+    Full,     // FlatBuffer verifier + semantic checks of every index, size, offset, enum
+  };
+
+  static Result<Program> load(DataLoader* loader, Verification verification = Verification::Full,
+                              Diagnostic* diag = nullptr);
+
+  Program(Program&&) = default;
+  Program& operator=(Program&&) = default;
+
+  size_t num_methods() const;
+  // Name of method `index`; NotFound when out of range. Points into the program.
+  Result<const char*> method_name(size_t index) const;
+  // Metadata without initialising the method (no allocation).
+  Result<MethodMeta> method_meta(const char* name) const;
+  // Loads and initialises a method in `memory` (see Method). Program must outlive it.
+  Result<Method> load_method(const char* name, MemoryManager* memory,
+                             Diagnostic* diag = nullptr) const;
+
+  // Bytes of data segment `index`; InvalidProgram when out of range.
+  Result<Span<const uint8_t>> segment(uint32_t index) const;
+  const schema::Program* flatbuffer() const { return program_; }
+  const schema::Method* find_method(const char* name) const;
+
+ private:
+  Program() = default;
+  FreeableBuffer program_data_;
+  FreeableBuffer segment_data_;
+  const schema::Program* program_ = nullptr;
+};
+
+}  // namespace ember
