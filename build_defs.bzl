@@ -9,3 +9,11 @@ EMBER_RUNTIME_COPTS = [
     "-Wextra",
     "-Wno-unused-parameter",
 ]
+
+# Host tools (exporter, CLI): C++17, exceptions and RTTI allowed (third-party JSON), warnings are errors.
+EMBER_TOOL_COPTS = [
+    "-Werror",
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+]

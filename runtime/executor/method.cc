@@ -283,10 +283,11 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   }
 
   // Delegates.
-  m.num_delegates_ = meta.num_delegates();
-  m.delegate_backends_ = alloc.allocate_array<Backend*>(m.num_delegates_ + 1);
-  m.delegate_handles_ = alloc.allocate_array<void*>(m.num_delegates_ + 1);
+  const size_t num_delegates = meta.num_delegates();
+  m.delegate_backends_ = alloc.allocate_array<Backend*>(num_delegates + 1);
+  m.delegate_handles_ = alloc.allocate_array<void*>(num_delegates + 1);
   if (!m.delegate_backends_ || !m.delegate_handles_) return oom("the delegate table");
+  m.num_delegates_ = num_delegates;  // only now may the destructor walk the tables
   for (size_t i = 0; i < m.num_delegates_; ++i) {
     m.delegate_backends_[i] = nullptr;
     m.delegate_handles_[i] = nullptr;

@@ -81,4 +81,16 @@ size_t MethodMeta::num_delegates() const {
   return method_->delegates() ? method_->delegates()->size() : 0;
 }
 
+size_t MethodMeta::num_mutable_state_tensors() const {
+  size_t count = 0;
+  if (method_->values() == nullptr) return 0;
+  for (const schema::Value* value : *method_->values()) {
+    if (value->value_type() == schema::ValueKind::Tensor &&
+        value->value_as_Tensor()->location() == schema::DataLocation::MutableState) {
+      ++count;
+    }
+  }
+  return count;
+}
+
 }  // namespace ember

@@ -19,9 +19,12 @@ class MemoryAllocator {
   void* allocate(size_t bytes, size_t alignment = 16) {
     uintptr_t start = reinterpret_cast<uintptr_t>(base_) + used_;
     uintptr_t aligned = (start + alignment - 1) & ~(static_cast<uintptr_t>(alignment) - 1);
-    size_t needed = (aligned - start) + bytes;
-    if (base_ == nullptr || needed > size_ - used_) {
-      failed_bytes_ += needed;
+    size_t padding = aligned - start;
+    size_t needed = padding + bytes;
+    // Compare without forming padding + bytes first: a huge `bytes` must not wrap around.
+    if (base_ == nullptr || padding > size_ - used_ || bytes > size_ - used_ - padding) {
+      failed_bytes_ = (needed < bytes || failed_bytes_ + needed < failed_bytes_) ? SIZE_MAX
+                                                                                 : failed_bytes_ + needed;
       return nullptr;
     }
     used_ += needed;
@@ -40,7 +43,9 @@ class MemoryAllocator {
   size_t size() const { return size_; }
   size_t high_water() const { return high_water_; }
   // Bytes that would have been needed so far if every request had succeeded.
-  size_t bytes_needed() const { return high_water_ + failed_bytes_; }
+  size_t bytes_needed() const {
+    return failed_bytes_ > SIZE_MAX - high_water_ ? SIZE_MAX : high_water_ + failed_bytes_;
+  }
 
  private:
   uint8_t* base_ = nullptr;

@@ -93,8 +93,11 @@ Result<const char*> Program::method_name(size_t index) const {
 
 const schema::Method* Program::find_method(const char* name) const {
   if (name == nullptr || program_->methods() == nullptr) return nullptr;
+  const size_t len = std::strlen(name);
   for (const schema::Method* method : *program_->methods()) {
-    if (method->name() != nullptr && std::strcmp(method->name()->c_str(), name) == 0) return method;
+    // Compare as a length + bytes (GCC 12 -Wstringop-overread misreads strcmp on c_str()).
+    const flatbuffers::String* n = method->name();
+    if (n != nullptr && n->size() == len && std::memcmp(n->data(), name, len) == 0) return method;
   }
   return nullptr;
 }

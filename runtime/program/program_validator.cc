@@ -147,6 +147,11 @@ class MethodValidator {
 
   Error check_value(uoffset_t i) {
     const schema::Value* value = method_->values()->Get(i);
+    // The FlatBuffer verifier accepts a union whose type is set but whose table is absent.
+    if (value->value_type() != schema::ValueKind::NONE && value->value_type() != schema::ValueKind::None &&
+        value->value() == nullptr) {
+      return bad("value %u has a kind but no payload", i);
+    }
     switch (value->value_type()) {
       case schema::ValueKind::NONE:
       case schema::ValueKind::None:
@@ -214,6 +219,7 @@ class MethodValidator {
     const schema::Instruction* instr = method_->instructions()->Get(i);
     uint32_t num_ops = method_->operators() ? method_->operators()->size() : 0;
     uint32_t num_delegates = method_->delegates() ? method_->delegates()->size() : 0;
+    if (instr->kind() == nullptr) return bad("instruction %u has no payload", i);
     switch (instr->kind_type()) {
       case schema::InstructionKind::KernelCall: {
         const auto* call = instr->kind_as_KernelCall();
@@ -294,8 +300,10 @@ Error validate_program(const schema::Program* program, size_t segment_area_size,
     MethodValidator validator(program, program->methods()->Get(i), i, diag);
     EMBER_TRY(validator.run());
     for (uoffset_t j = 0; j < i; ++j) {
-      if (std::strcmp(program->methods()->Get(j)->name()->c_str(),
-                      program->methods()->Get(i)->name()->c_str()) == 0) {
+      // Length + bytes, not strcmp on c_str() (GCC 12 -Wstringop-overread false positive).
+      const flatbuffers::String* a = program->methods()->Get(j)->name();
+      const flatbuffers::String* b = program->methods()->Get(i)->name();
+      if (a->size() == b->size() && std::memcmp(a->data(), b->data(), a->size()) == 0) {
         return fail(diag, Error::InvalidProgram, "invalid program: two methods are named '%s'",
                     program->methods()->Get(i)->name()->c_str());
       }

@@ -1,0 +1,257 @@
+#include "delegates/vulkan/exporter/vulkan_partitioner.h"
+
+#include <cmath>
+#include <map>
+
+#include "delegates/vulkan/vulkan_blob_builder.h"
+
+namespace ember {
+namespace vulkan {
+namespace {
+
+using exporter::Arg;
+using exporter::Graph;
+using exporter::Node;
+using exporter::Value;
+
+bool static_int(const Arg& a, int64_t* v) {
+  if (a.kind == Arg::Kind::Int) { *v = a.i; return true; }
+  return false;
+}
+bool static_ints(const Arg& a, std::vector<int64_t>* v) {
+  if (a.kind == Arg::Kind::Ints) { *v = a.ints; return true; }
+  if (a.kind == Arg::Kind::SymInts) {
+    for (int r : a.refs) if (r >= 0) return false;
+    *v = a.ints;
+    return true;
+  }
+  return false;
+}
+bool number(const Arg& a, double* v) {
+  if (a.kind == Arg::Kind::Double) { *v = a.d; return true; }
+  if (a.kind == Arg::Kind::Int) { *v = static_cast<double>(a.i); return true; }
+  return false;
+}
+std::vector<int32_t> i32(const std::vector<int64_t>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
+
+VkDType vk_dtype(ScalarType t) {
+  switch (t) {
+    case ScalarType::Int64: return VkDType::Int64;
+    case ScalarType::Int32: return VkDType::Int32;
+    default: return VkDType::Float32;
+  }
+}
+
+// Adds `n` to `b`; `ids` maps graph value ids to blob tensor ids (inputs already mapped).
+// Returns "" or why the node cannot run on the delegate.
+std::string lower(const Graph& g, const Node& n, VulkanBlobBuilder& b, std::map<int, int>& ids) {
+  const std::string k = n.kernel_name();
+  if (n.outputs.size() != 1 || n.outputs[0].kind != Arg::Kind::Tensor) return "not a single-tensor op";
+  const Value& out = g.values[n.outputs[0].ref];
+  if (out.is_dynamic()) return "dynamic output shape";
+  if (out.dtype != ScalarType::Float32) return "output is not float32";
+  auto t = [&](size_t i) -> int {  // tensor argument i (-1: None)
+    if (i >= n.args.size() || n.args[i].kind != Arg::Kind::Tensor) return -1;
+    auto it = ids.find(n.args[i].ref);
+    return it == ids.end() ? -2 : it->second;
+  };
+  auto has = [&](size_t i) { return i < n.args.size(); };
+  int r = -1;
+  std::vector<int64_t> v1, v2, v3, v4;
+  int64_t i1 = 0;
+  double d1 = 0, d2 = 0;
+  if (k == "aten::convolution.default" || k == "aten::conv2d.default") {
+    bool conv = k == "aten::convolution.default";
+    if (!has(conv ? 8 : 6) || !static_ints(n.args[3], &v1) || !static_ints(n.args[4], &v2) || !static_ints(n.args[5], &v3))
+      return "non-static conv params";
+    if (conv && (n.args[6].kind != Arg::Kind::Bool || n.args[6].b)) return "transposed convolution";
+    if (!static_int(n.args[conv ? 8 : 6], &i1)) return "non-static groups";
+    if (t(0) < 0 || b.sizes(t(0)).size() != 4) return "conv input is not 4-D";
+    r = b.conv2d(t(0), t(1), t(2), i32(v1), i32(v2), i32(v3), static_cast<int>(i1));
+  } else if (k == "aten::linear.default") {
+    r = b.linear(t(0), t(1), t(2));
+  } else if (k == "aten::mm.default" || k == "aten::bmm.default" || k == "aten::matmul.default") {
+    if (t(0) < 0 || t(1) < 0 || b.sizes(t(0)).size() < 2 || b.sizes(t(1)).size() < 2) return "matmul of vectors";
+    const Sizes &as = b.sizes(t(0)), &bs = b.sizes(t(1));
+    Sizes ob(out.sizes.begin(), out.sizes.end() - 2);
+    for (const Sizes* s : {&as, &bs}) {
+      Sizes sb(s->begin(), s->end() - 2);
+      while (sb.size() < ob.size()) sb.insert(sb.begin(), 1);
+      if (numel(sb) != 1 && sb != ob) return "partially broadcast matmul batch";
+    }
+    r = b.matmul(t(0), t(1));
+  } else if (k == "aten::add.Tensor" || k == "aten::sub.Tensor") {
+    if (!has(2) || !number(n.args[2], &d1)) return "non-numeric alpha";
+    r = b.binary(k == "aten::add.Tensor" ? VkBinary::Add : VkBinary::Sub, t(0), t(1), static_cast<float>(d1));
+  } else if (k == "aten::mul.Tensor" || k == "aten::div.Tensor") {
+    r = b.binary(k == "aten::mul.Tensor" ? VkBinary::Mul : VkBinary::Div, t(0), t(1));
+  } else if (k == "aten::relu.default") {
+    r = b.unary(VkUnary::Relu, t(0));
+  } else if (k == "aten::relu6.default") {
+    r = b.unary(VkUnary::Clamp, t(0), 0.0f, 6.0f);
+  } else if (k == "aten::hardtanh.default") {
+    if (!has(2) || !number(n.args[1], &d1) || !number(n.args[2], &d2)) return "non-numeric bounds";
+    r = b.unary(VkUnary::Hardtanh, t(0), static_cast<float>(d1), static_cast<float>(d2));
+  } else if (k == "aten::clamp.default") {
+    float lo = -INFINITY, hi = INFINITY;
+    if (has(1) && n.args[1].kind != Arg::Kind::None) { if (!number(n.args[1], &d1)) return "clamp min"; lo = static_cast<float>(d1); }
+    if (has(2) && n.args[2].kind != Arg::Kind::None) { if (!number(n.args[2], &d2)) return "clamp max"; hi = static_cast<float>(d2); }
+    r = b.unary(VkUnary::Clamp, t(0), lo, hi);
+  } else if (k == "aten::hardswish.default") {
+    r = b.unary(VkUnary::Hardswish, t(0));
+  } else if (k == "aten::sigmoid.default") {
+    r = b.unary(VkUnary::Sigmoid, t(0));
+  } else if (k == "aten::silu.default") {
+    r = b.unary(VkUnary::Silu, t(0));
+  } else if (k == "aten::tanh.default") {
+    r = b.unary(VkUnary::Tanh, t(0));
+  } else if (k == "aten::gelu.default") {
+    bool tanh_approx = has(1) && n.args[1].kind == Arg::Kind::String && n.args[1].s == "tanh";
+    r = b.unary(tanh_approx ? VkUnary::GeluTanh : VkUnary::Gelu, t(0));
+  } else if (k == "aten::max_pool2d.default") {
+    bool ceil = has(5) && n.args[5].kind == Arg::Kind::Bool && n.args[5].b;
+    if (!has(5) || !static_ints(n.args[1], &v1) || !static_ints(n.args[2], &v2) || !static_ints(n.args[3], &v3) ||
+        !static_ints(n.args[4], &v4))
+      return "non-static pool params";
+    r = b.max_pool2d(t(0), i32(v1), i32(v2), i32(v3), i32(v4), ceil);
+  } else if (k == "aten::avg_pool2d.default") {
+    if (!has(6) || !static_ints(n.args[1], &v1) || !static_ints(n.args[2], &v2) || !static_ints(n.args[3], &v3))
+      return "non-static pool params";
+    int64_t div = 0;
+    if (n.args[6].kind != Arg::Kind::None && !static_int(n.args[6], &div)) return "divisor_override";
+    r = b.avg_pool2d(t(0), i32(v1), i32(v2), i32(v3), n.args[4].b, n.args[5].b, static_cast<int32_t>(div));
+  } else if (k == "aten::adaptive_avg_pool2d.default" || k == "aten::_adaptive_avg_pool2d.default") {
+    if (!has(1) || !static_ints(n.args[1], &v1) || v1.size() != 2) return "output_size";
+    r = b.adaptive_avg_pool2d(t(0), v1[0], v1[1]);
+  } else if (k == "aten::_softmax.default" || k == "aten::_log_softmax.default" || k == "aten::softmax.int") {
+    if (!has(1) || !static_int(n.args[1], &i1)) return "softmax dim";
+    if (k != "aten::softmax.int" && has(2) && n.args[2].b) return "half_to_float";
+    if (k == "aten::softmax.int" && has(2) && n.args[2].kind != Arg::Kind::None) return "softmax dtype";
+    r = b.softmax(t(0), static_cast<int32_t>(i1), k == "aten::_log_softmax.default");
+  } else if (k == "aten::layer_norm.default") {
+    if (!has(4) || !static_ints(n.args[1], &v1) || !number(n.args[4], &d1)) return "layer_norm params";
+    r = b.layer_norm(t(0), t(2), t(3), static_cast<int32_t>(v1.size()), static_cast<float>(d1));
+  } else if (k == "aten::mean.dim") {
+    if (!has(3) || n.args[3].kind != Arg::Kind::None) return "mean dtype";
+    if (n.args[1].kind != Arg::Kind::None && !static_ints(n.args[1], &v1)) return "mean dims";
+    r = b.mean(t(0), v1, n.args[2].b);
+  } else if (k == "aten::permute.default") {
+    if (!has(1) || !static_ints(n.args[1], &v1)) return "permute dims";
+    r = b.permute(t(0), v1);
+  } else if (k == "aten::view.default" || k == "aten::_unsafe_view.default" || k == "aten::reshape.default") {
+    r = b.view(t(0), out.sizes);
+  } else if (k == "aten::cat.default") {
+    if (n.args.empty() || n.args[0].kind != Arg::Kind::Tensors) return "cat inputs";
+    std::vector<int> xs;
+    for (int ref : n.args[0].refs) {
+      auto it = ids.find(ref);
+      if (it == ids.end()) return "cat input not mapped";
+      xs.push_back(it->second);
+    }
+    int64_t dim = 0;
+    if (has(1) && !static_int(n.args[1], &dim)) return "cat dim";
+    r = b.cat(xs, static_cast<int32_t>(dim));
+  } else if (k == "aten::slice.Tensor") {
+    int64_t dim = 0, start = 0, end = INT64_MAX, step = 1;
+    if (!has(4) || !static_int(n.args[1], &dim) || !static_int(n.args[4], &step)) return "slice params";
+    if (n.args[2].kind != Arg::Kind::None && !static_int(n.args[2], &start)) return "slice start";
+    if (n.args[3].kind != Arg::Kind::None && !static_int(n.args[3], &end)) return "slice end";
+    r = b.slice(t(0), static_cast<int32_t>(dim), start, end, step);
+  } else if (k == "aten::embedding.default") {
+    r = b.embedding(t(0), t(1));
+  } else {
+    return "op " + k + " has no Vulkan shader";
+  }
+  if (r < 0) return b.ok() ? std::string("unmapped input") : b.error();
+  if (b.sizes(r) != out.sizes) return "shape mismatch " + sizes_str(b.sizes(r)) + " vs " + sizes_str(out.sizes);
+  ids[n.outputs[0].ref] = r;
+  return "";
+}
+
+// Tensor inputs of a node (value refs that are tensors).
+std::vector<int> tensor_inputs(const Graph& g, const Node& n) {
+  std::vector<int> r;
+  for (const Arg& a : n.args)
+    for (int v : a.value_refs())
+      if (g.values[v].type == exporter::ValueType::Tensor) r.push_back(v);
+  return r;
+}
+
+std::string check_value(const Value& v) {
+  if (v.type != exporter::ValueType::Tensor) return "symbolic argument";
+  if (v.is_dynamic()) return "dynamic shape";
+  if (v.dtype != ScalarType::Float32 && v.dtype != ScalarType::Int64 && v.dtype != ScalarType::Int32)
+    return "dtype " + exporter::dtype_name(v.dtype);
+  if (static_cast<int>(v.sizes.size()) > kMaxDims) return "rank too high";
+  for (int64_t s : v.sizes) if (s == 0) return "zero-size tensor";
+  return "";
+}
+
+}  // namespace
+
+std::string VulkanPartitioner::unsupported_reason(const Graph& g, int index) {
+  const Node& n = g.nodes[index];
+  if (n.erased) return "erased";
+  for (const Arg& a : n.args)
+    for (int v : a.value_refs())
+      if (g.values[v].type != exporter::ValueType::Tensor) return "symbolic argument";
+  VulkanBlobBuilder b;
+  std::map<int, int> ids;
+  for (int v : tensor_inputs(g, n)) {
+    if (ids.count(v)) continue;
+    std::string e = check_value(g.values[v]);
+    if (!e.empty()) return e;
+    ids[v] = b.input(g.values[v].sizes, vk_dtype(g.values[v].dtype));
+  }
+  return lower(g, n, b, ids);
+}
+
+std::vector<std::vector<int>> VulkanPartitioner::claim(const Graph& g) {
+  std::vector<std::vector<int>> sets;
+  std::vector<int> run;
+  auto flush = [&] {
+    if (run.size() >= options_.min_nodes && !run.empty()) sets.push_back(run);
+    run.clear();
+  };
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+    if (g.nodes[i].erased) continue;
+    if (unsupported_reason(g, i).empty()) run.push_back(i);
+    else flush();
+  }
+  flush();
+  return sets;
+}
+
+absl::StatusOr<exporter::DelegateBlob> VulkanPartitioner::preprocess(const Graph& g,
+                                                                     const exporter::Partition& p) {
+  VulkanBlobBuilder b;
+  std::map<int, int> ids;
+  for (int v : p.inputs) {
+    const Value& val = g.values[v];
+    if (val.type != exporter::ValueType::Tensor) return absl::InvalidArgumentError("vulkan: symbolic partition input");
+    if (val.role == exporter::ValueRole::Constant && val.constant >= 0) {
+      const exporter::Constant& c = g.constants[val.constant];
+      ids[v] = b.constant_bytes(val.sizes, vk_dtype(val.dtype), c.data.data(), c.data.size());
+      b.ignored_input();
+    } else {
+      ids[v] = b.input(val.sizes, vk_dtype(val.dtype));
+    }
+  }
+  for (int i : p.nodes) {
+    std::string e = lower(g, g.nodes[i], b, ids);
+    if (!e.empty()) return absl::InvalidArgumentError("vulkan: node " + std::to_string(i) + ": " + e);
+  }
+  for (int v : p.outputs) {
+    auto it = ids.find(v);
+    if (it == ids.end()) return absl::InternalError("vulkan: partition output not produced");
+    b.output(it->second);
+  }
+  exporter::DelegateBlob blob;
+  blob.data = b.build();
+  if (blob.data.empty()) return absl::InvalidArgumentError("vulkan: " + b.error());
+  if (options_.allow_cpu) blob.compile_specs.push_back({"allow_cpu", {1}});
+  return blob;
+}
+
+}  // namespace vulkan
+}  // namespace ember

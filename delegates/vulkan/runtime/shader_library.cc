@@ -1,0 +1,60 @@
+#include "delegates/vulkan/runtime/shader_library.h"
+
+namespace ember {
+namespace vulkan {
+namespace {
+
+// Each .inc is a C initializer list of SPIR-V words written by glslc -mfmt=c.
+const uint32_t kConv2d[] =
+#include "delegates/vulkan/shaders/conv2d.inc"
+    ;
+const uint32_t kMatmul[] =
+#include "delegates/vulkan/shaders/matmul.inc"
+    ;
+const uint32_t kBinary[] =
+#include "delegates/vulkan/shaders/binary.inc"
+    ;
+const uint32_t kUnary[] =
+#include "delegates/vulkan/shaders/unary.inc"
+    ;
+const uint32_t kPool2d[] =
+#include "delegates/vulkan/shaders/pool2d.inc"
+    ;
+const uint32_t kSoftmax[] =
+#include "delegates/vulkan/shaders/softmax.inc"
+    ;
+const uint32_t kLayerNorm[] =
+#include "delegates/vulkan/shaders/layer_norm.inc"
+    ;
+const uint32_t kReduceMean[] =
+#include "delegates/vulkan/shaders/reduce_mean.inc"
+    ;
+const uint32_t kStridedCopy[] =
+#include "delegates/vulkan/shaders/strided_copy.inc"
+    ;
+const uint32_t kEmbedding[] =
+#include "delegates/vulkan/shaders/embedding.inc"
+    ;
+
+#define EMBER_SHADER(name, var, bindings, push) \
+  ShaderInfo{name, var, sizeof(var) / sizeof(var[0]), bindings, push}
+
+const ShaderInfo kShaders[kNumShaders] = {
+    EMBER_SHADER("conv2d", kConv2d, 4, 0),
+    EMBER_SHADER("matmul", kMatmul, 4, 0),
+    EMBER_SHADER("binary", kBinary, 3, 112),
+    EMBER_SHADER("unary", kUnary, 2, 4),
+    EMBER_SHADER("pool2d", kPool2d, 2, 0),
+    EMBER_SHADER("softmax", kSoftmax, 2, 0),
+    EMBER_SHADER("layer_norm", kLayerNorm, 4, 0),
+    EMBER_SHADER("reduce_mean", kReduceMean, 2, 0),
+    EMBER_SHADER("strided_copy", kStridedCopy, 2, 112),
+    EMBER_SHADER("embedding", kEmbedding, 3, 0),
+};
+
+}  // namespace
+
+const ShaderInfo& shader_info(ShaderId id) { return kShaders[static_cast<int>(id)]; }
+
+}  // namespace vulkan
+}  // namespace ember

@@ -1,0 +1,53 @@
+#include "delegates/vulkan/runtime/vulkan_backend.h"
+
+#include <cstring>
+#include <memory>
+
+#include "delegates/vulkan/runtime/vulkan_context.h"
+#include "delegates/vulkan/runtime/vulkan_graph.h"
+
+namespace ember {
+namespace vulkan {
+namespace {
+
+class VulkanBackend final : public Backend {
+ public:
+  bool is_available() const override { return VulkanContext::any_device(); }
+
+  Result<void*> init(BackendInitContext& context, Span<const uint8_t> blob,
+                     Span<const CompileSpecView> compile_specs) override {
+    bool allow_cpu = false;
+    for (const CompileSpecView& s : compile_specs) {
+      if (s.key != nullptr && std::strcmp(s.key, "allow_cpu") == 0) {
+        allow_cpu = !s.value.empty() && s.value[0] != 0;
+      }
+    }
+    Result<VulkanContext*> ctx = VulkanContext::get(allow_cpu, context.diag);
+    if (!ctx.ok()) return ctx.error();
+    Result<std::unique_ptr<VulkanGraph>> graph = VulkanGraph::create(*ctx, blob, context.program, context.diag);
+    if (!graph.ok()) return graph.error();
+    return static_cast<void*>(graph->release());
+  }
+
+  Error execute(BackendExecuteContext& context, void* handle, EValue** args, size_t num_args) override {
+    if (handle == nullptr) return fail(context.diag, Error::InvalidState, "vulkan: execute without init");
+    return static_cast<VulkanGraph*>(handle)->execute(args, num_args, context.diag);
+  }
+
+  void destroy(void* handle) override { delete static_cast<VulkanGraph*>(handle); }
+};
+
+VulkanBackend g_backend;
+const bool g_registered = register_backend("vulkan", &g_backend);
+
+}  // namespace
+
+Backend& vulkan_backend() {
+  (void)g_registered;
+  return g_backend;
+}
+
+void set_allow_cpu_device(bool allow) { VulkanContext::set_allow_cpu_device(allow); }
+
+}  // namespace vulkan
+}  // namespace ember

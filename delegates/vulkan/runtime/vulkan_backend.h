@@ -1,0 +1,23 @@
+// The "vulkan" backend: runs a partition blob (delegates/vulkan/vulkan_graph.fbs) with
+// compute shaders. Linking //delegates/vulkan:vulkan_backend registers it.
+//
+// Compile specs:
+//   "allow_cpu": 1 byte, nonzero = a CPU Vulkan device (lavapipe/SwiftShader) may be used.
+// Environment: EMBER_VULKAN_ALLOW_CPU=1 has the same effect for every delegate.
+// is_available() is true when any Vulkan device with a compute queue exists; init() fails
+// with NotSupported (and a message) when the only device is a CPU one and that is not allowed.
+#pragma once
+
+#include "runtime/backend/backend.h"
+
+namespace ember {
+namespace vulkan {
+
+// The registered instance (also usable without the registry, e.g. in tests).
+Backend& vulkan_backend();
+
+// Process-wide switch equivalent to EMBER_VULKAN_ALLOW_CPU=1.
+void set_allow_cpu_device(bool allow);
+
+}  // namespace vulkan
+}  // namespace ember

@@ -1,0 +1,197 @@
+#include "delegates/vulkan/runtime/vulkan_context.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "delegates/vulkan/runtime/vulkan_status.h"
+
+namespace ember {
+namespace vulkan {
+namespace {
+
+std::atomic<bool> g_allow_cpu_override{false};
+
+int type_rank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
+    default: return 0;
+  }
+}
+
+VkResult create_instance(VkInstance* out) {
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.pApplicationName = "ember";
+  app.pEngineName = "ember";
+  app.apiVersion = VK_API_VERSION_1_1;
+  VkInstanceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  info.pApplicationInfo = &app;
+  return vkCreateInstance(&info, nullptr, out);
+}
+
+// Best compute-capable device with Vulkan >= 1.1; false when none.
+bool pick_device(VkInstance instance, DeviceCandidate* best) {
+  uint32_t n = 0;
+  if (vkEnumeratePhysicalDevices(instance, &n, nullptr) != VK_SUCCESS || n == 0) return false;
+  std::vector<VkPhysicalDevice> devices(n);
+  if (vkEnumeratePhysicalDevices(instance, &n, devices.data()) < 0) return false;
+  devices.resize(n);
+  int best_rank = -1;
+  for (VkPhysicalDevice d : devices) {
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(d, &props);
+    if (props.apiVersion < VK_API_VERSION_1_1) continue;
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(d, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> qs(nq);
+    vkGetPhysicalDeviceQueueFamilyProperties(d, &nq, qs.data());
+    int family = -1;
+    for (uint32_t i = 0; i < nq; ++i) {
+      if ((qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qs[i].queueCount > 0) {
+        family = static_cast<int>(i);
+        // A compute queue without graphics is usually the less contended one.
+        if (!(qs[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) break;
+      }
+    }
+    if (family < 0) continue;
+    int rank = type_rank(props.deviceType);
+    if (rank > best_rank) {
+      best_rank = rank;
+      best->device = d;
+      best->type = props.deviceType;
+      best->queue_family = static_cast<uint32_t>(family);
+      std::strncpy(best->name, props.deviceName, sizeof(best->name) - 1);
+    }
+  }
+  return best_rank >= 0;
+}
+
+struct Global {
+  std::mutex mutex;
+  bool tried = false;
+  Error error = Error::Ok;
+  char message[sizeof(Diagnostic::message)] = {0};
+  VulkanContext* context = nullptr;
+};
+
+Global& global() {
+  static Global* g = new Global();  // never destroyed, see header
+  return *g;
+}
+
+}  // namespace
+
+bool VulkanContext::cpu_allowed() {
+  if (g_allow_cpu_override.load()) return true;
+  const char* env = std::getenv("EMBER_VULKAN_ALLOW_CPU");
+  return env != nullptr && env[0] == '1';
+}
+
+void VulkanContext::set_allow_cpu_device(bool allow) { g_allow_cpu_override.store(allow); }
+
+bool VulkanContext::any_device() {
+  Global& g = global();
+  {
+    std::lock_guard<std::mutex> lock(g.mutex);
+    if (g.context != nullptr) return true;
+  }
+  static const bool found = [] {
+    VkInstance instance = VK_NULL_HANDLE;
+    if (create_instance(&instance) != VK_SUCCESS) return false;
+    DeviceCandidate c;
+    bool ok = pick_device(instance, &c);
+    vkDestroyInstance(instance, nullptr);
+    return ok;
+  }();
+  return found;
+}
+
+bool VulkanContext::unified_memory() const {
+  return props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+         props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
+Result<VulkanContext*> VulkanContext::get(bool allow_cpu, Diagnostic* diag) {
+  Global& g = global();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (!g.tried) {
+    g.tried = true;
+    VulkanContext* c = new VulkanContext();
+    Diagnostic d;
+    Error e = c->create(&d);
+    if (e != Error::Ok) {
+      g.error = e;
+      std::memcpy(g.message, d.message, sizeof(g.message));
+      if (c->device_ != VK_NULL_HANDLE) vkDestroyDevice(c->device_, nullptr);
+      if (c->instance_ != VK_NULL_HANDLE) vkDestroyInstance(c->instance_, nullptr);
+      delete c;
+    } else {
+      g.context = c;
+    }
+  }
+  if (g.context == nullptr) return fail(diag, g.error, "%s", g.message);
+  if (g.context->is_cpu() && !(allow_cpu || cpu_allowed())) {
+    return fail(diag, Error::NotSupported,
+                "vulkan: the only Vulkan device is a CPU implementation (%s); it is used only "
+                "when allowed (EMBER_VULKAN_ALLOW_CPU=1 or compile spec allow_cpu=1). Export "
+                "with the portable backend instead",
+                g.context->props_.deviceName);
+  }
+  return g.context;
+}
+
+Error VulkanContext::create(Diagnostic* diag) {
+  VkResult r = create_instance(&instance_);
+  if (r != VK_SUCCESS) {
+    instance_ = VK_NULL_HANDLE;
+    return fail(diag, Error::NotSupported, "vulkan: no usable Vulkan driver (vkCreateInstance: %s)",
+                vk_result_name(r));
+  }
+  DeviceCandidate c;
+  if (!pick_device(instance_, &c)) {
+    return fail(diag, Error::NotSupported,
+                "vulkan: no Vulkan 1.1 device with a compute queue was found");
+  }
+  physical_ = c.device;
+  queue_family_ = c.queue_family;
+  vkGetPhysicalDeviceProperties(physical_, &props_);
+  vkGetPhysicalDeviceMemoryProperties(physical_, &mem_props_);
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo q{};
+  q.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  q.queueFamilyIndex = queue_family_;
+  q.queueCount = 1;
+  q.pQueuePriorities = &priority;
+  VkDeviceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &q;
+  EMBER_VK_TRY(diag, vkCreateDevice(physical_, &info, nullptr, &device_), "creating the logical device");
+  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  pipelines_.attach(device_);
+  return Error::Ok;
+}
+
+Error VulkanContext::submit_and_wait(VkCommandBuffer cb, VkFence fence, Diagnostic* diag) {
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cb;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    EMBER_VK_TRY(diag, vkQueueSubmit(queue_, 1, &submit, fence), "submitting work");
+  }
+  EMBER_VK_TRY(diag, vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
+  EMBER_VK_TRY(diag, vkResetFences(device_, 1, &fence), "resetting a fence");
+  return Error::Ok;
+}
+
+}  // namespace vulkan
+}  // namespace ember

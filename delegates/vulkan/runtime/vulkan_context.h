@@ -1,0 +1,75 @@
+// VulkanContext: the process-wide Vulkan instance, the chosen physical device, its logical
+// device and compute queue, and the pipeline cache shared by every delegate.
+//
+// Device choice: discrete GPU > integrated GPU > virtual GPU > CPU (e.g. lavapipe), among
+// devices with Vulkan >= 1.1 and a compute queue. A CPU device is used only when it is the
+// best device there is AND CPU use is allowed (env EMBER_VULKAN_ALLOW_CPU=1, the compile spec
+// "allow_cpu", or set_allow_cpu_device(true)): on a phone with no GPU the portable kernels
+// beat a software rasteriser.
+//
+// Lifetime: created on first use, never destroyed (the device must outlive every delegate and
+// static destruction order against the Vulkan loader is not defined).
+// Thread-safety: get() is thread-safe; submit_and_wait() serialises queue access; the
+// pipeline cache is internally locked.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <mutex>
+
+#include "delegates/vulkan/runtime/pipeline_cache.h"
+#include "runtime/core/result.h"
+#include "runtime/platform/diagnostic.h"
+
+namespace ember {
+namespace vulkan {
+
+struct DeviceCandidate {
+  VkPhysicalDevice device = VK_NULL_HANDLE;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  uint32_t queue_family = 0;
+  char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE] = {0};
+};
+
+class VulkanContext {
+ public:
+  // The context on the best device. NotSupported (with a message) when there is no Vulkan
+  // driver or device, or only a CPU device and CPU use is not allowed.
+  static Result<VulkanContext*> get(bool allow_cpu, Diagnostic* diag);
+  // True when a Vulkan instance can be created and has a compute-capable device (any type).
+  static bool any_device();
+  // EMBER_VULKAN_ALLOW_CPU=1 in the environment, or set_allow_cpu_device(true).
+  static bool cpu_allowed();
+  static void set_allow_cpu_device(bool allow);
+
+  VkInstance instance() const { return instance_; }
+  VkPhysicalDevice physical_device() const { return physical_; }
+  VkDevice device() const { return device_; }
+  uint32_t queue_family() const { return queue_family_; }
+  const VkPhysicalDeviceProperties& properties() const { return props_; }
+  const VkPhysicalDeviceMemoryProperties& memory_properties() const { return mem_props_; }
+  bool is_cpu() const { return props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
+  // Integrated / CPU devices share memory with the host: map device memory directly.
+  bool unified_memory() const;
+  PipelineCache& pipelines() { return pipelines_; }
+
+  // Submits one command buffer and waits for `fence` (which must be unsignalled); resets it.
+  Error submit_and_wait(VkCommandBuffer cb, VkFence fence, Diagnostic* diag);
+
+ private:
+  VulkanContext() = default;
+  Error create(Diagnostic* diag);
+
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkPhysicalDeviceProperties props_{};
+  VkPhysicalDeviceMemoryProperties mem_props_{};
+  std::mutex queue_mutex_;
+  PipelineCache pipelines_;
+};
+
+}  // namespace vulkan
+}  // namespace ember

@@ -1,0 +1,90 @@
+// VulkanGraph: one delegate partition made executable. init: parse + validate the blob
+// (every shape is re-derived so a corrupt blob cannot make a shader index out of bounds),
+// lower nodes to dispatches, allocate buffers, upload the weights once, and record the whole
+// graph into one command buffer. execute: copy inputs in, submit, wait on a fence, copy
+// outputs out (no heap allocation, no recording).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "delegates/vulkan/runtime/shader_library.h"
+#include "delegates/vulkan/runtime/vulkan_memory.h"
+#include "delegates/vulkan/vulkan_shapes.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/result.h"
+#include "runtime/core/span.h"
+#include "runtime/platform/diagnostic.h"
+
+namespace ember {
+class Program;
+namespace vulkan {
+
+class VulkanContext;
+
+class VulkanGraph {
+ public:
+  // `program` may be null when no constant lives in a program segment.
+  static Result<std::unique_ptr<VulkanGraph>> create(VulkanContext* context, Span<const uint8_t> blob,
+                                                     const Program* program, Diagnostic* diag);
+  ~VulkanGraph();
+  VulkanGraph(const VulkanGraph&) = delete;
+  VulkanGraph& operator=(const VulkanGraph&) = delete;
+
+  // `args`: the delegate's inputs then outputs (tensors of the blob's dtypes and sizes).
+  Error execute(EValue** args, size_t num_args, Diagnostic* diag);
+
+  size_t num_dispatches() const { return dispatches_.size(); }
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_.size(); }
+
+  // Internal representation (public for the lowering helpers in vulkan_graph.cc).
+  struct TensorInfo {
+    uint8_t dtype = 0;  // fb::DType
+    Sizes sizes;
+    uint8_t kind = 0;   // fb::TensorKind
+    uint32_t io = 0;
+    int root = -1;      // tensor owning the buffer (differs for views)
+    bool available = false;
+    Span<const uint8_t> constant;
+    size_t nbytes = 0;
+    int buffer = -1;    // index into device_ (roots only)
+  };
+  struct Dispatch {
+    ShaderId shader;
+    std::vector<uint32_t> spec;
+    std::vector<uint8_t> push;
+    std::vector<int> bindings;  // tensor ids
+    uint64_t invocations = 0;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+  };
+
+ private:
+  explicit VulkanGraph(VulkanContext* context) : context_(context) {}
+  Error parse(Span<const uint8_t> blob, const Program* program, Diagnostic* diag);
+  Error allocate(Diagnostic* diag);
+  Error upload_constants(Diagnostic* diag);
+  Error record(Diagnostic* diag);
+  const DeviceBuffer& device_buffer(int tensor) const {
+    return device_[static_cast<size_t>(tensors_[tensors_[tensor].root].buffer)];
+  }
+
+  VulkanContext* context_;
+  std::vector<TensorInfo> tensors_;
+  std::vector<Dispatch> dispatches_;
+  std::vector<int> inputs_;   // tensor id per input argument; -1: ignored argument
+  std::vector<int> outputs_;
+  BufferSet device_;
+  BufferSet staging_;         // inputs then outputs; empty when device_ is host-visible
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+};
+
+}  // namespace vulkan
+}  // namespace ember

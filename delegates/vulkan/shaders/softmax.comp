@@ -1,0 +1,32 @@
+#version 450
+// Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
+// element count exceeds the X workgroup-count limit (see linear_id()).
+layout(local_size_x_id = 0) in;
+uint linear_id() {
+  return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+}
+// (log_)softmax over the middle dim of an (OUTER, D, INNER) view; one invocation per row.
+layout(constant_id = 1) const int OUTER = 1;
+layout(constant_id = 2) const int D = 1;
+layout(constant_id = 3) const int INNER = 1;
+layout(constant_id = 4) const int LOG = 0;
+layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+void main() {
+  uint id = linear_id();
+  if (id >= uint(OUTER * INNER)) return;
+  int o = int(id) / INNER;
+  int i = int(id) % INNER;
+  int base = o * D * INNER + i;
+  float m = uintBitsToFloat(0xff800000u);
+  for (int d = 0; d < D; ++d) m = max(m, x[base + d * INNER]);
+  float s = 0.0;
+  for (int d = 0; d < D; ++d) s += exp(x[base + d * INNER] - m);
+  if (LOG != 0) {
+    float ls = log(s);
+    for (int d = 0; d < D; ++d) y[base + d * INNER] = x[base + d * INNER] - m - ls;
+  } else {
+    float inv = 1.0 / s;
+    for (int d = 0; d < D; ++d) y[base + d * INNER] = exp(x[base + d * INNER] - m) * inv;
+  }
+}

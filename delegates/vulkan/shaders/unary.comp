@@ -1,0 +1,39 @@
+#version 450
+// Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
+// element count exceeds the X workgroup-count limit (see linear_id()).
+layout(local_size_x_id = 0) in;
+uint linear_id() {
+  return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+}
+// Element-wise activations.
+layout(constant_id = 1) const int OP = 0;  // schema UnaryOp
+layout(constant_id = 2) const float MINV = 0.0;
+layout(constant_id = 3) const float MAXV = 0.0;
+layout(push_constant) uniform Params { int numel; } p;
+layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+// erf, Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7).
+float erf_approx(float v) {
+  float s = sign(v);
+  float a = abs(v);
+  float t = 1.0 / (1.0 + 0.3275911 * a);
+  float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  return s * (1.0 - poly * exp(-a * a));
+}
+float tanh_safe(float v) { return tanh(clamp(v, -15.0, 15.0)); }
+float sigmoid(float v) { return 1.0 / (1.0 + exp(-v)); }
+void main() {
+  uint id = linear_id();
+  if (id >= uint(p.numel)) return;
+  float v = x[id];
+  float r;
+  if (OP == 0) r = max(v, 0.0);
+  else if (OP == 1 || OP == 2) r = min(max(v, MINV), MAXV);
+  else if (OP == 3) r = v * min(max(v + 3.0, 0.0), 6.0) / 6.0;
+  else if (OP == 4) r = sigmoid(v);
+  else if (OP == 5) r = v * sigmoid(v);
+  else if (OP == 6) r = 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
+  else if (OP == 7) r = 0.5 * v * (1.0 + tanh_safe(0.79788456080286536 * (v + 0.044715 * v * v * v)));
+  else r = tanh_safe(v);
+  y[id] = r;
+}

@@ -1,0 +1,130 @@
+// VulkanBlobBuilder: writes a Vulkan delegate blob (vulkan_graph.fbs). Used by the exporter's
+// Vulkan partitioner and by tests. Host-side (uses the STL freely).
+//
+//   VulkanBlobBuilder b;
+//   int x = b.input({1, 3, 8, 8});
+//   int w = b.constant({4, 3, 3, 3}, weights);         // inline bytes, or constant_in_segment()
+//   int y = b.conv2d(x, w, -1, {1}, {1}, {1}, 1, VkActivation::relu());
+//   b.output(b.softmax(b.view(y, {1, -1}), 1));
+//   std::vector<uint8_t> blob = b.build();             // empty when something failed: error()
+//
+// Shapes are inferred with the runtime's own rules (vulkan_shapes.h). Ops return the new
+// tensor id, or -1 after recording the first error (later calls are ignored).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "delegates/vulkan/vulkan_shapes.h"
+
+namespace flatbuffers {
+class FlatBufferBuilder;
+}
+
+namespace ember {
+namespace vulkan {
+
+enum class VkDType : uint8_t { Float32 = 0, Float16 = 1, Int32 = 2, Int64 = 3 };
+enum class VkBinary : uint8_t { Add = 0, Sub = 1, Mul = 2, Div = 3 };
+enum class VkUnary : uint8_t {
+  Relu = 0, Clamp = 1, Hardtanh = 2, Hardswish = 3, Sigmoid = 4, Silu = 5, Gelu = 6,
+  GeluTanh = 7, Tanh = 8
+};
+
+struct VkActivation {
+  bool clamp = false;
+  float min = 0, max = 0;
+  static VkActivation none() { return {}; }
+  static VkActivation clamp_to(float lo, float hi) { return {true, lo, hi}; }
+  static VkActivation relu() { return {true, 0.0f, std::numeric_limits<float>::infinity()}; }
+  static VkActivation relu6() { return {true, 0.0f, 6.0f}; }
+};
+
+class VulkanBlobBuilder {
+ public:
+  static constexpr float kInf = std::numeric_limits<float>::infinity();
+
+  // --- tensors ---
+  // The next input argument of the delegate call.
+  int input(const Sizes& sizes, VkDType dtype = VkDType::Float32);
+  // Reserves the next input argument as one the delegate ignores (a constant the exporter
+  // passes as an argument while the blob embeds its bytes).
+  void ignored_input() { ++num_input_args_; }
+  int constant(const Sizes& sizes, const std::vector<float>& data);
+  int constant_bytes(const Sizes& sizes, VkDType dtype, const void* data, size_t nbytes);
+  // Bytes read in place at init from program data segment `segment` at `offset`.
+  int constant_in_segment(const Sizes& sizes, VkDType dtype, int32_t segment, uint64_t offset);
+  // Makes a node's result the next delegate output (not an input or constant: copy first).
+  void output(int id);
+
+  // --- ops (bias / weight / optional inputs: -1 when absent) ---
+  int conv2d(int x, int weight, int bias, std::vector<int32_t> stride, std::vector<int32_t> padding,
+             std::vector<int32_t> dilation, int groups, VkActivation act = {});
+  int linear(int x, int weight, int bias, VkActivation act = {});
+  int matmul(int a, int b);  // matmul / bmm
+  int binary(VkBinary op, int a, int b, float alpha = 1.0f);
+  int unary(VkUnary op, int x, float min = -kInf, float max = kInf);
+  int max_pool2d(int x, std::vector<int32_t> kernel, std::vector<int32_t> stride,
+                 std::vector<int32_t> padding, std::vector<int32_t> dilation, bool ceil_mode);
+  int avg_pool2d(int x, std::vector<int32_t> kernel, std::vector<int32_t> stride,
+                 std::vector<int32_t> padding, bool ceil_mode, bool count_include_pad,
+                 int32_t divisor_override = 0);
+  int adaptive_avg_pool2d(int x, int64_t out_h, int64_t out_w);
+  int softmax(int x, int32_t dim, bool log = false);
+  int layer_norm(int x, int weight, int bias, int32_t normalized_ndim, float eps = 1e-5f);
+  int mean(int x, std::vector<int64_t> dims, bool keepdim);
+  int permute(int x, std::vector<int64_t> perm);
+  int view(int x, const Sizes& sizes);  // one -1 allowed
+  int cat(const std::vector<int>& xs, int32_t dim);
+  int slice(int x, int32_t dim, int64_t start, int64_t end, int64_t step = 1);
+  int embedding(int weight, int indices);
+
+  void set_fp16(bool fp16) { fp16_ = fp16; }
+
+  const Sizes& sizes(int id) const { return tensors_[static_cast<size_t>(id)].sizes; }
+  size_t num_tensors() const { return tensors_.size(); }
+  size_t num_inputs() const { return num_inputs_; }
+  size_t num_outputs() const { return num_outputs_; }
+  size_t num_nodes() const { return nodes_.size(); }
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  // The blob; empty when an error was recorded.
+  std::vector<uint8_t> build() const;
+
+ private:
+  struct TensorDef {
+    VkDType dtype = VkDType::Float32;
+    Sizes sizes;
+    uint8_t kind = 0;  // fb::TensorKind
+    uint32_t io = 0;
+    int32_t segment = -1;
+    uint64_t offset = 0;
+    std::vector<uint8_t> bytes;
+  };
+  using ParamsFn = std::function<std::pair<uint8_t, uint32_t>(flatbuffers::FlatBufferBuilder&)>;
+  struct NodeDef {
+    uint8_t shader;
+    ParamsFn params;  // returns (fb::Params type, offset)
+    std::vector<int> inputs;
+    int output;
+  };
+
+  bool check(std::initializer_list<int> ids, bool allow_absent_tail = false);
+  bool fail(const std::string& message);
+  int add_tensor(TensorDef t);
+  int add_node(uint8_t shader, ParamsFn params, std::vector<int> inputs, Sizes out_sizes,
+               VkDType dtype = VkDType::Float32);
+
+  std::vector<TensorDef> tensors_;
+  std::vector<NodeDef> nodes_;
+  size_t num_inputs_ = 0, num_input_args_ = 0, num_outputs_ = 0;
+  bool fp16_ = false;
+  std::string error_;
+};
+
+}  // namespace vulkan
+}  // namespace ember

@@ -1,0 +1,49 @@
+// The XNNPACK partitioner: claims maximal convex groups of connected fp32, static-shape nodes
+// that XNNPACK runs, and serialises each group into an XNNPACK blob (xnnpack_graph.fbs).
+//
+// Claimed ops: aten::conv2d / aten::convolution (2D, not transposed; grouped and depthwise;
+// bias), linear, addmm / mm with a constant weight, relu / relu6 / hardtanh / clamp (fused
+// into the producer's output range when it is a conv/linear/pool/add/sub/mul/div in the same
+// group), max_pool2d (ceil_mode=False), avg_pool2d (no ceil_mode/divisor_override; padding 0
+// or count_include_pad=False), adaptive_avg_pool2d to 1x1 and mean over H,W with keepdim
+// (global average pooling), add/sub/mul/div (Tensor, broadcasting; alpha == 1),
+// sigmoid, hardswish, softmax / _softmax over the last dim (not 4D), prelu, constant_pad_nd,
+// view / reshape / _unsafe_view / flatten (only where NCHW and NHWC orders coincide),
+// upsample_bilinear2d.
+//
+// Layout: every 4D tensor inside a group is NHWC; group inputs/outputs that are 4D use
+// layout NchwToNhwc (the runtime transposes at the boundary). Constants are permuted ahead
+// of time (conv weights to OHWI / 1HWO, 4D elementwise constants to NHWC).
+//
+// Weights: the partition framework passes every value a group reads (weights included) as a
+// delegate input. The blob carries the weights it needs as inline constants (the blob itself
+// is a .pte data segment, read in place) and declares those inputs as IgnoredInput.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "exporter/ir/graph.h"
+#include "exporter/partition/partitioner.h"
+
+namespace ember {
+namespace xnnpack {
+
+class XnnpackPartitioner final : public exporter::Partitioner {
+ public:
+  // num_threads > 0 is written as the "num_threads" compile spec.
+  explicit XnnpackPartitioner(int num_threads = 0) : num_threads_(num_threads) {}
+  std::string backend_id() const override { return "xnnpack"; }
+  std::vector<std::vector<int>> claim(const exporter::Graph& g) override;
+  absl::StatusOr<exporter::DelegateBlob> preprocess(const exporter::Graph& g, const exporter::Partition& p) override;
+
+  // Why node `index` is not supported ("" when it is); for "which ops went where" reports.
+  static std::string unsupported_reason(const exporter::Graph& g, int index);
+
+ private:
+  int num_threads_;
+};
+
+}  // namespace xnnpack
+}  // namespace ember

@@ -1,0 +1,314 @@
+#include "delegates/xnnpack/runtime/xnnpack_backend.h"
+
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include <cstring>
+#include <new>
+
+#include "delegates/xnnpack/runtime/layout.h"
+#include "delegates/xnnpack/runtime/xnnpack_delegate.h"
+
+namespace ember {
+namespace xnnpack {
+namespace {
+
+bool xnnpack_initialized() {
+  static const bool ok = xnn_initialize(nullptr) == xnn_status_success;
+  return ok;
+}
+
+// Ember sizes of a port for XNNPACK dims (NHWC -> NCHW when the port converts layout).
+void ember_sizes(const ExternalPort& port, const Dims& dims, int64_t* sizes) {
+  for (uint32_t i = 0; i < dims.rank; ++i) sizes[i] = static_cast<int64_t>(dims.d[i]);
+  if (port.nchw) {
+    sizes[1] = static_cast<int64_t>(dims.d[3]);
+    sizes[2] = static_cast<int64_t>(dims.d[1]);
+    sizes[3] = static_cast<int64_t>(dims.d[2]);
+  }
+}
+
+// XNNPACK dims of an Ember tensor arriving at `port`.
+void xnn_dims(const ExternalPort& port, const Tensor& t, Dims* dims) {
+  dims->rank = t.rank;
+  for (uint32_t i = 0; i < t.rank; ++i) dims->d[i] = static_cast<size_t>(t.sizes[i]);
+  if (port.nchw) {
+    dims->d[1] = static_cast<size_t>(t.sizes[2]);
+    dims->d[2] = static_cast<size_t>(t.sizes[3]);
+    dims->d[3] = static_cast<size_t>(t.sizes[1]);
+  }
+}
+
+// True when NCHW and NHWC order the elements identically (C == 1 or H*W == 1).
+bool layout_trivial(const Dims& nhwc) { return nhwc.d[3] == 1 || nhwc.d[1] * nhwc.d[2] == 1; }
+
+Error read_num_threads(Span<const CompileSpecView> specs, size_t* threads, Diagnostic* diag) {
+  *threads = 0;
+  for (const CompileSpecView& spec : specs) {
+    if (spec.key == nullptr || std::strcmp(spec.key, "num_threads") != 0) continue;
+    const size_t n = spec.value.size();
+    if (n != 4 && n != 8) {
+      return fail(diag, Error::InvalidProgram,
+                  "xnnpack: compile spec num_threads must be a 4- or 8-byte little-endian integer, got %zu bytes", n);
+    }
+    uint64_t v = 0;
+    for (size_t i = n; i-- > 0;) v = (v << 8) | spec.value[i];
+    if (v > 1024) return fail(diag, Error::InvalidProgram, "xnnpack: num_threads %llu is out of range",
+                              static_cast<unsigned long long>(v));
+    *threads = static_cast<size_t>(v);
+  }
+  return Error::Ok;
+}
+
+void release(XnnDelegate* d) {
+  for (size_t i = 0; i < d->num_cached; ++i) {
+    if (d->cache[i].runtime != nullptr) xnn_delete_runtime(d->cache[i].runtime);
+    d->cache[i].runtime = nullptr;
+  }
+  d->num_cached = 0;
+  d->current = nullptr;
+  if (d->owns_pool && d->pool != nullptr) pthreadpool_destroy(d->pool);
+  d->pool = nullptr;
+  d->~XnnDelegate();
+}
+
+// Builds a runtime for the input shapes in `key` into a cache slot (evicting the least
+// recently used one when full). Allocates inside XNNPACK: only at init and on shape change.
+Error build_cached_runtime(XnnDelegate* d, const Dims* key, Diagnostic* diag, CachedRuntime** out) {
+  for (uint32_t k = 0; k < d->num_inputs; ++k) d->work_dims[d->inputs[k].tensor_id] = key[k];
+  EMBER_TRY(infer_shapes(d, /*check_declared=*/false, diag));
+  for (uint32_t k = 0; k < d->num_outputs; ++k) {
+    const ExternalPort& port = d->outputs[k];
+    const Dims& dims = d->work_dims[port.tensor_id];
+    for (uint32_t i = 0; i < dims.rank; ++i) {
+      if (dims.d[i] > port.max_dims.d[i]) {
+        return fail(diag, Error::OutOfBounds,
+                    "xnnpack: for these input shapes output %u dim %u would be %zu, above its bound %zu", k, i,
+                    dims.d[i], port.max_dims.d[i]);
+      }
+    }
+  }
+  xnn_runtime_t runtime = nullptr;
+  EMBER_TRY(create_runtime(d, &runtime, diag));
+  CachedRuntime* slot = nullptr;
+  if (d->num_cached < kMaxCachedRuntimes) {
+    slot = &d->cache[d->num_cached++];
+  } else {
+    slot = &d->cache[0];
+    for (size_t i = 1; i < d->num_cached; ++i) {
+      if (d->cache[i].last_use < slot->last_use) slot = &d->cache[i];
+    }
+    xnn_delete_runtime(slot->runtime);
+  }
+  slot->runtime = runtime;
+  slot->bound_valid = false;
+  for (uint32_t k = 0; k < d->num_inputs; ++k) slot->input_dims[k] = key[k];
+  for (uint32_t k = 0; k < d->num_outputs; ++k) slot->output_dims[k] = d->work_dims[d->outputs[k].tensor_id];
+  d->stats.runtimes_built++;
+  *out = slot;
+  return Error::Ok;
+}
+
+bool same_key(const CachedRuntime& c, const Dims* key, uint32_t n) {
+  for (uint32_t k = 0; k < n; ++k) {
+    if (c.input_dims[k] != key[k]) return false;
+  }
+  return true;
+}
+
+class XnnpackBackend final : public Backend {
+ public:
+  bool is_available() const override { return xnnpack_initialized(); }
+
+  Result<void*> init(BackendInitContext& ctx, Span<const uint8_t> blob, Span<const CompileSpecView> specs) override {
+    if (!xnnpack_initialized()) {
+      return fail(ctx.diag, Error::NotSupported, "xnnpack: xnn_initialize failed (unsupported CPU?)");
+    }
+    if (ctx.method_allocator == nullptr) return fail(ctx.diag, Error::InvalidArgument, "xnnpack: no method allocator");
+    void* mem = ctx.method_allocator->allocate(sizeof(XnnDelegate), alignof(XnnDelegate));
+    if (mem == nullptr) return fail(ctx.diag, Error::OutOfMemory, "xnnpack: method allocator too small for the delegate");
+    XnnDelegate* d = new (mem) XnnDelegate();
+    Error err = init_delegate(d, ctx, blob, specs);
+    if (err != Error::Ok) {
+      release(d);
+      return err;
+    }
+    return static_cast<void*>(d);
+  }
+
+  Error execute(BackendExecuteContext& ctx, void* handle, EValue** args, size_t num_args) override {
+    XnnDelegate* d = static_cast<XnnDelegate*>(handle);
+    Diagnostic* diag = ctx.diag;
+    if (d == nullptr) return fail(diag, Error::InvalidState, "xnnpack: execute on a null delegate");
+    if (num_args != d->num_inputs + d->num_outputs) {
+      return fail(diag, Error::InvalidArgument, "xnnpack: delegate takes %u inputs and %u outputs, got %zu arguments",
+                  d->num_inputs, d->num_outputs, num_args);
+    }
+    for (size_t i = 0; i < num_args; ++i) {
+      if (i < d->num_inputs && d->inputs[i].ignored) continue;
+      const uint32_t rank = i < d->num_inputs ? d->work_dims[d->inputs[i].tensor_id].rank
+                                              : d->outputs[i - d->num_inputs].max_dims.rank;
+      if (args[i] == nullptr || !args[i]->is_tensor() || args[i]->as_tensor == nullptr ||
+          args[i]->as_tensor->dtype != ScalarType::Float32 || args[i]->as_tensor->rank != rank ||
+          !args[i]->as_tensor->is_contiguous()) {
+        return fail(diag, Error::InvalidArgument,
+                    "xnnpack: delegate argument %zu must be a contiguous float32 tensor of rank %u", i, rank);
+      }
+    }
+    // Shapes: the cache key is every input's XNNPACK dims.
+    Dims* keys = d->scratch_key;
+    for (uint32_t k = 0; k < d->num_inputs; ++k) {
+      const ExternalPort& port = d->inputs[k];
+      if (port.ignored) {
+        keys[k] = port.max_dims;
+        continue;
+      }
+      xnn_dims(port, *args[k]->as_tensor, &keys[k]);
+      for (uint32_t i = 0; i < keys[k].rank; ++i) {
+        if (keys[k].d[i] > port.max_dims.d[i]) {
+          return fail(diag, Error::OutOfBounds, "xnnpack: input %u dim %u is %zu, above the compiled bound %zu", k, i,
+                      keys[k].d[i], port.max_dims.d[i]);
+        }
+      }
+    }
+    CachedRuntime* rt = d->current;
+    if (rt == nullptr || !same_key(*rt, keys, d->num_inputs)) {
+      rt = nullptr;
+      for (size_t i = 0; i < d->num_cached; ++i) {
+        if (same_key(d->cache[i], keys, d->num_inputs)) rt = &d->cache[i];
+      }
+      if (rt == nullptr) EMBER_TRY(build_cached_runtime(d, keys, diag, &rt));
+      d->current = rt;
+      d->stats.runtime_switches++;
+    }
+    rt->last_use = ++d->clock;
+
+    // Inputs: NCHW -> NHWC into staging; as-is tensors are used in place when XNNPACK may
+    // read XNN_EXTRA_BYTES past their end, else copied to staging.
+    bool changed = !rt->bound_valid;
+    uint32_t e = 0;  // next slot in d->externals
+    for (uint32_t k = 0; k < d->num_inputs; ++k) {
+      const ExternalPort& port = d->inputs[k];
+      if (port.ignored) continue;
+      const Tensor& t = *args[k]->as_tensor;
+      const Dims& dims = rt->input_dims[k];
+      const size_t nbytes = dims.numel() * sizeof(float);
+      if (t.data == nullptr && nbytes != 0) return fail(diag, Error::InvalidArgument, "xnnpack: input %u has no data", k);
+      void* ptr = port.staging;
+      if (port.nchw && !layout_trivial(dims)) {
+        nchw_to_nhwc(static_cast<const float*>(t.data), port.staging, dims.d[0], dims.d[3], dims.d[1] * dims.d[2],
+                     d->pool);
+      } else if (t.capacity_bytes >= nbytes + XNN_EXTRA_BYTES) {
+        ptr = t.data;
+      } else {
+        std::memcpy(port.staging, t.data, nbytes);
+      }
+      d->externals[e] = xnn_external_value{port.tensor_id, ptr};
+      changed |= rt->bound[e++] != ptr;
+    }
+    int64_t sizes[kMaxDims];
+    for (uint32_t k = 0; k < d->num_outputs; ++k) {
+      const ExternalPort& port = d->outputs[k];
+      Tensor& t = *args[d->num_inputs + k]->as_tensor;
+      const Dims& dims = rt->output_dims[k];
+      ember_sizes(port, dims, sizes);
+      Error err = resize_tensor(t, Span<const int64_t>(sizes, dims.rank));
+      if (err != Error::Ok) {
+        return fail(diag, err, "xnnpack: output %u cannot take the shape the partition produces (%zu elements)", k,
+                    dims.numel());
+      }
+      if (t.data == nullptr && dims.numel() != 0) {
+        return fail(diag, Error::InvalidArgument, "xnnpack: output %u has no data", k);
+      }
+      void* ptr = port.nchw && !layout_trivial(dims) ? static_cast<void*>(port.staging) : t.data;
+      d->externals[e] = xnn_external_value{port.tensor_id, ptr};
+      changed |= rt->bound[e++] != ptr;
+    }
+    if (changed) {
+      xnn_status s = xnn_setup_runtime(rt->runtime, e, d->externals);
+      if (s != xnn_status_success) {
+        rt->bound_valid = false;
+        return fail(diag, status_error(s), "xnnpack: xnn_setup_runtime failed: %s", status_name(s));
+      }
+      for (uint32_t k = 0; k < e; ++k) rt->bound[k] = d->externals[k].data;
+      rt->bound_valid = true;
+      d->stats.setups++;
+    }
+    xnn_status s = xnn_invoke_runtime(rt->runtime);
+    if (s != xnn_status_success) {
+      return fail(diag, status_error(s), "xnnpack: xnn_invoke_runtime (%u nodes) failed: %s", d->num_nodes,
+                  status_name(s));
+    }
+    d->stats.invokes++;
+    for (uint32_t k = 0; k < d->num_outputs; ++k) {
+      const ExternalPort& port = d->outputs[k];
+      const Dims& dims = rt->output_dims[k];
+      if (port.nchw && !layout_trivial(dims)) {
+        nhwc_to_nchw(port.staging, static_cast<float*>(args[d->num_inputs + k]->as_tensor->data), dims.d[0], dims.d[3],
+                     dims.d[1] * dims.d[2], d->pool);
+      }
+    }
+    return Error::Ok;
+  }
+
+  void destroy(void* handle) override {
+    if (handle != nullptr) release(static_cast<XnnDelegate*>(handle));
+  }
+
+ private:
+  static Error init_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8_t> blob,
+                             Span<const CompileSpecView> specs) {
+    size_t threads = 0;
+    EMBER_TRY(read_num_threads(specs, &threads, ctx.diag));
+    if (threads == 0 && ctx.thread_pool != nullptr) threads = ctx.thread_pool->num_threads();
+    EMBER_TRY(prepare_delegate(d, ctx, blob));
+    MemoryAllocator* a = ctx.method_allocator;
+    const uint32_t ni = d->num_inputs, no = d->num_outputs;
+    d->scratch_key = a->allocate_array<Dims>(ni + 1);
+    if (d->scratch_key == nullptr) return fail(ctx.diag, Error::OutOfMemory, "xnnpack: method allocator too small");
+    for (CachedRuntime& c : d->cache) {
+      c.input_dims = a->allocate_array<Dims>(ni + 1);
+      c.output_dims = a->allocate_array<Dims>(no + 1);
+      c.bound = a->allocate_array<void*>(ni + no + 1);
+      if (!c.input_dims || !c.output_dims || !c.bound) {
+        return fail(ctx.diag, Error::OutOfMemory, "xnnpack: method allocator too small for the runtime cache");
+      }
+      for (uint32_t k = 0; k < ni + no; ++k) c.bound[k] = nullptr;
+    }
+    if (threads > 1) {
+      d->pool = pthreadpool_create(threads);
+      if (d->pool == nullptr) {
+        return fail(ctx.diag, Error::OutOfMemory, "xnnpack: could not create a pthreadpool of %zu threads", threads);
+      }
+      d->owns_pool = true;
+    }
+    d->stats.num_threads = d->pool != nullptr ? pthreadpool_get_threads_count(d->pool) : 1;
+    // The runtime for the compiled shapes.
+    for (uint32_t k = 0; k < ni; ++k) d->scratch_key[k] = d->declared_dims[d->inputs[k].tensor_id];
+    CachedRuntime* rt = nullptr;
+    EMBER_TRY(build_cached_runtime(d, d->scratch_key, ctx.diag, &rt));
+    d->current = rt;
+    return Error::Ok;
+  }
+};
+
+XnnpackBackend g_backend;
+const bool g_registered = register_backend(kXnnpackBackendId, &g_backend);
+
+}  // namespace
+
+Backend& xnnpack_backend() {
+  (void)g_registered;
+  return g_backend;
+}
+
+XnnpackDelegateStats delegate_stats(const void* handle) {
+  if (handle == nullptr) return XnnpackDelegateStats();
+  const XnnDelegate* d = static_cast<const XnnDelegate*>(handle);
+  XnnpackDelegateStats s = d->stats;
+  s.cached_runtimes = d->num_cached;
+  return s;
+}
+
+}  // namespace xnnpack
+}  // namespace ember

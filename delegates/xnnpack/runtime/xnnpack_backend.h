@@ -1,0 +1,63 @@
+// The XNNPACK backend ("xnnpack"): runs one partition blob (xnnpack_graph.fbs) per delegate
+// through an XNNPACK subgraph runtime. Linking //delegates/xnnpack:xnnpack_backend registers
+// it at static-initialisation time.
+//
+// Phases and where memory comes from
+//   init     verifies the blob (FlatBuffer verifier; every tensor id, node arity, dims, the
+//            shape of every node output re-derived and compared, constant references within
+//            their segment), defines the XNNPACK subgraph and creates its runtime. Ember-side
+//            state (the delegate, layout staging buffers, the runtime cache table) comes from
+//            BackendInitContext.method_allocator; XNNPACK allocates its own packed weights and
+//            activation workspace on the heap (its allocator), once, here.
+//            Weights are used in place: in a program data segment or inline in the blob, both
+//            of which must outlive the delegate (they live as long as the Program). A constant
+//            that is misaligned or not followed by XNN_EXTRA_BYTES readable bytes is copied
+//            once into the method allocator.
+//   execute  checks every input's shape against the compiled one; converts NCHW inputs to
+//            NHWC into the staging buffers, calls xnn_setup_runtime only when a data pointer
+//            changed, xnn_invoke_runtime, converts outputs back and resizes the output tensors.
+//            No Ember allocation and no XNNPACK allocation on this path.
+//   shape change  when a bounded dynamic input arrives with a new shape, every internal shape
+//            is re-derived and a new XNNPACK runtime is built for it (this allocates inside
+//            XNNPACK and repacks the weights: acceptable only on a shape change). Runtimes are
+//            cached by input shape (kMaxCachedRuntimes, least recently used evicted), so
+//            alternating between a few shapes does not rebuild.
+//
+// Compile specs
+//   "num_threads"  little-endian uint32 (4 bytes) or uint64 (8 bytes). > 1: the delegate
+//                  creates its own pthreadpool with that many threads for XNNPACK and for the
+//                  layout conversions. 0 or absent: the thread count of
+//                  BackendInitContext.thread_pool when one is given, else single-threaded.
+//
+// Errors: a malformed blob is InvalidProgram; a parameter XNNPACK rejects is InvalidProgram
+// or NotSupported; an input of the wrong dtype/rank/shape is InvalidArgument/OutOfBounds;
+// every failure leaves a message naming the node/op and the xnn_status in the Diagnostic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/backend/backend.h"
+
+namespace ember {
+namespace xnnpack {
+
+constexpr const char* kXnnpackBackendId = "xnnpack";
+constexpr size_t kMaxCachedRuntimes = 4;
+
+// The registered backend object (also registered under kXnnpackBackendId).
+Backend& xnnpack_backend();
+
+// Counters of one delegate (the handle returned by init), for tests and profiling.
+struct XnnpackDelegateStats {
+  uint64_t runtimes_built = 0;   // including the one built at init
+  uint64_t runtime_switches = 0; // executes that changed the active runtime (cached or new)
+  uint64_t setups = 0;           // xnn_setup_runtime calls
+  uint64_t invokes = 0;
+  size_t cached_runtimes = 0;
+  size_t num_threads = 1;
+};
+XnnpackDelegateStats delegate_stats(const void* handle);
+
+}  // namespace xnnpack
+}  // namespace ember

@@ -1,0 +1,502 @@
+// Blob verification and subgraph definition for the XNNPACK backend.
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include <cstring>
+#include <new>
+
+#include "delegates/xnnpack/runtime/xnnpack_delegate.h"
+#include "flatbuffers/flatbuffers.h"
+#include "runtime/program/program.h"
+
+namespace ember {
+namespace xnnpack {
+namespace {
+
+constexpr uint32_t kGraphVersion = 1;
+constexpr uint32_t kMaxTensors = 1u << 20;
+constexpr uint64_t kMaxDim = uint64_t{1} << 31;
+constexpr uint64_t kMaxElements = uint64_t{1} << 36;
+
+// Number of elements, or 0 with *ok = false on overflow.
+bool checked_numel(const Dims& d, uint64_t* numel) {
+  uint64_t n = 1;
+  for (uint32_t i = 0; i < d.rank; ++i) {
+    if (d.d[i] > kMaxDim) return false;
+    if (d.d[i] != 0 && n > kMaxElements / d.d[i]) return false;
+    n *= d.d[i];
+  }
+  *numel = n;
+  return true;
+}
+
+bool read_dims(const flatbuffers::Vector<uint64_t>* v, Dims* out) {
+  *out = Dims();
+  if (v == nullptr) return true;  // scalar
+  if (v->size() > kMaxDims) return false;
+  out->rank = v->size();
+  for (uint32_t i = 0; i < out->rank; ++i) {
+    if (v->Get(i) > kMaxDim) return false;
+    out->d[i] = static_cast<size_t>(v->Get(i));
+  }
+  uint64_t n = 0;
+  return checked_numel(*out, &n);
+}
+
+// Resolves a constant's bytes: in place when 4-byte aligned and followed by XNN_EXTRA_BYTES
+// readable bytes, otherwise copied once into the method allocator.
+Error resolve_constant(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, BackendInitContext& ctx) {
+  const fb::ConstantData* c = tensor.constant();
+  Diagnostic* diag = ctx.diag;
+  if (c == nullptr) return fail(diag, Error::InvalidProgram, "xnnpack: constant tensor %u has no data", t);
+  uint64_t numel = 0;
+  checked_numel(d->declared_dims[t], &numel);
+  const uint64_t nbytes = numel * sizeof(float);
+  const uint8_t* base = nullptr;
+  uint64_t available = 0;  // readable bytes from `base`
+  if (c->segment_index() >= 0) {
+    if (ctx.program == nullptr) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: constant tensor %u refers to segment %d but no program was given",
+                  t, c->segment_index());
+    }
+    Result<Span<const uint8_t>> seg = ctx.program->segment(static_cast<uint32_t>(c->segment_index()));
+    if (!seg.ok()) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: constant tensor %u refers to missing segment %d", t,
+                  c->segment_index());
+    }
+    if (c->nbytes() != nbytes || c->offset() > seg->size() || nbytes > seg->size() - c->offset()) {
+      return fail(diag, Error::InvalidProgram,
+                  "xnnpack: constant tensor %u (%llu bytes at offset %llu) does not fit segment %d (%zu bytes) "
+                  "or disagrees with its dims (%llu bytes)",
+                  t, static_cast<unsigned long long>(c->nbytes()), static_cast<unsigned long long>(c->offset()),
+                  c->segment_index(), seg->size(), static_cast<unsigned long long>(nbytes));
+    }
+    base = seg->data() + c->offset();
+    available = seg->size() - c->offset();
+  } else {
+    if (c->inline_bytes() == nullptr || c->inline_bytes()->size() < nbytes) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: constant tensor %u has %u inline bytes, needs %llu", t,
+                  c->inline_bytes() ? c->inline_bytes()->size() : 0u, static_cast<unsigned long long>(nbytes));
+    }
+    base = c->inline_bytes()->data();
+    available = c->inline_bytes()->size();
+  }
+  if (reinterpret_cast<uintptr_t>(base) % alignof(float) == 0 && available >= nbytes + XNN_EXTRA_BYTES) {
+    d->constant_data[t] = base;
+    return Error::Ok;
+  }
+  void* copy = ctx.method_allocator->allocate(nbytes + XNN_EXTRA_BYTES, 64);
+  if (copy == nullptr) {
+    return fail(diag, Error::OutOfMemory, "xnnpack: no method memory for a %llu-byte copy of constant %u",
+                static_cast<unsigned long long>(nbytes), t);
+  }
+  std::memcpy(copy, base, nbytes);
+  std::memset(static_cast<uint8_t*>(copy) + nbytes, 0, XNN_EXTRA_BYTES);
+  d->constant_data[t] = copy;
+  return Error::Ok;
+}
+
+template <typename T>
+T* alloc_array(MemoryAllocator* a, size_t n) {
+  T* p = a->allocate_array<T>(n == 0 ? 1 : n);
+  if (p != nullptr) {
+    for (size_t i = 0; i < (n == 0 ? 1 : n); ++i) new (&p[i]) T();
+  }
+  return p;
+}
+
+Error prepare_port(XnnDelegate* d, ExternalPort* port, uint32_t t, const fb::Tensor& tensor, BackendInitContext& ctx) {
+  Diagnostic* diag = ctx.diag;
+  port->tensor_id = t;
+  port->nchw = tensor.layout() == fb::Layout::NchwToNhwc;
+  const Dims& dims = d->declared_dims[t];
+  if (port->nchw && dims.rank != 4) {
+    return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u has layout NchwToNhwc but rank %u (needs 4)", t, dims.rank);
+  }
+  if (tensor.max_dims() != nullptr && tensor.max_dims()->size() != 0) {
+    if (!read_dims(tensor.max_dims(), &port->max_dims) || port->max_dims.rank != dims.rank) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u max_dims has the wrong rank or is too large", t);
+    }
+    for (uint32_t i = 0; i < dims.rank; ++i) {
+      if (dims.d[i] > port->max_dims.d[i]) {
+        return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u dim %u (%zu) exceeds its bound %zu", t, i,
+                    dims.d[i], port->max_dims.d[i]);
+      }
+      if (dims.d[i] != port->max_dims.d[i]) port->dynamic = true;
+    }
+  } else {
+    port->max_dims = dims;
+  }
+  uint64_t numel = 0;
+  checked_numel(port->max_dims, &numel);
+  port->staging = static_cast<float*>(ctx.method_allocator->allocate(numel * sizeof(float) + XNN_EXTRA_BYTES, 64));
+  if (port->staging == nullptr) {
+    return fail(diag, Error::OutOfMemory, "xnnpack: no method memory for the %llu-byte staging buffer of tensor %u",
+                static_cast<unsigned long long>(numel * sizeof(float)), t);
+  }
+  return Error::Ok;
+}
+
+}  // namespace
+
+const char* status_name(xnn_status status) {
+  switch (status) {
+    case xnn_status_success: return "xnn_status_success";
+    case xnn_status_uninitialized: return "xnn_status_uninitialized";
+    case xnn_status_invalid_parameter: return "xnn_status_invalid_parameter";
+    case xnn_status_invalid_state: return "xnn_status_invalid_state";
+    case xnn_status_unsupported_parameter: return "xnn_status_unsupported_parameter";
+    case xnn_status_unsupported_hardware: return "xnn_status_unsupported_hardware";
+    case xnn_status_out_of_memory: return "xnn_status_out_of_memory";
+  }
+  return "xnn_status_unknown";
+}
+
+Error status_error(xnn_status status) {
+  switch (status) {
+    case xnn_status_success: return Error::Ok;
+    case xnn_status_invalid_parameter: return Error::InvalidProgram;
+    case xnn_status_unsupported_parameter:
+    case xnn_status_unsupported_hardware: return Error::NotSupported;
+    case xnn_status_out_of_memory: return Error::OutOfMemory;
+    case xnn_status_uninitialized:
+    case xnn_status_invalid_state: return Error::BackendFailed;
+  }
+  return Error::BackendFailed;
+}
+
+Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8_t> blob) {
+  Diagnostic* diag = ctx.diag;
+  if (blob.data() == nullptr || blob.size() < 8) {
+    return fail(diag, Error::InvalidProgram, "xnnpack: the delegate blob is empty or truncated (%zu bytes)", blob.size());
+  }
+  flatbuffers::Verifier verifier(blob.data(), blob.size());
+  if (!fb::VerifyGraphBuffer(verifier)) {
+    return fail(diag, Error::InvalidProgram,
+                "xnnpack: the delegate blob (%zu bytes) is not a valid XNNPACK graph FlatBuffer (identifier EXNN); "
+                "re-export the program", blob.size());
+  }
+  const fb::Graph* g = fb::GetGraph(blob.data());
+  d->graph = g;
+  if (g->version() != kGraphVersion) {
+    return fail(diag, Error::VersionMismatch, "xnnpack: blob version %u, this runtime reads version %u", g->version(),
+                kGraphVersion);
+  }
+  if (g->tensors() == nullptr || g->nodes() == nullptr || g->nodes()->size() == 0 ||
+      g->tensors()->size() > kMaxTensors) {
+    return fail(diag, Error::InvalidProgram, "xnnpack: the blob has no nodes, no tensors or too many tensors");
+  }
+  d->num_tensors = g->tensors()->size();
+  d->num_nodes = g->nodes()->size();
+  d->num_inputs = g->num_inputs();
+  d->num_outputs = g->num_outputs();
+  if (d->num_inputs > d->num_tensors || d->num_outputs == 0 || d->num_outputs > d->num_tensors) {
+    return fail(diag, Error::InvalidProgram, "xnnpack: bad input/output counts (%u, %u) for %u tensors", d->num_inputs,
+                d->num_outputs, d->num_tensors);
+  }
+  MemoryAllocator* a = ctx.method_allocator;
+  d->constant_data = alloc_array<const void*>(a, d->num_tensors);
+  d->declared_dims = alloc_array<Dims>(a, d->num_tensors);
+  d->work_dims = alloc_array<Dims>(a, d->num_tensors);
+  d->attrs = alloc_array<NodeAttrs>(a, d->num_nodes);
+  d->inputs = alloc_array<ExternalPort>(a, d->num_inputs);
+  d->outputs = alloc_array<ExternalPort>(a, d->num_outputs);
+  d->externals = alloc_array<xnn_external_value>(a, d->num_inputs + d->num_outputs);
+  // 0: not yet available, 1: available (input/constant/produced); used for use-before-def.
+  uint8_t* available = alloc_array<uint8_t>(a, d->num_tensors);
+  if (!d->constant_data || !d->declared_dims || !d->work_dims || !d->attrs || !d->inputs || !d->outputs ||
+      !d->externals || !available) {
+    return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small for the delegate tables (%u tensors)",
+                d->num_tensors);
+  }
+  bool* input_seen = reinterpret_cast<bool*>(alloc_array<uint8_t>(a, d->num_inputs + d->num_outputs));
+  if (input_seen == nullptr) return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small");
+
+  for (uint32_t t = 0; t < d->num_tensors; ++t) {
+    const fb::Tensor* tensor = g->tensors()->Get(t);
+    if (tensor == nullptr) return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u is missing", t);
+    if (tensor->dtype() != fb::DataType::Fp32) {
+      return fail(diag, Error::NotSupported, "xnnpack: tensor %u has dtype %d; only fp32 is supported", t,
+                  static_cast<int>(tensor->dtype()));
+    }
+    if (!read_dims(tensor->dims(), &d->declared_dims[t])) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u has rank > %u or a dim too large", t, kMaxDims);
+    }
+    d->work_dims[t] = d->declared_dims[t];
+    const uint32_t k = tensor->external_index();
+    switch (tensor->kind()) {
+      case fb::TensorKind::Internal:
+        break;
+      case fb::TensorKind::Constant:
+        EMBER_TRY(resolve_constant(d, t, *tensor, ctx));
+        available[t] = 1;
+        break;
+      case fb::TensorKind::ExternalInput:
+        if (k >= d->num_inputs || input_seen[k]) {
+          return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u: input index %u out of range or repeated", t, k);
+        }
+        input_seen[k] = true;
+        EMBER_TRY(prepare_port(d, &d->inputs[k], t, *tensor, ctx));
+        available[t] = 1;
+        break;
+      case fb::TensorKind::IgnoredInput:
+        if (k >= d->num_inputs || input_seen[k]) {
+          return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u: input index %u out of range or repeated", t, k);
+        }
+        input_seen[k] = true;
+        d->inputs[k].tensor_id = t;
+        d->inputs[k].ignored = true;
+        d->inputs[k].max_dims = d->declared_dims[t];
+        d->num_ignored++;
+        break;
+      case fb::TensorKind::ExternalOutput:
+        if (k >= d->num_outputs || input_seen[d->num_inputs + k]) {
+          return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u: output index %u out of range or repeated", t, k);
+        }
+        input_seen[d->num_inputs + k] = true;
+        EMBER_TRY(prepare_port(d, &d->outputs[k], t, *tensor, ctx));
+        break;
+      default:
+        return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u has an unknown kind %d", t,
+                    static_cast<int>(tensor->kind()));
+    }
+  }
+  for (uint32_t k = 0; k < d->num_inputs + d->num_outputs; ++k) {
+    if (!input_seen[k]) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: no tensor is delegate %s %u", k < d->num_inputs ? "input" : "output",
+                  k < d->num_inputs ? k : k - d->num_inputs);
+    }
+  }
+
+  for (uint32_t i = 0; i < d->num_nodes; ++i) {
+    const fb::Node* node = g->nodes()->Get(i);
+    if (node == nullptr) return fail(diag, Error::InvalidProgram, "xnnpack: node %u is missing", i);
+    if (node->op() > fb::OpType::MAX) {
+      return fail(diag, Error::NotSupported, "xnnpack: node %u has unknown op %d (newer exporter?)", i,
+                  static_cast<int>(node->op()));
+    }
+    const char* name = op_name(node->op());
+    const char* why = "";
+    if (!read_node_attrs(*node, &d->attrs[i], &why)) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s): %s", i, name, why);
+    }
+    const uint32_t allowed_flags = node->op() == fb::OpType::StaticResizeBilinear2d
+                                       ? (XNN_FLAG_ALIGN_CORNERS | XNN_FLAG_TENSORFLOW_LEGACY_MODE)
+                                       : 0;
+    if ((node->flags() & ~allowed_flags) != 0 ||
+        node->flags() == (XNN_FLAG_ALIGN_CORNERS | XNN_FLAG_TENSORFLOW_LEGACY_MODE)) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s): unsupported flags 0x%x", i, name, node->flags());
+    }
+    uint32_t min_in = 0, max_in = 0, num_out = 0;
+    op_arity(node->op(), &min_in, &max_in, &num_out);
+    const uint32_t n_in = node->inputs() ? node->inputs()->size() : 0;
+    const uint32_t n_out = node->outputs() ? node->outputs()->size() : 0;
+    if (n_in < min_in || n_in > max_in || n_out != num_out) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s) has %u inputs and %u outputs; expected %u..%u and %u",
+                  i, name, n_in, n_out, min_in, max_in, num_out);
+    }
+    for (uint32_t j = 0; j < n_in; ++j) {
+      const uint32_t t = node->inputs()->Get(j);
+      if (t >= d->num_tensors || !available[t]) {
+        return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s) input %u refers to tensor %u, which is %s", i, name,
+                    j, t, t >= d->num_tensors ? "out of range" : "not defined before use");
+      }
+    }
+    const uint32_t t = node->outputs()->Get(0);
+    if (t >= d->num_tensors || available[t]) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s) output tensor %u is out of range or already defined",
+                  i, name, t);
+    }
+    const fb::TensorKind kind = g->tensors()->Get(t)->kind();
+    if (kind != fb::TensorKind::Internal && kind != fb::TensorKind::ExternalOutput) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s) writes tensor %u, an input or constant", i, name, t);
+    }
+    available[t] = 1;
+  }
+  for (uint32_t k = 0; k < d->num_outputs; ++k) {
+    if (!available[d->outputs[k].tensor_id]) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: delegate output %u (tensor %u) is never produced", k,
+                  d->outputs[k].tensor_id);
+    }
+  }
+  return infer_shapes(d, /*check_declared=*/true, diag);
+}
+
+Error infer_shapes(XnnDelegate* d, bool check_declared, Diagnostic* diag) {
+  Dims in[3];
+  for (uint32_t i = 0; i < d->num_nodes; ++i) {
+    const fb::Node* node = d->graph->nodes()->Get(i);
+    const uint32_t n_in = node->inputs()->size();
+    for (uint32_t j = 0; j < n_in; ++j) in[j] = d->work_dims[node->inputs()->Get(j)];
+    const uint32_t t = node->outputs()->Get(0);
+    const char* why = "";
+    Dims out;
+    if (!infer_output_dims(d->attrs[i], in, n_in, &out, &why)) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s): %s", i, op_name(node->op()), why);
+    }
+    uint64_t numel = 0;
+    if (!checked_numel(out, &numel)) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s): output too large", i, op_name(node->op()));
+    }
+    if (check_declared && out != d->declared_dims[t]) {
+      return fail(diag, Error::InvalidProgram,
+                  "xnnpack: node %u (%s): tensor %u is declared with a shape (rank %u, last dim %zu) that differs from "
+                  "the one its inputs produce (rank %u, last dim %zu)",
+                  i, op_name(node->op()), t, d->declared_dims[t].rank,
+                  d->declared_dims[t].rank ? d->declared_dims[t].d[d->declared_dims[t].rank - 1] : 0, out.rank,
+                  out.rank ? out.d[out.rank - 1] : 0);
+    }
+    d->work_dims[t] = out;
+  }
+  return Error::Ok;
+}
+
+namespace {
+
+struct SubgraphGuard {
+  xnn_subgraph_t subgraph = nullptr;
+  ~SubgraphGuard() {
+    if (subgraph != nullptr) xnn_delete_subgraph(subgraph);
+  }
+};
+
+xnn_status define_node(xnn_subgraph_t sg, const NodeAttrs& a, const fb::Node& node, const Dims* dims,
+                       const char** api) {
+  const uint32_t in0 = node.inputs()->Get(0);
+  const uint32_t in1 = node.inputs()->size() > 1 ? node.inputs()->Get(1) : XNN_INVALID_VALUE_ID;
+  const uint32_t in2 = node.inputs()->size() > 2 ? node.inputs()->Get(2) : XNN_INVALID_VALUE_ID;
+  const uint32_t out = node.outputs()->Get(0);
+  const float lo = a.output_min, hi = a.output_max;
+  // Channel counts come from the dims checked by infer_shapes.
+  const size_t in_channels = dims[in0].rank == 4 ? dims[in0].d[3] : 0;
+  const size_t filter_in = in1 != XNN_INVALID_VALUE_ID && dims[in1].rank == 4 ? dims[in1].d[3] : 0;
+  const size_t filter_out = in1 != XNN_INVALID_VALUE_ID && dims[in1].rank == 4 && a.groups != 0
+                                ? dims[in1].d[0] / a.groups : 0;
+  switch (a.op) {
+    case fb::OpType::Convolution2d:
+      *api = "xnn_define_convolution_2d";
+      return xnn_define_convolution_2d(sg, a.padding[0], a.padding[1], a.padding[2], a.padding[3], a.kernel[0],
+                                       a.kernel[1], a.stride[0], a.stride[1], a.dilation[0], a.dilation[1], a.groups,
+                                       filter_in, filter_out, lo, hi, in0, in1, in2, out, 0);
+    case fb::OpType::DepthwiseConvolution2d:
+      *api = "xnn_define_depthwise_convolution_2d";
+      return xnn_define_depthwise_convolution_2d(sg, a.padding[0], a.padding[1], a.padding[2], a.padding[3],
+                                                 a.kernel[0], a.kernel[1], a.stride[0], a.stride[1], a.dilation[0],
+                                                 a.dilation[1], a.groups, in_channels, lo, hi, in0, in1, in2, out, 0);
+    case fb::OpType::Deconvolution2d:
+      *api = "xnn_define_deconvolution_2d";
+      return xnn_define_deconvolution_2d(sg, a.padding[0], a.padding[1], a.padding[2], a.padding[3], a.adjustment[0],
+                                         a.adjustment[1], a.kernel[0], a.kernel[1], a.stride[0], a.stride[1],
+                                         a.dilation[0], a.dilation[1], a.groups, filter_in, filter_out, lo, hi, in0, in1, in2,
+                                         out, 0);
+    case fb::OpType::FullyConnected:
+      *api = "xnn_define_fully_connected";
+      return xnn_define_fully_connected(sg, lo, hi, in0, in1, in2, out, 0);
+    case fb::OpType::MaxPooling2d:
+      *api = "xnn_define_max_pooling_2d";
+      return xnn_define_max_pooling_2d(sg, a.padding[0], a.padding[1], a.padding[2], a.padding[3], a.kernel[0],
+                                       a.kernel[1], a.stride[0], a.stride[1], a.dilation[0], a.dilation[1], lo, hi, in0,
+                                       out, 0);
+    case fb::OpType::AveragePooling2d:
+      *api = "xnn_define_average_pooling_2d";
+      return xnn_define_average_pooling_2d(sg, a.padding[0], a.padding[1], a.padding[2], a.padding[3], a.kernel[0],
+                                           a.kernel[1], a.stride[0], a.stride[1], lo, hi, in0, out, 0);
+    case fb::OpType::GlobalAveragePooling2d:
+      *api = "xnn_define_global_average_pooling_2d";
+      return xnn_define_global_average_pooling_2d(sg, lo, hi, in0, out, 0);
+    case fb::OpType::Add2: *api = "xnn_define_add2"; return xnn_define_add2(sg, lo, hi, in0, in1, out, 0);
+    case fb::OpType::Subtract: *api = "xnn_define_subtract"; return xnn_define_subtract(sg, lo, hi, in0, in1, out, 0);
+    case fb::OpType::Multiply2: *api = "xnn_define_multiply2"; return xnn_define_multiply2(sg, lo, hi, in0, in1, out, 0);
+    case fb::OpType::Divide: *api = "xnn_define_divide"; return xnn_define_divide(sg, lo, hi, in0, in1, out, 0);
+    case fb::OpType::Maximum2: *api = "xnn_define_maximum2"; return xnn_define_maximum2(sg, in0, in1, out, 0);
+    case fb::OpType::Minimum2: *api = "xnn_define_minimum2"; return xnn_define_minimum2(sg, in0, in1, out, 0);
+    case fb::OpType::SquaredDifference:
+      *api = "xnn_define_squared_difference";
+      return xnn_define_squared_difference(sg, in0, in1, out, 0);
+    case fb::OpType::Clamp: *api = "xnn_define_clamp"; return xnn_define_clamp(sg, lo, hi, in0, out, 0);
+    case fb::OpType::Sigmoid: *api = "xnn_define_sigmoid"; return xnn_define_sigmoid(sg, in0, out, 0);
+    case fb::OpType::HardSwish: *api = "xnn_define_hardswish"; return xnn_define_hardswish(sg, in0, out, 0);
+    case fb::OpType::Softmax: *api = "xnn_define_softmax"; return xnn_define_softmax(sg, in0, out, 0);
+    case fb::OpType::Prelu: *api = "xnn_define_prelu"; return xnn_define_prelu(sg, in0, in1, out, 0);
+    case fb::OpType::StaticConstantPad: {
+      size_t pre[kMaxDims] = {0}, post[kMaxDims] = {0};
+      for (size_t i = 0; i < a.num_paddings; ++i) pre[i] = a.pre_paddings[i], post[i] = a.post_paddings[i];
+      *api = "xnn_define_static_constant_pad";
+      return xnn_define_static_constant_pad(sg, pre, post, a.padding_value, in0, out, 0);
+    }
+    case fb::OpType::StaticReshape:
+    case fb::OpType::Copy:
+      // The output's dims (already derived, -1 resolved) are the new shape; defined by caller.
+      *api = "xnn_define_static_reshape";
+      return xnn_status_invalid_state;  // handled in create_runtime (needs the output dims)
+    case fb::OpType::StaticResizeBilinear2d:
+      *api = "xnn_define_static_resize_bilinear_2d";
+      return xnn_define_static_resize_bilinear_2d(sg, a.new_height, a.new_width, in0, out, a.flags);
+    case fb::OpType::LeakyRelu: *api = "xnn_define_leaky_relu"; return xnn_define_leaky_relu(sg, a.alpha, in0, out, 0);
+    case fb::OpType::Elu: *api = "xnn_define_elu"; return xnn_define_elu(sg, a.alpha, in0, out, 0);
+    case fb::OpType::Abs: *api = "xnn_define_abs"; return xnn_define_abs(sg, in0, out, 0);
+    case fb::OpType::Negate: *api = "xnn_define_negate"; return xnn_define_negate(sg, in0, out, 0);
+    case fb::OpType::Square: *api = "xnn_define_square"; return xnn_define_square(sg, in0, out, 0);
+    case fb::OpType::SquareRoot: *api = "xnn_define_square_root"; return xnn_define_square_root(sg, in0, out, 0);
+    case fb::OpType::Ceiling: *api = "xnn_define_ceiling"; return xnn_define_ceiling(sg, in0, out, 0);
+    case fb::OpType::Floor: *api = "xnn_define_floor"; return xnn_define_floor(sg, in0, out, 0);
+    case fb::OpType::BankersRounding:
+      *api = "xnn_define_bankers_rounding";
+      return xnn_define_bankers_rounding(sg, in0, out, 0);
+    case fb::OpType::DepthToSpace:
+      *api = "xnn_define_depth_to_space";
+      return xnn_define_depth_to_space(sg, in0, out, a.groups, 0);
+  }
+  *api = "(unknown op)";
+  return xnn_status_unsupported_parameter;
+}
+
+}  // namespace
+
+Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
+  SubgraphGuard guard;
+  xnn_status s = xnn_create_subgraph(d->num_tensors, 0, &guard.subgraph);
+  if (s != xnn_status_success) {
+    return fail(diag, status_error(s), "xnnpack: xnn_create_subgraph(%u values) failed: %s", d->num_tensors,
+                status_name(s));
+  }
+  for (uint32_t t = 0; t < d->num_tensors; ++t) {
+    const fb::Tensor* tensor = d->graph->tensors()->Get(t);
+    if (tensor->kind() == fb::TensorKind::IgnoredInput) continue;  // never referenced (checked)
+    uint32_t flags = 0;
+    if (tensor->kind() == fb::TensorKind::ExternalInput) flags = XNN_VALUE_FLAG_EXTERNAL_INPUT;
+    if (tensor->kind() == fb::TensorKind::ExternalOutput) flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
+    uint32_t id = XNN_INVALID_VALUE_ID;
+    const Dims& dims = d->work_dims[t];
+    s = xnn_define_tensor_value(guard.subgraph, xnn_datatype_fp32, dims.rank, dims.d, d->constant_data[t], t, flags, &id);
+    if (s != xnn_status_success || id != t) {
+      return fail(diag, s != xnn_status_success ? status_error(s) : Error::Internal,
+                  "xnnpack: xnn_define_tensor_value for tensor %u failed: %s", t, status_name(s));
+    }
+  }
+  for (uint32_t i = 0; i < d->num_nodes; ++i) {
+    const fb::Node* node = d->graph->nodes()->Get(i);
+    const NodeAttrs& a = d->attrs[i];
+    const char* api = "";
+    if (a.op == fb::OpType::StaticReshape || a.op == fb::OpType::Copy) {
+      const Dims& out = d->work_dims[node->outputs()->Get(0)];
+      api = "xnn_define_static_reshape";
+      s = xnn_define_static_reshape(guard.subgraph, out.rank, out.d, node->inputs()->Get(0), node->outputs()->Get(0), 0);
+    } else {
+      s = define_node(guard.subgraph, a, *node, d->work_dims, &api);
+    }
+    if (s != xnn_status_success) {
+      return fail(diag, status_error(s), "xnnpack: node %u (%s): %s failed: %s", i, op_name(a.op), api, status_name(s));
+    }
+  }
+  s = xnn_create_runtime_v2(guard.subgraph, d->pool, 0, runtime);
+  if (s != xnn_status_success) {
+    *runtime = nullptr;
+    return fail(diag, status_error(s), "xnnpack: xnn_create_runtime_v2 (%u nodes) failed: %s", d->num_nodes,
+                status_name(s));
+  }
+  return Error::Ok;
+}
+
+}  // namespace xnnpack
+}  // namespace ember

@@ -1,0 +1,76 @@
+// Internal to the XNNPACK backend: the per-delegate state and the steps that turn a blob
+// into an XNNPACK runtime (xnnpack_compiler.cc). Not a public API.
+#pragma once
+
+#include <xnnpack.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "delegates/xnnpack/runtime/xnnpack_backend.h"
+#include "delegates/xnnpack/xnnpack_graph_generated.h"
+#include "delegates/xnnpack/xnnpack_shapes.h"
+#include "runtime/backend/backend.h"
+
+namespace ember {
+namespace xnnpack {
+
+// One delegate input or output.
+struct ExternalPort {
+  uint32_t tensor_id = 0;
+  bool nchw = false;   // Ember side is NCHW, XNNPACK side NHWC (layout NchwToNhwc)
+  Dims max_dims;       // XNNPACK order; equals the compiled dims when static
+  bool dynamic = false;
+  bool ignored = false;      // TensorKind::IgnoredInput: never read, never bound
+  float* staging = nullptr;  // max numel + XNN_EXTRA_BYTES, 64-byte aligned
+};
+
+struct CachedRuntime {
+  xnn_runtime_t runtime = nullptr;
+  Dims* input_dims = nullptr;   // [num_inputs], XNNPACK order: the cache key
+  Dims* output_dims = nullptr;  // [num_outputs]
+  void** bound = nullptr;       // [num_inputs + num_outputs]: pointers of the last setup
+  bool bound_valid = false;
+  uint64_t last_use = 0;
+};
+
+struct XnnDelegate {
+  const fb::Graph* graph = nullptr;
+  uint32_t num_tensors = 0;
+  uint32_t num_nodes = 0;
+  uint32_t num_inputs = 0;
+  uint32_t num_outputs = 0;
+  const void** constant_data = nullptr;  // [num_tensors], null unless Constant
+  Dims* declared_dims = nullptr;         // [num_tensors], as compiled
+  Dims* work_dims = nullptr;             // [num_tensors], scratch for (re)builds
+  NodeAttrs* attrs = nullptr;            // [num_nodes]
+  Dims* scratch_key = nullptr;           // [num_inputs]: input shapes of the current execute
+  ExternalPort* inputs = nullptr;
+  ExternalPort* outputs = nullptr;
+  CachedRuntime cache[kMaxCachedRuntimes];
+  size_t num_cached = 0;
+  CachedRuntime* current = nullptr;
+  xnn_external_value* externals = nullptr;  // [num_inputs + num_outputs]; the first num_bound used
+  uint32_t num_ignored = 0;
+  pthreadpool_t pool = nullptr;
+  bool owns_pool = false;
+  uint64_t clock = 0;
+  XnnpackDelegateStats stats;
+};
+
+const char* status_name(xnn_status status);
+Error status_error(xnn_status status);
+
+// Verifies `blob` and fills every field of `d` up to (not including) the runtime cache:
+// tensor tables, resolved constants, node attributes, external ports and staging buffers.
+Error prepare_delegate(XnnDelegate* d, BackendInitContext& context, Span<const uint8_t> blob);
+
+// Re-derives work_dims of every node output from work_dims of the inputs and constants.
+// `check_declared`: also require them to equal the compiled dims (init-time verification).
+Error infer_shapes(XnnDelegate* d, bool check_declared, Diagnostic* diag);
+
+// Defines the subgraph with work_dims and creates an XNNPACK runtime on d->pool.
+Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag);
+
+}  // namespace xnnpack
+}  // namespace ember

@@ -1,0 +1,251 @@
+#include "delegates/xnnpack/xnnpack_blob_builder.h"
+
+#include <cstring>
+
+#include "flatbuffers/flatbuffers.h"
+
+namespace ember {
+namespace xnnpack {
+namespace {
+
+constexpr size_t kExtraBytes = 16;  // XNN_EXTRA_BYTES
+
+std::vector<uint64_t> to_u64(const std::vector<size_t>& v) { return std::vector<uint64_t>(v.begin(), v.end()); }
+
+Dims to_dims(const std::vector<uint64_t>& v) {
+  Dims d;
+  d.rank = static_cast<uint32_t>(v.size() > kMaxDims ? kMaxDims : v.size());
+  for (uint32_t i = 0; i < d.rank; ++i) d.d[i] = static_cast<size_t>(v[i]);
+  return d;
+}
+
+}  // namespace
+
+NodeAttrs to_attrs(fb::OpType op, const XnnNodeParams& p) {
+  NodeAttrs a;
+  a.op = op;
+  for (int i = 0; i < 4; ++i) a.padding[i] = p.padding[i];
+  for (int i = 0; i < 2; ++i) {
+    a.kernel[i] = p.kernel[i];
+    a.stride[i] = p.stride[i];
+    a.dilation[i] = p.dilation[i];
+    a.adjustment[i] = p.adjustment[i];
+  }
+  a.groups = p.groups;
+  a.output_min = p.output_min;
+  a.output_max = p.output_max;
+  a.alpha = p.alpha;
+  a.padding_value = p.padding_value;
+  a.new_shape = p.new_shape.data();
+  a.new_shape_rank = p.new_shape.size();
+  a.pre_paddings = p.pre_paddings.data();
+  a.post_paddings = p.post_paddings.data();
+  a.num_paddings = p.pre_paddings.size() == p.post_paddings.size() ? p.pre_paddings.size() : kMaxDims + 1;
+  a.new_height = static_cast<size_t>(p.new_height);
+  a.new_width = static_cast<size_t>(p.new_width);
+  a.flags = p.flags;
+  return a;
+}
+
+uint32_t XnnBlobBuilder::set_error(const std::string& message) {
+  if (error_.empty()) error_ = message;
+  return kInvalidId;
+}
+
+uint32_t XnnBlobBuilder::push(const XnnTensorSpec& spec) {
+  tensors_.push_back(spec);
+  dims_.push_back(to_dims(spec.dims));
+  return static_cast<uint32_t>(tensors_.size() - 1);
+}
+
+uint32_t XnnBlobBuilder::add_tensor_raw(const XnnTensorSpec& spec) { return push(spec); }
+
+void XnnBlobBuilder::add_node_raw(fb::OpType op, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs,
+                                  const XnnNodeParams& params) {
+  nodes_.push_back(NodeSpec{op, std::move(inputs), std::move(outputs), params});
+}
+
+uint32_t XnnBlobBuilder::input(std::vector<size_t> dims, fb::Layout layout, std::vector<size_t> max_dims) {
+  if (!ok()) return kInvalidId;
+  if (dims.size() > kMaxDims) return set_error("input rank > 6");
+  if (layout == fb::Layout::NchwToNhwc && dims.size() != 4) return set_error("NchwToNhwc input must be 4D");
+  if (!max_dims.empty() && max_dims.size() != dims.size()) return set_error("max_dims rank != dims rank");
+  XnnTensorSpec t;
+  t.dims = to_u64(dims);
+  t.max_dims = to_u64(max_dims);
+  t.kind = fb::TensorKind::ExternalInput;
+  t.external_index = num_inputs_++;
+  t.layout = layout;
+  return push(t);
+}
+
+uint32_t XnnBlobBuilder::ignored_input(std::vector<size_t> dims) {
+  if (!ok()) return kInvalidId;
+  if (dims.size() > kMaxDims) return set_error("input rank > 6");
+  XnnTensorSpec t;
+  t.dims = to_u64(dims);
+  t.kind = fb::TensorKind::IgnoredInput;
+  t.external_index = num_inputs_++;
+  return push(t);
+}
+
+void XnnBlobBuilder::mark_output(uint32_t id, fb::Layout layout, std::vector<size_t> max_dims) {
+  if (!ok()) return;
+  if (id >= tensors_.size() || tensors_[id].kind != fb::TensorKind::Internal) {
+    set_error("mark_output: tensor " + std::to_string(id) + " is not a node output");
+    return;
+  }
+  XnnTensorSpec& t = tensors_[id];
+  if (layout == fb::Layout::NchwToNhwc && t.dims.size() != 4) {
+    set_error("NchwToNhwc output must be 4D");
+    return;
+  }
+  if (!max_dims.empty() && max_dims.size() != t.dims.size()) {
+    set_error("max_dims rank != dims rank");
+    return;
+  }
+  t.kind = fb::TensorKind::ExternalOutput;
+  t.external_index = num_outputs_++;
+  t.layout = layout;
+  t.max_dims = to_u64(max_dims);
+}
+
+uint32_t XnnBlobBuilder::constant(std::vector<size_t> dims, const float* data) {
+  if (!ok()) return kInvalidId;
+  if (dims.size() > kMaxDims) return set_error("constant rank > 6");
+  XnnTensorSpec t;
+  t.dims = to_u64(dims);
+  t.kind = fb::TensorKind::Constant;
+  const size_t nbytes = to_dims(t.dims).numel() * sizeof(float);
+  t.nbytes = nbytes;
+  t.inline_bytes.resize(nbytes + kExtraBytes, 0);
+  if (nbytes != 0) std::memcpy(t.inline_bytes.data(), data, nbytes);
+  return push(t);
+}
+
+uint32_t XnnBlobBuilder::constant_in_segment(std::vector<size_t> dims, int32_t segment, uint64_t offset) {
+  if (!ok()) return kInvalidId;
+  if (dims.size() > kMaxDims) return set_error("constant rank > 6");
+  if (segment < 0) return set_error("constant_in_segment needs a segment index >= 0");
+  XnnTensorSpec t;
+  t.dims = to_u64(dims);
+  t.kind = fb::TensorKind::Constant;
+  t.segment_index = segment;
+  t.segment_offset = offset;
+  t.nbytes = to_dims(t.dims).numel() * sizeof(float);
+  return push(t);
+}
+
+uint32_t XnnBlobBuilder::node(fb::OpType op, std::vector<uint32_t> inputs, const XnnNodeParams& params) {
+  if (!ok()) return kInvalidId;
+  Dims in[3];
+  if (inputs.size() > 3) return set_error(std::string(op_name(op)) + ": too many inputs");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] >= tensors_.size()) return set_error(std::string(op_name(op)) + ": unknown input tensor");
+    in[i] = dims_[inputs[i]];
+  }
+  const NodeAttrs attrs = to_attrs(op, params);
+  Dims out;
+  const char* why = "";
+  if (!infer_output_dims(attrs, in, static_cast<uint32_t>(inputs.size()), &out, &why)) {
+    return set_error(std::string(op_name(op)) + ": " + why);
+  }
+  XnnTensorSpec t;
+  t.dims.assign(out.d, out.d + out.rank);
+  const uint32_t id = push(t);
+  nodes_.push_back(NodeSpec{op, std::move(inputs), {id}, params});
+  return id;
+}
+
+uint32_t XnnBlobBuilder::conv2d_from_oihw(uint32_t input, const float* weight, size_t out_channels,
+                                          size_t in_per_group, size_t kernel_h, size_t kernel_w, const float* bias,
+                                          XnnNodeParams params, uint32_t groups) {
+  if (!ok()) return kInvalidId;
+  if (input >= tensors_.size() || dims_[input].rank != 4) return set_error("conv2d: input must be a 4D NHWC tensor");
+  const size_t in_channels = dims_[input].d[3];
+  params.kernel = {{static_cast<uint32_t>(kernel_h), static_cast<uint32_t>(kernel_w)}};
+  uint32_t filter = kInvalidId;
+  fb::OpType op = fb::OpType::Convolution2d;
+  if (groups > 1 && groups == in_channels && in_per_group == 1 && out_channels % groups == 0) {
+    op = fb::OpType::DepthwiseConvolution2d;
+    params.groups = static_cast<uint32_t>(out_channels / in_channels);  // depth multiplier
+    std::vector<float> w = depthwise_oihw_to_1hwo(weight, out_channels, kernel_h, kernel_w);
+    filter = constant({1, kernel_h, kernel_w, out_channels}, w.data());
+  } else {
+    params.groups = groups;
+    std::vector<float> w = oihw_to_ohwi(weight, out_channels, in_per_group, kernel_h, kernel_w);
+    filter = constant({out_channels, kernel_h, kernel_w, in_per_group}, w.data());
+  }
+  std::vector<uint32_t> inputs = {input, filter};
+  if (bias != nullptr) inputs.push_back(constant({out_channels}, bias));
+  return node(op, inputs, params);
+}
+
+uint32_t XnnBlobBuilder::linear(uint32_t input, const float* weight, size_t out_features, size_t in_features,
+                                const float* bias, const XnnNodeParams& params) {
+  if (!ok()) return kInvalidId;
+  std::vector<uint32_t> inputs = {input, constant({out_features, in_features}, weight)};
+  if (bias != nullptr) inputs.push_back(constant({out_features}, bias));
+  return node(fb::OpType::FullyConnected, inputs, params);
+}
+
+std::vector<uint8_t> XnnBlobBuilder::build() const {
+  if (!ok()) return {};
+  flatbuffers::FlatBufferBuilder fbb(1024);
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  for (const XnnTensorSpec& t : tensors_) {
+    flatbuffers::Offset<fb::ConstantData> constant = 0;
+    if (t.kind == fb::TensorKind::Constant || !t.inline_bytes.empty() || t.segment_index >= 0) {
+      flatbuffers::Offset<flatbuffers::Vector<uint8_t>> bytes = 0;
+      if (!t.inline_bytes.empty()) {
+        fbb.ForceVectorAlignment(t.inline_bytes.size(), 1, 16);
+        bytes = fbb.CreateVector(t.inline_bytes);
+      }
+      constant = fb::CreateConstantData(fbb, t.segment_index, t.segment_offset, t.nbytes, bytes);
+    }
+    auto dims = fbb.CreateVector(t.dims);
+    auto max_dims = t.max_dims.empty() ? 0 : fbb.CreateVector(t.max_dims);
+    tensors.push_back(fb::CreateTensor(fbb, t.dtype, dims, max_dims, t.kind, t.external_index, t.layout, constant));
+  }
+  std::vector<flatbuffers::Offset<fb::Node>> nodes;
+  for (const NodeSpec& n : nodes_) {
+    const XnnNodeParams& p = n.params;
+    auto inputs = fbb.CreateVector(n.inputs);
+    auto outputs = fbb.CreateVector(n.outputs);
+    auto padding = fbb.CreateVector(p.padding.data(), 4);
+    auto kernel = fbb.CreateVector(p.kernel.data(), 2);
+    auto stride = fbb.CreateVector(p.stride.data(), 2);
+    auto dilation = fbb.CreateVector(p.dilation.data(), 2);
+    auto adjustment = fbb.CreateVector(p.adjustment.data(), 2);
+    auto pre = p.pre_paddings.empty() ? 0 : fbb.CreateVector(p.pre_paddings);
+    auto post = p.post_paddings.empty() ? 0 : fbb.CreateVector(p.post_paddings);
+    auto new_shape = p.new_shape.empty() ? 0 : fbb.CreateVector(p.new_shape);
+    nodes.push_back(fb::CreateNode(fbb, n.op, inputs, outputs, padding, kernel, stride, dilation, adjustment, p.groups,
+                                   p.output_min, p.output_max, p.alpha, pre, post, p.padding_value, new_shape,
+                                   p.new_height, p.new_width, p.flags));
+  }
+  auto graph = fb::CreateGraph(fbb, version_, fbb.CreateVector(tensors), fbb.CreateVector(nodes), num_inputs_,
+                               num_outputs_);
+  fb::FinishGraphBuffer(fbb, graph);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+std::vector<float> oihw_to_ohwi(const float* w, size_t o, size_t i, size_t kh, size_t kw) {
+  std::vector<float> out(o * i * kh * kw);
+  for (size_t a = 0; a < o; ++a)
+    for (size_t b = 0; b < i; ++b)
+      for (size_t y = 0; y < kh; ++y)
+        for (size_t x = 0; x < kw; ++x) out[((a * kh + y) * kw + x) * i + b] = w[((a * i + b) * kh + y) * kw + x];
+  return out;
+}
+
+std::vector<float> depthwise_oihw_to_1hwo(const float* w, size_t o, size_t kh, size_t kw) {
+  std::vector<float> out(o * kh * kw);
+  for (size_t a = 0; a < o; ++a)
+    for (size_t y = 0; y < kh; ++y)
+      for (size_t x = 0; x < kw; ++x) out[(y * kw + x) * o + a] = w[(a * kh + y) * kw + x];
+  return out;
+}
+
+}  // namespace xnnpack
+}  // namespace ember

@@ -1,0 +1,142 @@
+// XnnBlobBuilder: host-side writer of XNNPACK partition blobs (xnnpack_graph.fbs), used by
+// the exporter's preprocess (delegates/xnnpack/exporter) and by tests. Not linked into the
+// runtime.
+//
+//   XnnBlobBuilder b;
+//   uint32_t x = b.input({1, 8, 8, 3}, fb::Layout::NchwToNhwc);   // dims in XNNPACK order
+//   XnnNodeParams p; p.padding = {1, 1, 1, 1}; p.kernel = {3, 3}; p.output_min = 0;  // fused relu
+//   uint32_t y = b.conv2d_from_oihw(x, weight_oihw, 16, 3, 3, 3, bias, p);
+//   b.mark_output(y, fb::Layout::NchwToNhwc);
+//   std::vector<uint8_t> blob = b.build();   // empty on error; see error()
+//
+// Node outputs get their dims from the same shape inference the runtime uses, so a blob the
+// builder accepts is one the runtime accepts. Every method returns kInvalidId after the first
+// error (and build() returns an empty vector); error() says what went wrong.
+//
+// Constants are either inline (copied into the blob, 16-byte aligned, followed by
+// XNN_EXTRA_BYTES of padding) or references into a program data segment
+// (segment index, byte offset), whose bytes the exporter writes in XNNPACK's layout.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "delegates/xnnpack/xnnpack_graph_generated.h"
+#include "delegates/xnnpack/xnnpack_shapes.h"
+
+namespace ember {
+namespace xnnpack {
+
+constexpr uint32_t kXnnGraphVersion = 1;
+constexpr uint32_t kInvalidId = 0xFFFFFFFFu;
+
+struct XnnNodeParams {
+  std::array<uint32_t, 4> padding{{0, 0, 0, 0}};  // top, right, bottom, left
+  std::array<uint32_t, 2> kernel{{1, 1}};         // height, width
+  std::array<uint32_t, 2> stride{{1, 1}};
+  std::array<uint32_t, 2> dilation{{1, 1}};
+  std::array<uint32_t, 2> adjustment{{0, 0}};
+  uint32_t groups = 1;  // depthwise: multiplier; depth_to_space: block size
+  float output_min = -std::numeric_limits<float>::infinity();
+  float output_max = std::numeric_limits<float>::infinity();
+  float alpha = 0.0f;
+  float padding_value = 0.0f;
+  std::vector<int64_t> new_shape;
+  std::vector<uint64_t> pre_paddings;
+  std::vector<uint64_t> post_paddings;
+  uint64_t new_height = 0;
+  uint64_t new_width = 0;
+  uint32_t flags = 0;
+};
+
+// A tensor exactly as it will be written (for tests that need to write malformed blobs).
+struct XnnTensorSpec {
+  fb::DataType dtype = fb::DataType::Fp32;
+  std::vector<uint64_t> dims;
+  std::vector<uint64_t> max_dims;
+  fb::TensorKind kind = fb::TensorKind::Internal;
+  uint32_t external_index = 0;
+  fb::Layout layout = fb::Layout::AsIs;
+  int32_t segment_index = -1;
+  uint64_t segment_offset = 0;
+  uint64_t nbytes = 0;
+  std::vector<uint8_t> inline_bytes;
+};
+
+class XnnBlobBuilder {
+ public:
+  // External input number `inputs so far`; dims in XNNPACK order (NHWC when layout is
+  // NchwToNhwc); max_dims: upper bounds for a bounded dynamic input (empty: static).
+  uint32_t input(std::vector<size_t> dims, fb::Layout layout = fb::Layout::AsIs, std::vector<size_t> max_dims = {});
+  // Delegate input number `inputs so far` that the partition does not read (a weight the
+  // exporter passes as an argument but the blob carries as a constant).
+  uint32_t ignored_input(std::vector<size_t> dims);
+  // Marks a node output as external output number `outputs so far`.
+  void mark_output(uint32_t id, fb::Layout layout = fb::Layout::AsIs, std::vector<size_t> max_dims = {});
+  // fp32 constant copied into the blob.
+  uint32_t constant(std::vector<size_t> dims, const float* data);
+  // fp32 constant in program data segment `segment` at byte `offset` (numel * 4 bytes).
+  uint32_t constant_in_segment(std::vector<size_t> dims, int32_t segment, uint64_t offset);
+  // Adds a node; returns its output tensor (internal, dims inferred).
+  uint32_t node(fb::OpType op, std::vector<uint32_t> inputs, const XnnNodeParams& params = XnnNodeParams());
+
+  // PyTorch-layout convolution: weight [O, I/groups, KH, KW], bias [O] or null. Uses the
+  // depthwise node when groups == input channels and I/groups == 1 (permuting the weight to
+  // [1, KH, KW, O]); otherwise the generic node (weight permuted to [O, KH, KW, I/groups]).
+  // params.kernel and params.groups are set from the arguments. Weights are inline.
+  uint32_t conv2d_from_oihw(uint32_t input, const float* weight, size_t out_channels, size_t in_per_group,
+                            size_t kernel_h, size_t kernel_w, const float* bias, XnnNodeParams params,
+                            uint32_t groups = 1);
+  // nn.Linear: weight [O, K], bias [O] or null. Weights are inline.
+  uint32_t linear(uint32_t input, const float* weight, size_t out_features, size_t in_features, const float* bias,
+                  const XnnNodeParams& params = XnnNodeParams());
+
+  // Raw access: written verbatim, no checks (corruption tests).
+  uint32_t add_tensor_raw(const XnnTensorSpec& spec);
+  void add_node_raw(fb::OpType op, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs,
+                    const XnnNodeParams& params);
+  void set_counts_raw(uint32_t num_inputs, uint32_t num_outputs) {
+    num_inputs_ = num_inputs;
+    num_outputs_ = num_outputs;
+  }
+  void set_version_raw(uint32_t version) { version_ = version; }
+
+  const Dims& dims(uint32_t id) const { return dims_[id]; }
+  size_t num_tensors() const { return tensors_.size(); }
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  std::vector<uint8_t> build() const;
+
+ private:
+  struct NodeSpec {
+    fb::OpType op;
+    std::vector<uint32_t> inputs;
+    std::vector<uint32_t> outputs;
+    XnnNodeParams params;
+  };
+  uint32_t push(const XnnTensorSpec& spec);
+  uint32_t set_error(const std::string& message);
+
+  std::vector<XnnTensorSpec> tensors_;
+  std::vector<Dims> dims_;
+  std::vector<NodeSpec> nodes_;
+  uint32_t num_inputs_ = 0;
+  uint32_t num_outputs_ = 0;
+  uint32_t version_ = kXnnGraphVersion;
+  std::string error_;
+};
+
+// Weight layout helpers (PyTorch -> XNNPACK).
+std::vector<float> oihw_to_ohwi(const float* w, size_t o, size_t i, size_t kh, size_t kw);
+// Depthwise weight [O, 1, KH, KW] -> [1, KH, KW, O].
+std::vector<float> depthwise_oihw_to_1hwo(const float* w, size_t o, size_t kh, size_t kw);
+// Attributes of a builder node as the shape inference sees them (pointers into `p`).
+NodeAttrs to_attrs(fb::OpType op, const XnnNodeParams& p);
+
+}  // namespace xnnpack
+}  // namespace ember

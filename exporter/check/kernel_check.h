@@ -1,0 +1,15 @@
+// Kernel availability: every node must have an ATen schema and a registered kernel
+// (ember::find_kernel("<ns>::<op>.<overload>")), so an exported program always loads.
+#pragma once
+
+#include "absl/status/status.h"
+#include "exporter/ir/graph.h"
+
+namespace ember {
+namespace exporter {
+
+// OK, or one error listing EVERY missing op with the source location of each node using it.
+absl::Status check_kernels(const Graph& g);
+
+}  // namespace exporter
+}  // namespace ember

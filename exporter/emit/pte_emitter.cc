@@ -1,0 +1,249 @@
+#include "exporter/emit/pte_emitter.h"
+
+#include <cstring>
+#include <map>
+
+#include "flatbuffers/flatbuffers.h"
+#include "runtime/program/file_header.h"
+#include "schema/program_generated.h"
+
+namespace ember {
+namespace exporter {
+namespace {
+
+namespace fb = ::flatbuffers;
+namespace sc = ::ember::schema;
+
+size_t align64(size_t n) { return (n + kSegmentAlignment - 1) / kSegmentAlignment * kSegmentAlignment; }
+
+class Emitter {
+ public:
+  Emitter(const Graph& g, const MemoryPlan& plan) : g_(g), plan_(plan) {}
+
+  absl::StatusOr<std::vector<uint8_t>> run(const std::vector<DelegateRecord>& delegates,
+                                           const std::string& method_name, EmitStats* stats);
+
+ private:
+  int add(sc::ValueKind kind, fb::Offset<void> v) {
+    values_.push_back(sc::CreateValue(fbb_, kind, v));
+    return static_cast<int>(values_.size()) - 1;
+  }
+  int segment_for_constant(int constant) {
+    auto it = constant_segment_.find(constant);
+    if (it != constant_segment_.end()) return it->second;
+    const Constant& c = g_.constants[constant];
+    int idx = add_segment(c.data);
+    constant_segment_[constant] = idx;
+    return idx;
+  }
+  int add_segment(const std::vector<uint8_t>& data) {
+    size_t off = align64(segment_bytes_.size());
+    segment_bytes_.resize(off + data.size(), 0);
+    if (!data.empty()) std::memcpy(segment_bytes_.data() + off, data.data(), data.size());
+    segments_.emplace_back(off, data.size());
+    return static_cast<int>(segments_.size()) - 1;
+  }
+  absl::StatusOr<int> value(int id);
+  absl::StatusOr<int> arg(const Arg& a);
+
+  const Graph& g_;
+  const MemoryPlan& plan_;
+  fb::FlatBufferBuilder fbb_{1 << 16};
+  std::vector<fb::Offset<sc::Value>> values_;
+  std::map<int, int> value_index_;  // IR value id -> emitted index
+  std::map<int, int> constant_segment_;
+  std::vector<uint8_t> segment_bytes_;
+  std::vector<std::pair<size_t, size_t>> segments_;
+};
+
+absl::StatusOr<int> Emitter::value(int id) {
+  auto it = value_index_.find(id);
+  if (it != value_index_.end()) return it->second;
+  const Value& v = g_.values[id];
+  int index = -1;
+  if (v.type == ValueType::SymInt) {
+    index = add(sc::ValueKind::Int, sc::CreateInt(fbb_, v.sym_upper).Union());
+  } else if (v.type == ValueType::SymBool) {
+    index = add(sc::ValueKind::Bool, sc::CreateBool(fbb_, true).Union());
+  } else {
+    sc::DataLocation loc = sc::DataLocation::Arena;
+    uint64_t arena_offset = 0;
+    uint32_t segment = 0;
+    switch (v.role) {
+      case ValueRole::Activation: loc = sc::DataLocation::Arena; break;
+      case ValueRole::UserInput: loc = sc::DataLocation::CallerInput; break;
+      case ValueRole::MutableState: loc = sc::DataLocation::MutableState; break;
+      case ValueRole::Constant: loc = sc::DataLocation::Constant; break;
+    }
+    if (v.role == ValueRole::Constant || v.role == ValueRole::MutableState) {
+      if (v.constant < 0) return absl::InternalError("constant tensor " + v.name + " has no data");
+      segment = static_cast<uint32_t>(segment_for_constant(v.constant));
+    }
+    if (v.role != ValueRole::Constant) {
+      if (plan_.offset[id] < 0) return absl::InternalError("tensor " + v.name + " was not planned");
+      arena_offset = static_cast<uint64_t>(plan_.offset[id]);
+    }
+    auto sizes = fbb_.CreateVector<int64_t>(v.sizes);
+    auto t = sc::CreateTensor(fbb_, static_cast<sc::ScalarType>(v.dtype), sizes, 0,
+                              v.is_dynamic() ? sc::ShapeDynamism::DynamicBounded : sc::ShapeDynamism::Static,
+                              loc, 0, arena_offset, segment, 0, v.nbytes());
+    index = add(sc::ValueKind::Tensor, t.Union());
+  }
+  value_index_[id] = index;
+  return index;
+}
+
+absl::StatusOr<int> Emitter::arg(const Arg& a) {
+  switch (a.kind) {
+    case Arg::Kind::None: return add(sc::ValueKind::None, sc::CreateNone(fbb_).Union());
+    case Arg::Kind::Int: return add(sc::ValueKind::Int, sc::CreateInt(fbb_, a.i).Union());
+    case Arg::Kind::Double: return add(sc::ValueKind::Double, sc::CreateDouble(fbb_, a.d).Union());
+    case Arg::Kind::Bool: return add(sc::ValueKind::Bool, sc::CreateBool(fbb_, a.b).Union());
+    case Arg::Kind::String:
+      return add(sc::ValueKind::String, sc::CreateString(fbb_, fbb_.CreateString(a.s)).Union());
+    case Arg::Kind::Tensor:
+    case Arg::Kind::SymInt:
+    case Arg::Kind::SymBool:
+      return value(a.ref);
+    case Arg::Kind::Ints:
+      return add(sc::ValueKind::IntList, sc::CreateIntList(fbb_, fbb_.CreateVector<int64_t>(a.ints)).Union());
+    case Arg::Kind::SymInts: {
+      std::vector<int32_t> refs;
+      for (int r : a.refs) {
+        if (r < 0) { refs.push_back(-1); continue; }
+        auto idx = value(r);
+        if (!idx.ok()) return idx.status();
+        refs.push_back(*idx);
+      }
+      auto items = fbb_.CreateVector<int64_t>(a.ints);
+      auto vr = fbb_.CreateVector<int32_t>(refs);
+      return add(sc::ValueKind::IntList, sc::CreateIntList(fbb_, items, vr).Union());
+    }
+    case Arg::Kind::Doubles:
+      return add(sc::ValueKind::DoubleList, sc::CreateDoubleList(fbb_, fbb_.CreateVector<double>(a.doubles)).Union());
+    case Arg::Kind::Bools: {
+      std::vector<uint8_t> b(a.bools.begin(), a.bools.end());
+      return add(sc::ValueKind::BoolList, sc::CreateBoolList(fbb_, fbb_.CreateVector<uint8_t>(b)).Union());
+    }
+    case Arg::Kind::Tensors:
+    case Arg::Kind::OptionalTensors: {
+      std::vector<int32_t> items;
+      for (int r : a.refs) {
+        if (r < 0) { items.push_back(-1); continue; }
+        auto idx = value(r);
+        if (!idx.ok()) return idx.status();
+        items.push_back(*idx);
+      }
+      auto vec = fbb_.CreateVector<int32_t>(items);
+      if (a.kind == Arg::Kind::Tensors) return add(sc::ValueKind::TensorList, sc::CreateTensorList(fbb_, vec).Union());
+      return add(sc::ValueKind::OptionalTensorList, sc::CreateOptionalTensorList(fbb_, vec).Union());
+    }
+  }
+  return absl::InternalError("unknown argument kind");
+}
+
+absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateRecord>& delegates,
+                                                  const std::string& method_name, EmitStats* stats) {
+  std::vector<uint32_t> inputs, outputs;
+  for (int id : g_.inputs) {
+    auto idx = value(id);
+    if (!idx.ok()) return idx.status();
+    inputs.push_back(static_cast<uint32_t>(*idx));
+  }
+  std::map<std::pair<std::string, std::string>, uint32_t> op_index;
+  std::vector<fb::Offset<sc::Operator>> operators;
+  std::vector<fb::Offset<sc::Instruction>> instructions;
+  for (const Node& n : g_.nodes) {
+    if (n.erased) continue;
+    std::vector<int32_t> args;
+    for (const Arg& a : n.args) {
+      auto idx = arg(a);
+      if (!idx.ok()) return idx.status();
+      args.push_back(*idx);
+    }
+    for (const Arg& a : n.outputs) {
+      auto idx = arg(a);
+      if (!idx.ok()) return idx.status();
+      args.push_back(*idx);
+    }
+    if (n.op.rfind(kDelegateOpPrefix, 0) == 0) {
+      // Delegate call: inputs (flattened from the TensorList) then outputs.
+      std::vector<int32_t> dargs;
+      for (int r : n.args[0].refs) dargs.push_back(*value(r));
+      for (int r : n.output_values()) dargs.push_back(*value(r));
+      uint32_t d = static_cast<uint32_t>(std::stoul(n.op.substr(std::strlen(kDelegateOpPrefix))));
+      auto call = sc::CreateDelegateCall(fbb_, d, fbb_.CreateVector<int32_t>(dargs));
+      instructions.push_back(sc::CreateInstruction(fbb_, sc::InstructionKind::DelegateCall, call.Union()));
+      continue;
+    }
+    auto key = std::make_pair(n.op, n.overload);
+    auto it = op_index.find(key);
+    if (it == op_index.end()) {
+      it = op_index.emplace(key, static_cast<uint32_t>(operators.size())).first;
+      operators.push_back(sc::CreateOperator(fbb_, fbb_.CreateString(n.op), fbb_.CreateString(n.overload)));
+    }
+    auto call = sc::CreateKernelCall(fbb_, it->second, fbb_.CreateVector<int32_t>(args));
+    instructions.push_back(sc::CreateInstruction(fbb_, sc::InstructionKind::KernelCall, call.Union()));
+  }
+  for (const GraphOutput& o : g_.outputs) {
+    if (o.is_int) {
+      outputs.push_back(static_cast<uint32_t>(add(sc::ValueKind::Int, sc::CreateInt(fbb_, o.int_value).Union())));
+      continue;
+    }
+    auto idx = value(o.value);
+    if (!idx.ok()) return idx.status();
+    outputs.push_back(static_cast<uint32_t>(*idx));
+  }
+  std::vector<fb::Offset<sc::Delegate>> dels;
+  for (const DelegateRecord& d : delegates) {
+    std::vector<fb::Offset<sc::CompileSpec>> specs;
+    for (const auto& [k, v] : d.blob.compile_specs) {
+      specs.push_back(sc::CreateCompileSpec(fbb_, fbb_.CreateString(k), fbb_.CreateVector<uint8_t>(v)));
+    }
+    int seg = add_segment(d.blob.data);
+    dels.push_back(sc::CreateDelegate(fbb_, fbb_.CreateString(d.backend_id), fbb_.CreateVector(specs), seg));
+  }
+  std::vector<uint64_t> arenas = {plan_.arena_size};
+  auto method = sc::CreateMethod(fbb_, fbb_.CreateString(method_name), fbb_.CreateVector(values_),
+                                 fbb_.CreateVector<uint32_t>(inputs), fbb_.CreateVector<uint32_t>(outputs),
+                                 fbb_.CreateVector(operators), fbb_.CreateVector(instructions),
+                                 fbb_.CreateVector(dels), fbb_.CreateVector<uint64_t>(arenas));
+  std::vector<fb::Offset<sc::Segment>> segs;
+  for (const auto& [off, size] : segments_) segs.push_back(sc::CreateSegment(fbb_, off, size));
+  std::vector<fb::Offset<sc::Method>> methods = {method};
+  auto program = sc::CreateProgram(fbb_, kFormatVersion, fbb_.CreateVector(methods), fbb_.CreateVector(segs));
+  fbb_.Finish(program, "EMB1");
+
+  FileHeader h;
+  h.format_version = kFormatVersion;
+  h.header_size = kFileHeaderSize;
+  h.flatbuffer_offset = kFileHeaderSize;
+  h.flatbuffer_size = fbb_.GetSize();
+  h.segment_area_offset = segments_.empty() ? 0 : align64(kFileHeaderSize + fbb_.GetSize());
+  h.segment_area_size = segment_bytes_.size();
+  size_t total = segments_.empty() ? kFileHeaderSize + fbb_.GetSize() : h.segment_area_offset + segment_bytes_.size();
+  std::vector<uint8_t> file(total, 0);
+  write_file_header(h, file.data());
+  std::memcpy(file.data() + kFileHeaderSize, fbb_.GetBufferPointer(), fbb_.GetSize());
+  if (!segment_bytes_.empty()) std::memcpy(file.data() + h.segment_area_offset, segment_bytes_.data(), segment_bytes_.size());
+  if (stats != nullptr) {
+    stats->num_values = values_.size();
+    stats->num_instructions = instructions.size();
+    stats->num_segments = segments_.size();
+    stats->constant_bytes = segment_bytes_.size();
+    stats->file_bytes = file.size();
+  }
+  return file;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<uint8_t>> emit_pte(const Graph& g, const MemoryPlan& plan,
+                                              const std::vector<DelegateRecord>& delegates,
+                                              const std::string& method_name, EmitStats* stats) {
+  Emitter e(g, plan);
+  return e.run(delegates, method_name, stats);
+}
+
+}  // namespace exporter
+}  // namespace ember

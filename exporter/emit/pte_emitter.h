@@ -1,0 +1,39 @@
+// Emits a .pte program (schema/program.fbs + docs/pte-format.md): the 64-byte header, the
+// FlatBuffer, then 64-byte aligned data segments (one per constant / initial state value,
+// one per delegate blob).
+//
+// Value encoding of non-tensor arguments: Int/Double/Bool/String as such; a ScalarType
+// argument is an Int holding Ember's ScalarType value (runtime/core/scalar_type.h, e.g.
+// Float32 = 0, Int64 = 7); MemoryFormat / Layout are Ints with torch.export's codes
+// (memory format: 1 contiguous, 2 channels_last, 4 preserve; layout 7 strided); a Device
+// argument is None. Symbolic ints are Int values written by their kernels; an IntList entry
+// that is symbolic carries the Int's index in value_refs (items hold the upper bound).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "exporter/ir/graph.h"
+#include "exporter/memory/memory_planner.h"
+#include "exporter/partition/partitioner.h"
+
+namespace ember {
+namespace exporter {
+
+struct EmitStats {
+  size_t num_values = 0;
+  size_t num_instructions = 0;
+  size_t num_segments = 0;
+  size_t constant_bytes = 0;
+  size_t file_bytes = 0;
+};
+
+// `g` must be final (finalize_outputs applied, compacted), `plan` from plan_memory(g).
+absl::StatusOr<std::vector<uint8_t>> emit_pte(const Graph& g, const MemoryPlan& plan,
+                                              const std::vector<DelegateRecord>& delegates,
+                                              const std::string& method_name, EmitStats* stats);
+
+}  // namespace exporter
+}  // namespace ember

@@ -1,0 +1,40 @@
+// The exporter pipeline: .pt2 -> import -> canonicalise -> conv/BN folding -> DCE ->
+// partition (delegates) -> kernel check -> finalise outputs -> memory plan -> emit .pte.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "exporter/emit/pte_emitter.h"
+#include "exporter/ir/graph.h"
+#include "exporter/memory/memory_planner.h"
+#include "exporter/partition/partitioner.h"
+
+namespace ember {
+namespace exporter {
+
+struct ExportOptions {
+  std::string method_name = "forward";
+  std::vector<std::shared_ptr<Partitioner>> partitioners;  // in priority order
+  bool fold_conv_bn = true;
+  bool check_kernels = true;
+};
+
+struct ExportResult {
+  std::vector<uint8_t> pte;
+  MemoryPlan plan;
+  EmitStats stats;
+  size_t num_nodes_imported = 0;
+  size_t num_nodes_final = 0;
+  int conv_bn_folded = 0;
+};
+
+// Runs every stage after import on `g`.
+absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options);
+absl::StatusOr<ExportResult> export_pt2_file(const std::string& path, const ExportOptions& options);
+
+}  // namespace exporter
+}  // namespace ember

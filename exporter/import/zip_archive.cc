@@ -1,0 +1,64 @@
+#include "exporter/import/zip_archive.h"
+
+#include <zip.h>
+
+#include <algorithm>
+
+namespace ember {
+namespace exporter {
+
+absl::StatusOr<std::unique_ptr<ZipArchive>> ZipArchive::open(const std::string& path) {
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_RDONLY, &err);
+  if (z == nullptr) {
+    zip_error_t ze;
+    zip_error_init_with_code(&ze, err);
+    std::string msg = "cannot open " + path + " as a .pt2 (zip) archive: " + zip_error_strerror(&ze);
+    zip_error_fini(&ze);
+    return absl::InvalidArgumentError(msg);
+  }
+  std::unique_ptr<ZipArchive> a(new ZipArchive());
+  a->zip_ = z;
+  a->path_ = path;
+  zip_int64_t n = zip_get_num_entries(z, 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    const char* name = zip_get_name(z, static_cast<zip_uint64_t>(i), 0);
+    if (name != nullptr) a->entries_.push_back(name);
+  }
+  return a;
+}
+
+ZipArchive::~ZipArchive() {
+  if (zip_ != nullptr) zip_discard(static_cast<zip_t*>(zip_));
+}
+
+bool ZipArchive::contains(const std::string& name) const {
+  return std::find(entries_.begin(), entries_.end(), name) != entries_.end();
+}
+
+absl::StatusOr<std::vector<uint8_t>> ZipArchive::read(const std::string& name) const {
+  zip_t* z = static_cast<zip_t*>(zip_);
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat(z, name.c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) {
+    return absl::NotFoundError(path_ + ": archive has no entry '" + name + "'");
+  }
+  zip_file_t* f = zip_fopen(z, name.c_str(), 0);
+  if (f == nullptr) return absl::DataLossError(path_ + ": cannot open entry '" + name + "': " + zip_strerror(z));
+  std::vector<uint8_t> data(static_cast<size_t>(st.size));
+  zip_int64_t got = data.empty() ? 0 : zip_fread(f, data.data(), st.size);
+  zip_fclose(f);
+  if (got < 0 || static_cast<zip_uint64_t>(got) != st.size) {
+    return absl::DataLossError(path_ + ": entry '" + name + "' is truncated or corrupt");
+  }
+  return data;
+}
+
+absl::StatusOr<std::string> ZipArchive::read_text(const std::string& name) const {
+  auto bytes = read(name);
+  if (!bytes.ok()) return bytes.status();
+  return std::string(bytes->begin(), bytes->end());
+}
+
+}  // namespace exporter
+}  // namespace ember

@@ -1,0 +1,110 @@
+#include "exporter/ir/graph.h"
+
+#include <sstream>
+
+namespace ember {
+namespace exporter {
+
+std::vector<int> Arg::value_refs() const {
+  std::vector<int> out;
+  switch (kind) {
+    case Kind::Tensor:
+    case Kind::SymInt:
+    case Kind::SymBool:
+      if (ref >= 0) out.push_back(ref);
+      break;
+    case Kind::Tensors:
+    case Kind::OptionalTensors:
+    case Kind::SymInts:
+      for (int r : refs) if (r >= 0) out.push_back(r);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+std::vector<int> Node::output_values() const {
+  std::vector<int> out;
+  for (const Arg& a : outputs) {
+    for (int r : a.value_refs()) out.push_back(r);
+  }
+  return out;
+}
+
+int Graph::add_value(Value v) {
+  v.id = static_cast<int>(values.size());
+  if (!v.name.empty()) by_name[v.name] = v.id;
+  values.push_back(std::move(v));
+  return static_cast<int>(values.size()) - 1;
+}
+
+int Graph::find(const std::string& name) const {
+  auto it = by_name.find(name);
+  return it == by_name.end() ? -1 : it->second;
+}
+
+static void replace_in_arg(Arg& a, int from, int to) {
+  if (a.ref == from) a.ref = to;
+  for (int& r : a.refs) if (r == from) r = to;
+}
+
+void Graph::replace_uses(int from, int to) {
+  for (Node& n : nodes) {
+    if (n.erased) continue;
+    for (Arg& a : n.args) replace_in_arg(a, from, to);
+    for (Arg& a : n.outputs) replace_in_arg(a, from, to);  // in-place writers of `from`
+  }
+  for (GraphOutput& o : outputs) if (o.value == from) o.value = to;
+  for (WriteBack& w : write_backs) if (w.from == from) w.from = to;
+}
+
+std::vector<int> Graph::use_counts() const {
+  std::vector<int> uses(values.size(), 0);
+  for (const Node& n : nodes) {
+    if (n.erased) continue;
+    for (const Arg& a : n.args) for (int r : a.value_refs()) uses[r]++;
+  }
+  for (const GraphOutput& o : outputs) if (o.value >= 0) uses[o.value]++;
+  for (const WriteBack& w : write_backs) {
+    uses[w.from]++;
+    uses[w.to]++;
+  }
+  return uses;
+}
+
+void Graph::compact() {
+  std::vector<Node> kept;
+  kept.reserve(nodes.size());
+  for (Node& n : nodes) if (!n.erased) kept.push_back(std::move(n));
+  nodes = std::move(kept);
+  for (Value& v : values) v.producer = -1;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (int r : nodes[i].output_values()) {
+      if (values[r].role == ValueRole::Activation) values[r].producer = static_cast<int>(i);
+    }
+  }
+}
+
+size_t Graph::num_live_nodes() const {
+  size_t n = 0;
+  for (const Node& node : nodes) n += node.erased ? 0 : 1;
+  return n;
+}
+
+std::string dtype_name(ScalarType t) { return scalar_type_name(t); }
+
+std::string shape_string(const Value& v) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < v.sizes.size(); ++i) {
+    if (i) os << ", ";
+    if (i < v.dynamic_dims.size() && v.dynamic_dims[i]) os << "<=";
+    os << v.sizes[i];
+  }
+  os << "]";
+  return os.str();
+}
+
+}  // namespace exporter
+}  // namespace ember

@@ -1,0 +1,61 @@
+// Delegate partitioning: a Partitioner (one per backend, e.g. XNNPACK, Vulkan) claims sets
+// of nodes; each claimed set becomes one delegate call whose blob comes from the backend's
+// preprocess. The exporter emits a DelegateCall instruction (inputs then outputs) in place
+// of the claimed nodes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "exporter/ir/graph.h"
+
+namespace ember {
+namespace exporter {
+
+// A claimed subgraph, in graph order. Its inputs are values read by its nodes but produced
+// outside it (including constants); its outputs are values produced inside it and read
+// outside it (or graph outputs).
+struct Partition {
+  std::vector<int> nodes;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+};
+
+struct DelegateBlob {
+  std::vector<uint8_t> data;
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> compile_specs;
+};
+
+class Partitioner {
+ public:
+  virtual ~Partitioner() = default;
+  virtual std::string backend_id() const = 0;
+  // Sets of node indices this backend takes. Sets must be disjoint.
+  virtual std::vector<std::vector<int>> claim(const Graph& g) = 0;
+  // Serialises one partition for the runtime backend.
+  virtual absl::StatusOr<DelegateBlob> preprocess(const Graph& g, const Partition& p) = 0;
+};
+
+// Records of the delegates created while partitioning (kept in the graph's side table).
+struct DelegateRecord {
+  std::string backend_id;
+  DelegateBlob blob;
+};
+
+// Runs `partitioner` over `g`: every claimed set is replaced by one node with
+// op == "delegate::<index>" (index into `delegates`), args = Tensors(inputs) and
+// outputs = the partition outputs. Returns the number of partitions created.
+absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
+                                      std::vector<DelegateRecord>* delegates);
+
+// Builds the Partition (inputs/outputs) of a node set. Fails when the set is not convex
+// (a path leaves and re-enters it) or contains erased nodes.
+absl::StatusOr<Partition> make_partition(const Graph& g, std::vector<int> nodes);
+
+// Name prefix of delegate nodes.
+constexpr const char* kDelegateOpPrefix = "delegate::";
+
+}  // namespace exporter
+}  // namespace ember

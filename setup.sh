@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs Ember's build and test dependencies from Debian packages. Idempotent: prints
+# nothing and installs nothing when everything is already present.
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap bazel-rules-java
+  flatbuffers-compiler libflatbuffers-dev
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev pkg-config
+  nlohmann-json3-dev libzip-dev libpng-dev
+  python3
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

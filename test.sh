@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the whole Ember test suite and prints "N passed, M failed" (gtest cases).
+# Extra arguments are passed to `bazel test` (e.g. --config=asan).
+set -uo pipefail
+cd "$(dirname "$0")"
+
+targets=$(bazel query 'tests(//...) except attr(tags, "manual", tests(//...))' 2>/dev/null)
+if [ -z "$targets" ]; then
+  echo "no test targets found"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+# shellcheck disable=SC2086
+bazel test "$@" --test_output=errors $targets
+status=$?
+python3 tools/test_summary.py "$(bazel info bazel-testlogs "$@" 2>/dev/null)" $targets
+summary=$?
+if [ $status -ne 0 ] || [ $summary -ne 0 ]; then
+  exit 1
+fi

@@ -1,0 +1,107 @@
+// The exporter-side Vulkan partitioner on a hand-built IR graph: claims the supported run,
+// leaves the rest, and its blob runs on the backend (constants embedded, their arguments
+// ignored).
+#include <cstdlib>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "delegates/vulkan/exporter/vulkan_partitioner.h"
+#include "test/delegates/vulkan/vulkan_test_util.h"
+
+namespace ember {
+namespace vulkan {
+namespace testing {
+namespace {
+
+using exporter::Arg;
+using exporter::Graph;
+using exporter::Node;
+using exporter::Value;
+using exporter::ValueRole;
+
+const bool kEnvSet = [] {
+  setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
+  setenv("EMBER_VULKAN_ALLOW_CPU", "1", 1);
+  return true;
+}();
+
+int tensor(Graph& g, const std::string& name, Sizes sizes, ValueRole role = ValueRole::Activation,
+           const Floats* data = nullptr) {
+  Value v;
+  v.name = name;
+  v.sizes = sizes;
+  v.dynamic_dims.assign(sizes.size(), false);
+  v.role = role;
+  if (data != nullptr) {
+    exporter::Constant c;
+    c.name = name;
+    c.sizes = sizes;
+    c.data.resize(data->size() * 4);
+    std::memcpy(c.data.data(), data->data(), c.data.size());
+    g.constants.push_back(c);
+    v.constant = static_cast<int>(g.constants.size() - 1);
+  }
+  return g.add_value(v);
+}
+
+void node(Graph& g, const std::string& op, const std::string& overload, std::vector<Arg> args, int out) {
+  Node n;
+  n.op = op;
+  n.overload = overload;
+  n.args = std::move(args);
+  n.arg_names.assign(n.args.size(), "");
+  n.outputs = {Arg::tensor(out)};
+  g.values[out].producer = static_cast<int>(g.nodes.size());
+  g.nodes.push_back(n);
+}
+
+TEST(VulkanPartitionerTest, ClaimsLinearReluAndRunsTheBlob) {
+  Floats w = random_floats(15, 60), bias = random_floats(3, 61), xv = random_floats(10, 62);
+  Graph g;
+  int x = tensor(g, "x", {2, 5}, ValueRole::UserInput);
+  int wv = tensor(g, "w", {3, 5}, ValueRole::Constant, &w);
+  int bv = tensor(g, "b", {3}, ValueRole::Constant, &bias);
+  int l = tensor(g, "l", {2, 3});
+  int r = tensor(g, "r", {2, 3});
+  int u = tensor(g, "u", {2, 3});
+  g.inputs = {x};
+  node(g, "aten::linear", "default", {Arg::tensor(x), Arg::tensor(wv), Arg::tensor(bv)}, l);
+  node(g, "aten::relu", "default", {Arg::tensor(l)}, r);
+  node(g, "aten::unknown_op", "default", {Arg::tensor(r)}, u);  // stays outside
+  exporter::GraphOutput go;
+  go.value = u;
+  g.outputs = {go};
+
+  VulkanPartitioner part;
+  EXPECT_EQ(VulkanPartitioner::unsupported_reason(g, 0), "");
+  EXPECT_NE(VulkanPartitioner::unsupported_reason(g, 2).find("no Vulkan shader"), std::string::npos);
+  std::vector<exporter::DelegateRecord> delegates;
+  auto made = exporter::apply_partitioner(g, part, &delegates);
+  ASSERT_TRUE(made.ok()) << made.status();
+  ASSERT_EQ(*made, 1);
+  ASSERT_EQ(delegates.size(), 1u);
+  EXPECT_EQ(delegates[0].backend_id, "vulkan");
+
+  EMBER_SKIP_WITHOUT_VULKAN();
+  Delegate d;
+  ASSERT_EQ(d.init(delegates[0].blob.data), Error::Ok) << d.message();
+  // Delegate args: partition inputs (x, w, b: the constants are ignored) then output r.
+  std::vector<HostTensor> ins{HostTensor::f32({2, 5}, xv), HostTensor::f32({3, 5}, w), HostTensor::f32({3}, bias)};
+  std::vector<HostTensor> outs{HostTensor::f32({2, 3}, Floats(6, NAN))};
+  ASSERT_EQ(d.execute(ins, outs), Error::Ok) << d.message();
+  Floats got(6), want(6);
+  std::memcpy(got.data(), outs[0].bytes.data(), 24);
+  for (int m = 0; m < 2; ++m)
+    for (int n = 0; n < 3; ++n) {
+      float acc = bias[n];
+      for (int k = 0; k < 5; ++k) acc += xv[m * 5 + k] * w[n * 5 + k];
+      want[m * 3 + n] = std::max(acc, 0.0f);
+    }
+  EXPECT_TRUE(near(got, want));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace vulkan
+}  // namespace ember

@@ -1,0 +1,186 @@
+#include <zip.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "exporter/import/pt2_importer.h"
+#include "exporter/import/sym_expr.h"
+#include "gtest/gtest.h"
+#include "test/exporter/shared_dir.h"
+
+namespace ember {
+namespace exporter {
+namespace {
+
+std::string tmp(const std::string& name) {
+  const char* d = getenv("TEST_TMPDIR");
+  return std::string(d ? d : "/tmp") + "/" + name;
+}
+
+// Writes a zip with the given (name, content) entries.
+void write_zip(const std::string& path, const std::vector<std::pair<std::string, std::string>>& entries) {
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  ASSERT_NE(z, nullptr);
+  for (const auto& [name, content] : entries) {
+    char* copy = static_cast<char*>(malloc(content.size() + 1));
+    memcpy(copy, content.data(), content.size());
+    zip_source_t* src = zip_source_buffer(z, copy, content.size(), 1);
+    ASSERT_GE(zip_file_add(z, name.c_str(), src, ZIP_FL_OVERWRITE), 0);
+  }
+  ASSERT_EQ(zip_close(z), 0);
+}
+
+TEST(SymExpr, EvaluatesUpperBounds) {
+  std::map<std::string, int64_t> s = {{"s27", 64}, {"s0", 10}};
+  EXPECT_EQ(*evaluate_sym_expr("Symbol('s27', positive=True, integer=True)", s), 64);
+  EXPECT_EQ(*evaluate_sym_expr("s27", s), 64);
+  EXPECT_EQ(*evaluate_sym_expr("2*s27", s), 128);
+  EXPECT_EQ(*evaluate_sym_expr("s27 + 8", s), 72);
+  EXPECT_EQ(*evaluate_sym_expr("s27 - 1", s), 63);
+  EXPECT_EQ(*evaluate_sym_expr("(s0//3)", s), 3);
+  EXPECT_EQ(*evaluate_sym_expr("FloorDiv(s0, 4) + Max(1, s0)", s), 12);
+  EXPECT_EQ(*evaluate_sym_expr("s0**2 % 7", s), 2);
+  EXPECT_FALSE(evaluate_sym_expr("s99 + 1", s).ok());
+  EXPECT_FALSE(evaluate_sym_expr("s0 +", s).ok());
+  EXPECT_FALSE(evaluate_sym_expr("s0 / 0", s).ok());
+}
+
+TEST(Importer, LastStackFrame) {
+  EXPECT_EQ(last_stack_frame("File \"a.py\", line 1, in f\n    x = 1\n  File \"b.py\", line 2, in g\n    return y"),
+            "File \"b.py\", line 2, in g: return y");
+  EXPECT_EQ(last_stack_frame(""), "");
+}
+
+TEST(Importer, DtypeCodes) {
+  EXPECT_EQ(*scalar_type_from_pt2(7), ScalarType::Float32);
+  EXPECT_EQ(*scalar_type_from_pt2(5), ScalarType::Int64);
+  EXPECT_EQ(*scalar_type_from_pt2(12), ScalarType::Bool);
+  EXPECT_EQ(*scalar_type_from_pt2(13), ScalarType::BFloat16);
+  EXPECT_EQ(*scalar_type_from_pt2(1), ScalarType::UInt8);
+  EXPECT_FALSE(scalar_type_from_pt2(10).ok());  // complex
+  EXPECT_FALSE(scalar_type_from_pt2(99).ok());
+}
+
+TEST(Importer, SmallCnn) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "shared/ data not found";
+  auto g = import_pt2(shared + "/models/small_cnn/model.pt2");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->inputs.size(), 1u);
+  const Value& x = g->values[g->inputs[0]];
+  EXPECT_EQ(x.sizes, (std::vector<int64_t>{1, 3, 32, 32}));
+  EXPECT_EQ(x.role, ValueRole::UserInput);
+  ASSERT_EQ(g->outputs.size(), 1u);
+  size_t params = 0;
+  for (const Constant& c : g->constants) params += c.data.size() / element_size(c.dtype);
+  EXPECT_GE(params, 20730u);  // meta.json params (+ BN running stats)
+  int convs = 0;
+  for (const Node& n : g->nodes) {
+    if (n.op == "aten::conv2d") {
+      ++convs;
+      ASSERT_NE(n.schema, nullptr);
+      ASSERT_EQ(n.args.size(), 7u);  // defaults filled
+      EXPECT_EQ(n.args[3].kind, Arg::Kind::Ints);
+      EXPECT_EQ(n.args[6].kind, Arg::Kind::Int);  // groups
+      EXPECT_FALSE(n.source.empty());
+    }
+  }
+  EXPECT_GE(convs, 1);
+}
+
+TEST(Importer, DynamicShapesAndStateOfTinyLlamaKv) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "shared/ data not found";
+  auto g = import_pt2(shared + "/models/tiny_llama_kv/model.pt2");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->inputs.size(), 2u);
+  const Value& tokens = g->values[g->inputs[0]];
+  EXPECT_EQ(tokens.sizes, (std::vector<int64_t>{1, 64}));
+  EXPECT_EQ(tokens.dynamic_dims, (std::vector<bool>{false, true}));
+  int sym = g->find("sym_size_int_1");
+  ASSERT_GE(sym, 0);
+  EXPECT_EQ(g->values[sym].type, ValueType::SymInt);
+  EXPECT_EQ(g->values[sym].sym_upper, 64);
+  int cos = g->find("b_cos");  // non-persistent buffer: from data/constants
+  ASSERT_GE(cos, 0);
+  EXPECT_EQ(g->values[cos].role, ValueRole::Constant);
+  EXPECT_EQ(g->constants[g->values[cos].constant].sizes, (std::vector<int64_t>{64, 32}));
+  bool view_with_sym = false;
+  for (const Node& n : g->nodes) {
+    if (n.op == "aten::view" && n.args[1].kind == Arg::Kind::SymInts) view_with_sym = true;
+  }
+  EXPECT_TRUE(view_with_sym);
+}
+
+TEST(Importer, MalformedArchivesGiveOneClearError) {
+  auto missing = import_pt2("/nonexistent/model.pt2");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(std::string(missing.status().message()).find("cannot open"), std::string::npos);
+
+  std::string garbage = tmp("garbage.pt2");
+  std::ofstream(garbage) << "this is not a zip";
+  auto g1 = import_pt2(garbage);
+  ASSERT_FALSE(g1.ok());
+  EXPECT_NE(std::string(g1.status().message()).find("zip"), std::string::npos);
+
+  std::string no_model = tmp("no_model.pt2");
+  write_zip(no_model, {{"m/archive_format", "pt2"}});
+  auto g2 = import_pt2(no_model);
+  ASSERT_FALSE(g2.ok());
+  EXPECT_NE(std::string(g2.status().message()).find("models/model.json"), std::string::npos);
+
+  std::string bad_json = tmp("bad_json.pt2");
+  write_zip(bad_json, {{"m/models/model.json", "{not json"}});
+  auto g3 = import_pt2(bad_json);
+  ASSERT_FALSE(g3.ok());
+  EXPECT_NE(std::string(g3.status().message()).find("not valid JSON"), std::string::npos);
+
+  std::string old = tmp("old.pt2");
+  write_zip(old, {{"m/models/model.json", R"({"schema_version": {"major": 7, "minor": 1}})"}});
+  auto g4 = import_pt2(old);
+  ASSERT_FALSE(g4.ok());
+  EXPECT_NE(std::string(g4.status().message()).find("schema version 7.1"), std::string::npos);
+
+  std::string wrong_types = tmp("wrong_types.pt2");
+  write_zip(wrong_types, {{"m/models/model.json",
+                           R"({"schema_version": {"major": 8, "minor": 1}, "graph_module": {"graph": {"tensor_values": {"x": {"dtype": "float", "sizes": 3}}, "nodes": 5}, "signature": []}})"}});
+  auto g5 = import_pt2(wrong_types);
+  ASSERT_FALSE(g5.ok());
+  EXPECT_NE(std::string(g5.status().message()).find("dtype"), std::string::npos);
+
+  std::string truncated_weight = tmp("trunc.pt2");
+  write_zip(truncated_weight,
+            {{"m/models/model.json",
+              R"({"schema_version": {"major": 8, "minor": 1}, "graph_module": {"graph": {"tensor_values": {"p_w": {"dtype": 7, "sizes": [{"as_int": 4}]}}, "nodes": []},
+                 "signature": {"input_specs": [{"parameter": {"arg": {"name": "p_w"}, "parameter_name": "w"}}], "output_specs": []}}})"},
+             {"m/data/weights/model_weights_config.json",
+              R"({"config": {"w": {"path_name": "weight_0", "is_param": true, "use_pickle": false, "tensor_meta": {"dtype": 7, "sizes": [{"as_int": 4}], "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}}}}})"},
+             {"m/data/weights/weight_0", "12345678"}});
+  auto g6 = import_pt2(truncated_weight);
+  ASSERT_FALSE(g6.ok());
+  EXPECT_NE(std::string(g6.status().message()).find("fewer than"), std::string::npos) << g6.status();
+}
+
+TEST(Importer, StridedWeightsBecomeContiguous) {
+  std::string path = tmp("strided.pt2");
+  // A 2x3 tensor stored transposed (strides [1, 2]) with storage offset 1.
+  float storage[7] = {-1, 0, 3, 1, 4, 2, 5};
+  write_zip(path,
+            {{"m/models/model.json",
+              R"({"schema_version": {"major": 8, "minor": 1}, "graph_module": {"graph": {"tensor_values": {"p_w": {"dtype": 7, "sizes": [{"as_int": 2}, {"as_int": 3}]}}, "nodes": []},
+                 "signature": {"input_specs": [{"parameter": {"arg": {"name": "p_w"}, "parameter_name": "w"}}], "output_specs": []}}})"},
+             {"m/data/weights/model_weights_config.json",
+              R"({"config": {"w": {"path_name": "weight_0", "use_pickle": false, "tensor_meta": {"dtype": 7, "sizes": [{"as_int": 2}, {"as_int": 3}], "strides": [{"as_int": 1}, {"as_int": 2}], "storage_offset": {"as_int": 1}}}}})"},
+             {"m/data/weights/weight_0", std::string(reinterpret_cast<const char*>(storage), sizeof(storage))}});
+  auto g = import_pt2(path);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->constants.size(), 1u);
+  const float* d = reinterpret_cast<const float*>(g->constants[0].data.data());
+  // element (i, j) = storage[1 + i + 2j]
+  EXPECT_EQ(std::vector<float>(d, d + 6), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+}
+
+}  // namespace
+}  // namespace exporter
+}  // namespace ember

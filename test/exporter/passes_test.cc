@@ -1,0 +1,280 @@
+#include <cmath>
+#include <cstring>
+
+#include "exporter/import/pt2_importer.h"
+#include "exporter/memory/memory_planner.h"
+#include "exporter/ops/op_schemas.h"
+#include "exporter/partition/partitioner.h"
+#include "exporter/passes/passes.h"
+#include "gtest/gtest.h"
+#include "test/exporter/shared_dir.h"
+
+namespace ember {
+namespace exporter {
+namespace {
+
+int tensor(Graph& g, const std::string& name, std::vector<int64_t> sizes, ValueRole role = ValueRole::Activation) {
+  Value v;
+  v.name = name;
+  v.sizes = sizes;
+  v.dynamic_dims.assign(sizes.size(), false);
+  v.role = role;
+  return g.add_value(v);
+}
+
+int constant(Graph& g, const std::string& name, std::vector<int64_t> sizes, std::vector<float> data) {
+  Constant c;
+  c.name = name;
+  c.sizes = sizes;
+  c.data.resize(data.size() * 4);
+  std::memcpy(c.data.data(), data.data(), c.data.size());
+  g.constants.push_back(c);
+  int id = tensor(g, name, sizes, ValueRole::Constant);
+  g.values[id].constant = static_cast<int>(g.constants.size()) - 1;
+  return id;
+}
+
+Node node(const std::string& op, const std::string& overload, std::vector<Arg> args, std::vector<int> outs) {
+  Node n;
+  n.op = op;
+  n.overload = overload;
+  n.schema = find_op_schema(op, overload);
+  n.args = std::move(args);
+  for (int o : outs) n.outputs.push_back(Arg::tensor(o));
+  return n;
+}
+
+void add_node(Graph& g, Node n) {
+  for (int r : n.output_values()) g.values[r].producer = static_cast<int>(g.nodes.size());
+  g.nodes.push_back(std::move(n));
+}
+
+TEST(Canonicalize, RemovesIdentitiesAndAssertsAndFunctionalisesInPlaceOps) {
+  Graph g;
+  int x = tensor(g, "x", {4}, ValueRole::UserInput);
+  g.inputs = {x};
+  int buf = constant(g, "cache", {8}, std::vector<float>(8, 0.f));
+  int idx = tensor(g, "idx", {4}, ValueRole::UserInput);
+  g.values[idx].dtype = ScalarType::Int64;
+  g.inputs.push_back(idx);
+  int d = tensor(g, "d", {4});
+  int c = tensor(g, "c", {8});
+  int y = tensor(g, "y", {8});
+  add_node(g, node("aten::dropout", "default", {Arg::tensor(x), Arg::real(0.1), Arg::boolean(false)}, {d}));
+  Node a = node("aten::_assert_tensor_metadata", "default", {Arg::tensor(d)}, {});
+  add_node(g, a);
+  add_node(g, node("aten::index_copy_", "default", {Arg::tensor(buf), Arg::integer(0), Arg::tensor(idx), Arg::tensor(d)}, {c}));
+  add_node(g, node("aten::relu", "default", {Arg::tensor(c)}, {y}));
+  g.outputs = {GraphOutput{y}};
+  auto changes = canonicalize(g);
+  ASSERT_TRUE(changes.ok());
+  EXPECT_EQ(*changes, 3);
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op, "aten::index_copy");
+  EXPECT_EQ(g.nodes[0].args[3].ref, x);          // dropout removed
+  EXPECT_EQ(g.nodes[0].outputs[0].ref, buf);     // writes into the buffer
+  EXPECT_EQ(g.values[buf].role, ValueRole::MutableState);
+  EXPECT_EQ(g.nodes[1].args[0].ref, buf);        // readers see the buffer
+}
+
+TEST(DeadCode, RemovesUnusedChainsButKeepsInPlaceWrites) {
+  Graph g;
+  int x = tensor(g, "x", {4}, ValueRole::UserInput);
+  g.inputs = {x};
+  int a = tensor(g, "a", {4}), b = tensor(g, "b", {4}), y = tensor(g, "y", {4});
+  int state = constant(g, "s", {4}, {0, 0, 0, 0});
+  g.values[state].role = ValueRole::MutableState;
+  add_node(g, node("aten::neg", "default", {Arg::tensor(x)}, {a}));
+  add_node(g, node("aten::exp", "default", {Arg::tensor(a)}, {b}));  // unused chain
+  add_node(g, node("aten::relu", "default", {Arg::tensor(x)}, {y}));
+  add_node(g, node("aten::copy", "default", {Arg::tensor(state), Arg::tensor(x), Arg::boolean(false)}, {state}));
+  g.outputs = {GraphOutput{y}};
+  EXPECT_EQ(eliminate_dead_code(g), 2);
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op, "aten::relu");
+  EXPECT_EQ(g.nodes[1].op, "aten::copy");
+}
+
+TEST(ConvBatchNormFold, FoldsNumerically) {
+  Graph g;
+  int x = tensor(g, "x", {1, 1, 1, 1}, ValueRole::UserInput);
+  g.inputs = {x};
+  int w = constant(g, "w", {2, 1, 1, 1}, {2.f, -1.f});
+  int b = constant(g, "b", {2}, {0.5f, 1.f});
+  int gamma = constant(g, "gamma", {2}, {3.f, 1.f});
+  int beta = constant(g, "beta", {2}, {0.25f, -2.f});
+  int mean = constant(g, "mean", {2}, {1.f, 0.f});
+  int var = constant(g, "var", {2}, {4.f, 1.f});
+  int c = tensor(g, "c", {1, 2, 1, 1}), y = tensor(g, "y", {1, 2, 1, 1});
+  Node conv = node("aten::conv2d", "default", {Arg::tensor(x), Arg::tensor(w), Arg::tensor(b), Arg::int_list({1, 1}),
+                                               Arg::int_list({0, 0}), Arg::int_list({1, 1}), Arg::integer(1)}, {c});
+  add_node(g, conv);
+  add_node(g, node("aten::batch_norm", "default",
+                   {Arg::tensor(c), Arg::tensor(gamma), Arg::tensor(beta), Arg::tensor(mean), Arg::tensor(var),
+                    Arg::boolean(false), Arg::real(0.1), Arg::real(0.0), Arg::boolean(true)}, {y}));
+  g.outputs = {GraphOutput{y}};
+  auto n = fold_conv_batch_norm(g);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.outputs[0].value, c);
+  const Constant& nw = g.constants[g.values[g.nodes[0].args[1].ref].constant];
+  const Constant& nb = g.constants[g.values[g.nodes[0].args[2].ref].constant];
+  const float* fw = reinterpret_cast<const float*>(nw.data.data());
+  const float* fb = reinterpret_cast<const float*>(nb.data.data());
+  // channel 0: scale = 3/2 -> w 3, b (0.5-1)*1.5+0.25 = -0.5; channel 1: scale 1 -> w -1, b 1-2 = -1
+  EXPECT_FLOAT_EQ(fw[0], 3.f);
+  EXPECT_FLOAT_EQ(fw[1], -1.f);
+  EXPECT_FLOAT_EQ(fb[0], -0.5f);
+  EXPECT_FLOAT_EQ(fb[1], -1.f);
+}
+
+TEST(ConvBatchNormFold, FoldsEveryBatchNormOfResnet18) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "shared/ data not found";
+  auto g = import_pt2(shared + "/models/resnet18/model.pt2");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE(canonicalize(*g).ok());
+  auto n = fold_conv_batch_norm(*g);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 20);
+  for (const Node& node : g->nodes) EXPECT_NE(node.op, "aten::batch_norm");
+}
+
+TEST(MemoryPlanner, SharesDisjointLifetimesAndNeverOverlapsLiveOnes) {
+  std::vector<Lifetime> lts = {{0, 0, 1, 128}, {1, 1, 2, 64}, {2, 2, 3, 128}, {3, 0, 3, 64}};
+  std::vector<int64_t> off;
+  size_t by_size = place_by_size(lts, &off);
+  for (size_t i = 0; i < lts.size(); ++i) {
+    for (size_t j = i + 1; j < lts.size(); ++j) {
+      bool live_together = lts[i].first <= lts[j].last && lts[j].first <= lts[i].last;
+      bool mem_overlap = off[i] < off[j] + static_cast<int64_t>(lts[j].size) && off[j] < off[i] + static_cast<int64_t>(lts[i].size);
+      EXPECT_FALSE(live_together && mem_overlap) << i << " " << j;
+    }
+  }
+  EXPECT_EQ(live_bytes_peak(lts), 256u);  // steps 1 and 2: 128 + 64 + 64
+  EXPECT_GE(by_size, live_bytes_peak(lts));
+  EXPECT_EQ(by_size, 256u);
+  std::vector<int64_t> off2;
+  EXPECT_GE(place_by_first_use(lts, &off2), live_bytes_peak(lts));
+}
+
+TEST(MemoryPlanner, RealModelPlanIsValidAndNearTheBound) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "shared/ data not found";
+  auto g = import_pt2(shared + "/models/mobilenet_v2/model.pt2");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE(canonicalize(*g).ok());
+  ASSERT_TRUE(fold_conv_batch_norm(*g).ok());
+  eliminate_dead_code(*g);
+  finalize_outputs(*g);
+  MemoryPlan plan = plan_memory(*g);
+  std::vector<Lifetime> lts = compute_lifetimes(*g);
+  for (size_t i = 0; i < lts.size(); ++i) {
+    for (size_t j = i + 1; j < lts.size(); ++j) {
+      bool live = lts[i].first <= lts[j].last && lts[j].first <= lts[i].last;
+      int64_t a = plan.offset[lts[i].value], b = plan.offset[lts[j].value];
+      bool overlap = a < b + static_cast<int64_t>(lts[j].size) && b < a + static_cast<int64_t>(lts[i].size);
+      ASSERT_FALSE(live && overlap);
+    }
+  }
+  EXPECT_GE(plan.arena_size, plan.lower_bound);
+  EXPECT_LE(plan.arena_size, plan.lower_bound * 13 / 10);  // within 30% of the bound
+  EXPECT_EQ(plan.fixed_size, 1u * 3 * 224 * 224 * 4);       // the input, not shared
+}
+
+class FakePartitioner : public Partitioner {
+ public:
+  std::string backend_id() const override { return "FakeBackend"; }
+  std::vector<std::vector<int>> claim(const Graph& g) override {
+    std::vector<int> set;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (g.nodes[i].op == "aten::neg" || g.nodes[i].op == "aten::exp") set.push_back(static_cast<int>(i));
+    }
+    return {set};
+  }
+  absl::StatusOr<DelegateBlob> preprocess(const Graph& g, const Partition& p) override {
+    DelegateBlob b;
+    b.data = {static_cast<uint8_t>(p.nodes.size()), static_cast<uint8_t>(p.inputs.size()),
+              static_cast<uint8_t>(p.outputs.size())};
+    b.compile_specs.push_back({"threads", {1}});
+    return b;
+  }
+};
+
+TEST(Partitioner, ClaimedNodesBecomeOneDelegateCall) {
+  Graph g;
+  int x = tensor(g, "x", {4}, ValueRole::UserInput);
+  g.inputs = {x};
+  int a = tensor(g, "a", {4}), b = tensor(g, "b", {4}), y = tensor(g, "y", {4});
+  add_node(g, node("aten::neg", "default", {Arg::tensor(x)}, {a}));
+  add_node(g, node("aten::exp", "default", {Arg::tensor(a)}, {b}));
+  add_node(g, node("aten::relu", "default", {Arg::tensor(b)}, {y}));
+  g.outputs = {GraphOutput{y}};
+  FakePartitioner p;
+  std::vector<DelegateRecord> delegates;
+  auto n = apply_partitioner(g, p, &delegates);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 1);
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op, "delegate::0");
+  EXPECT_EQ(g.nodes[0].args[0].refs, (std::vector<int>{x}));
+  EXPECT_EQ(g.nodes[0].output_values(), (std::vector<int>{b}));  // a stays internal
+  ASSERT_EQ(delegates.size(), 1u);
+  EXPECT_EQ(delegates[0].blob.data, (std::vector<uint8_t>{2, 1, 1}));
+  EXPECT_EQ(g.nodes[1].args[0].ref, b);
+}
+
+TEST(Partitioner, RejectsNonConvexClaims) {
+  Graph g;
+  int x = tensor(g, "x", {4}, ValueRole::UserInput);
+  g.inputs = {x};
+  int a = tensor(g, "a", {4}), b = tensor(g, "b", {4}), y = tensor(g, "y", {4});
+  add_node(g, node("aten::neg", "default", {Arg::tensor(x)}, {a}));
+  add_node(g, node("aten::relu", "default", {Arg::tensor(a)}, {b}));  // outside, between
+  add_node(g, node("aten::exp", "default", {Arg::tensor(b)}, {y}));
+  g.outputs = {GraphOutput{y}};
+  auto p = make_partition(g, {0, 2});
+  EXPECT_FALSE(p.ok());
+}
+
+}  // namespace
+}  // namespace exporter
+}  // namespace ember
+
+namespace ember {
+namespace exporter {
+namespace {
+
+// conv -> batch_norm -> relu_ (in place) -> add: after folding, relu_ must write into the
+// conv output and the add must read it (regression: the in-place write was lost).
+TEST(ConvBatchNormFold, KeepsInPlaceConsumers) {
+  Graph g;
+  int x = tensor(g, "x", {1, 1, 1, 1}, ValueRole::UserInput);
+  g.inputs = {x};
+  int w = constant(g, "w", {1, 1, 1, 1}, {1.f});
+  int mean = constant(g, "mean", {1}, {0.f});
+  int var = constant(g, "var", {1}, {1.f});
+  int c = tensor(g, "c", {1, 1, 1, 1}), y = tensor(g, "y", {1, 1, 1, 1}), r = tensor(g, "r", {1, 1, 1, 1});
+  int s = tensor(g, "s", {1, 1, 1, 1});
+  add_node(g, node("aten::conv2d", "default", {Arg::tensor(x), Arg::tensor(w), Arg::none(), Arg::int_list({1, 1}),
+                                               Arg::int_list({0, 0}), Arg::int_list({1, 1}), Arg::integer(1)}, {c}));
+  add_node(g, node("aten::batch_norm", "default",
+                   {Arg::tensor(c), Arg::none(), Arg::none(), Arg::tensor(mean), Arg::tensor(var), Arg::boolean(false),
+                    Arg::real(0.1), Arg::real(1e-5), Arg::boolean(true)}, {y}));
+  add_node(g, node("aten::relu_", "default", {Arg::tensor(y)}, {r}));
+  add_node(g, node("aten::add", "Tensor", {Arg::tensor(r), Arg::tensor(x), Arg::integer(1)}, {s}));
+  g.outputs = {GraphOutput{s}};
+  ASSERT_TRUE(canonicalize(g).ok());
+  ASSERT_EQ(*fold_conv_batch_norm(g), 1);
+  eliminate_dead_code(g);
+  ASSERT_EQ(g.nodes.size(), 3u);
+  EXPECT_EQ(g.nodes[1].op, "aten::relu");
+  EXPECT_EQ(g.nodes[1].args[0].ref, c);
+  EXPECT_EQ(g.nodes[1].outputs[0].ref, c);
+  EXPECT_EQ(g.nodes[2].args[0].ref, c);
+}
+
+}  // namespace
+}  // namespace exporter
+}  // namespace ember

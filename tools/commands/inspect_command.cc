@@ -1,0 +1,139 @@
+// ember inspect PROGRAM.pte: header, methods, inputs/outputs (dtype, shape, bounds),
+// operators with use counts, delegates, tensor table summary, planned arena sizes.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "flatbuffers/flatbuffers.h"
+#include "runtime/core/scalar_type.h"
+#include "runtime/program/file_header.h"
+#include "schema/program_generated.h"
+#include "tools/commands/command_registry.h"
+
+namespace ember {
+namespace tools {
+namespace {
+
+namespace sc = ::ember::schema;
+
+std::string describe_value(const sc::Method* m, uint32_t index) {
+  if (m->values() == nullptr || index >= m->values()->size()) return "<invalid>";
+  const sc::Value* v = m->values()->Get(index);
+  switch (v->value_type()) {
+    case sc::ValueKind::Tensor: {
+      const sc::Tensor* t = v->value_as_Tensor();
+      std::string s = std::string(scalar_type_name(static_cast<ScalarType>(t->dtype()))) + "[";
+      bool dyn = t->dynamism() == sc::ShapeDynamism::DynamicBounded;
+      for (uint32_t i = 0; t->sizes() && i < t->sizes()->size(); ++i) {
+        s += (i ? ", " : "") + std::string(dyn ? "<=" : "") + std::to_string(t->sizes()->Get(i));
+      }
+      s += "]";
+      if (dyn) s += " (dynamic)";
+      return s;
+    }
+    case sc::ValueKind::Int: return "int " + std::to_string(v->value_as_Int()->value());
+    case sc::ValueKind::Double: return "double " + std::to_string(v->value_as_Double()->value());
+    case sc::ValueKind::Bool: return std::string("bool ") + (v->value_as_Bool()->value() ? "true" : "false");
+    default: return sc::EnumNameValueKind(v->value_type());
+  }
+}
+
+int inspect_command(int argc, char** argv) {
+  if (argc != 2 || std::strcmp(argv[1], "--help") == 0) {
+    std::printf("usage: ember inspect PROGRAM.pte\n");
+    return argc == 2 ? 0 : 2;
+  }
+  std::ifstream f(argv[1], std::ios::binary);
+  if (!f) {
+    std::fprintf(stderr, "ember inspect: cannot open %s\n", argv[1]);
+    return 1;
+  }
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  FileHeader h;
+  if (bytes.size() < kFileHeaderSize || !parse_file_header(bytes.data(), &h)) {
+    std::fprintf(stderr, "ember inspect: %s is not a .pte program (bad magic)\n", argv[1]);
+    return 1;
+  }
+  if (h.flatbuffer_offset + h.flatbuffer_size > bytes.size()) {
+    std::fprintf(stderr, "ember inspect: %s is truncated\n", argv[1]);
+    return 1;
+  }
+  // Copy to aligned memory for the verifier.
+  std::vector<uint64_t> fb_mem((h.flatbuffer_size + 7) / 8);
+  std::memcpy(fb_mem.data(), bytes.data() + h.flatbuffer_offset, h.flatbuffer_size);
+  const uint8_t* fb = reinterpret_cast<const uint8_t*>(fb_mem.data());
+  flatbuffers::Verifier verifier(fb, h.flatbuffer_size);
+  if (!sc::VerifyProgramBuffer(verifier)) {
+    std::fprintf(stderr, "ember inspect: %s: the program FlatBuffer does not verify\n", argv[1]);
+    return 1;
+  }
+  const sc::Program* p = sc::GetProgram(fb);
+  std::printf("%s: format version %u, %zu bytes (program %llu bytes, segments %llu bytes in %u)\n", argv[1],
+              h.format_version, bytes.size(), static_cast<unsigned long long>(h.flatbuffer_size),
+              static_cast<unsigned long long>(h.segment_area_size), p->segments() ? p->segments()->size() : 0);
+  for (uint32_t mi = 0; p->methods() && mi < p->methods()->size(); ++mi) {
+    const sc::Method* m = p->methods()->Get(mi);
+    std::printf("\nmethod '%s'\n", m->name() ? m->name()->c_str() : "");
+    for (uint32_t i = 0; m->inputs() && i < m->inputs()->size(); ++i) {
+      std::printf("  input %u: %s\n", i, describe_value(m, m->inputs()->Get(i)).c_str());
+    }
+    for (uint32_t i = 0; m->outputs() && i < m->outputs()->size(); ++i) {
+      std::printf("  output %u: %s\n", i, describe_value(m, m->outputs()->Get(i)).c_str());
+    }
+    std::map<uint32_t, int> op_uses;
+    size_t delegate_calls = 0;
+    for (uint32_t i = 0; m->instructions() && i < m->instructions()->size(); ++i) {
+      const sc::Instruction* ins = m->instructions()->Get(i);
+      if (ins->kind_type() == sc::InstructionKind::KernelCall) op_uses[ins->kind_as_KernelCall()->op_index()]++;
+      if (ins->kind_type() == sc::InstructionKind::DelegateCall) delegate_calls++;
+    }
+    std::printf("  instructions: %u (%zu delegate calls)\n", m->instructions() ? m->instructions()->size() : 0,
+                delegate_calls);
+    std::printf("  operators: %u\n", m->operators() ? m->operators()->size() : 0);
+    for (uint32_t i = 0; m->operators() && i < m->operators()->size(); ++i) {
+      const sc::Operator* op = m->operators()->Get(i);
+      std::printf("    %5d x %s.%s\n", op_uses[i], op->name() ? op->name()->c_str() : "?",
+                  op->overload() && op->overload()->size() ? op->overload()->c_str() : "default");
+    }
+    std::printf("  delegates: %u\n", m->delegates() ? m->delegates()->size() : 0);
+    for (uint32_t i = 0; m->delegates() && i < m->delegates()->size(); ++i) {
+      const sc::Delegate* d = m->delegates()->Get(i);
+      std::printf("    %u: %s (blob segment %d)\n", i, d->backend_id() ? d->backend_id()->c_str() : "?", d->blob_segment());
+    }
+    std::map<std::string, std::pair<size_t, uint64_t>> by_loc;  // location -> (count, bytes)
+    size_t dynamic = 0, kinds[16] = {0};
+    for (uint32_t i = 0; m->values() && i < m->values()->size(); ++i) {
+      const sc::Value* v = m->values()->Get(i);
+      kinds[static_cast<int>(v->value_type()) & 15]++;
+      if (v->value_type() != sc::ValueKind::Tensor) continue;
+      const sc::Tensor* t = v->value_as_Tensor();
+      auto& e = by_loc[sc::EnumNameDataLocation(t->location())];
+      e.first++;
+      e.second += t->nbytes();
+      if (t->dynamism() == sc::ShapeDynamism::DynamicBounded) dynamic++;
+    }
+    std::printf("  values: %u (", m->values() ? m->values()->size() : 0);
+    bool first = true;
+    for (int k = 1; k < 16; ++k) {
+      if (!kinds[k]) continue;
+      std::printf("%s%zu %s", first ? "" : ", ", kinds[k], sc::EnumNameValueKind(static_cast<sc::ValueKind>(k)));
+      first = false;
+    }
+    std::printf(")\n  tensors: %zu dynamic\n", dynamic);
+    for (const auto& [loc, e] : by_loc) std::printf("    %-12s %6zu tensors %12llu bytes\n", loc.c_str(), e.first, static_cast<unsigned long long>(e.second));
+    for (uint32_t i = 0; m->arena_sizes() && i < m->arena_sizes()->size(); ++i) {
+      std::printf("  arena %u: %llu bytes planned\n", i, static_cast<unsigned long long>(m->arena_sizes()->Get(i)));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tools
+}  // namespace ember
+
+EMBER_REGISTER_COMMAND(inspect, "describe a .pte program (methods, I/O, ops, memory)", ember::tools::inspect_command);

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Measures the stripped code size the Ember runtime core adds to an application:
+# size(minimal_runner) - size(baseline), both built -c opt with -Os, section GC, no
+# exceptions/RTTI and logging compiled out. Prints the sizes and the difference in bytes.
+# Uses its own output directory (--platform_suffix) so other builds' caches are untouched.
+#   tools/size/measure_size.sh            # target: < 40960 bytes on x86-64
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+FLAGS=(
+  -c opt --platform_suffix=-size
+  --copt=-Os --copt=-ffunction-sections --copt=-fdata-sections
+  --copt=-fno-exceptions --copt=-fno-rtti --copt=-DEMBER_MIN_LOG_LEVEL=5 --copt=-DNDEBUG
+  --linkopt=-Wl,--gc-sections --strip=always
+)
+bazel build "${FLAGS[@]}" //tools/size:minimal_runner //tools/size:baseline >&2
+bazel build //tools/size:make_size_program >&2
+BIN_OPT=$(bazel info "${FLAGS[@]}" bazel-bin 2>/dev/null)
+BIN_DEV=$(bazel info bazel-bin 2>/dev/null)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$BIN_DEV/tools/size/make_size_program" "$work/size.pte"
+cp "$BIN_OPT/tools/size/minimal_runner" "$work/runner"
+cp "$BIN_OPT/tools/size/baseline" "$work/baseline"
+chmod u+w "$work/runner" "$work/baseline"
+strip -s "$work/runner" "$work/baseline"
+
+# Both must work: the runner computes x + 1.
+out=$("$work/runner" "$work/size.pte")
+if [ "$out" != "2 3 4 5" ]; then
+  echo "minimal_runner failed: '$out'" >&2
+  exit 1
+fi
+"$work/baseline" "$work/size.pte" >/dev/null
+
+runner=$(stat -c %s "$work/runner")
+baseline=$(stat -c %s "$work/baseline")
+diff=$((runner - baseline))
+echo "minimal_runner (stripped): $runner bytes"
+echo "baseline       (stripped): $baseline bytes"
+echo "runtime size: $diff bytes ($((diff / 1024)) KiB; target < 40960)"
+if [ "${1:-}" = "--details" ]; then
+  cp "$BIN_OPT/tools/size/minimal_runner" "$work/runner_syms"
+  echo "largest symbols:"
+  nm --size-sort -r -C "$work/runner_syms" | head -30
+fi
