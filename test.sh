@@ -11,7 +11,8 @@ if [ -z "$targets" ]; then
   exit 1
 fi
 # shellcheck disable=SC2086
-bazel test "$@" --test_output=errors $targets
+shared="$(cd .. && pwd)/shared"
+bazel test "$@" --test_output=errors --test_env=EMBER_SHARED_DIR="$shared" $targets
 status=$?
 python3 tools/test_summary.py "$(bazel info bazel-testlogs "$@" 2>/dev/null)" $targets
 summary=$?

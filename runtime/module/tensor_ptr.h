@@ -22,6 +22,16 @@ class TensorPtr {
   TensorPtr() = default;
   TensorPtr(ScalarType dtype, std::vector<int64_t> sizes, void* data,
             std::shared_ptr<void> owner = nullptr);
+  // Copies share the data; each copy owns its sizes (the Tensor points at them).
+  TensorPtr(const TensorPtr& other) { *this = other; }
+  TensorPtr& operator=(const TensorPtr& other) {
+    sizes_ = other.sizes_;
+    owner_ = other.owner_;
+    tensor_ = other.tensor_;
+    tensor_.sizes = sizes_.data();
+    tensor_.max_sizes = sizes_.data();
+    return *this;
+  }
 
   const Tensor& tensor() const { return tensor_; }
   Tensor& tensor() { return tensor_; }

@@ -1,6 +1,7 @@
 // Malformed programs: Program::load(Full) must reject them with a precise error, and
 // whatever it accepts must load and execute without crashing (run under --config=asan).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -75,7 +76,9 @@ Outcome try_everything(const uint8_t* data, size_t size) {
     mm.planned_arenas = Span<Span<uint8_t>>(spans.data(), spans.size());
     mm.temp_allocator = &temp_alloc;
     Result<Method> method = program->load_method(name, &mm, &diag);
-    if (too_big) EXPECT_FALSE(method.ok());
+    if (too_big) {
+      EXPECT_FALSE(method.ok());
+    }
     if (!method.ok()) continue;
     ++outcome.methods_loaded;
     // Feed every input at its upper-bound shape (zeros), when small enough.
@@ -335,6 +338,9 @@ TEST(CorruptionTest, RandomByteMutations) {
       }
     }
     Outcome o = try_everything(bad);
+    if (std::getenv("EMBER_FUZZ_TRACE") != nullptr) {
+      std::printf("%d %d %d %d\n", iter, static_cast<int>(o.load), o.methods_loaded, o.executions_ok);
+    }
     if (o.load == Error::Ok) ++loaded;
     methods += o.methods_loaded;
     executions += o.executions_ok;

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "kernels/portable/linalg/gemm.h"
+#include "kernels/portable/linalg/vector_ops.h"
 #include "kernels/portable/nn/op_helpers.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -109,8 +110,7 @@ void conv_gemm(KernelContext& ctx, const ConvGeometry& g, const ConvParams& p, c
       if (bias != nullptr) {
         for (int64_t oc = 0; oc < g.oc_per_group; ++oc) {
           const float v = bias[grp * g.oc_per_group + oc];
-          float* row = og + oc * plane_out;
-          for (int64_t j = 0; j < plane_out; ++j) row[j] = v;
+          fill(plane_out, v, og + oc * plane_out);
         }
         beta = 1.0f;
       }
@@ -161,7 +161,7 @@ void conv_depthwise(KernelContext& ctx, const ConvGeometry& g, const ConvParams&
       const float init = bias != nullptr ? bias[oc] : 0.0f;
       for (int64_t oy = 0; oy < g.oh; ++oy) {
         float* orow = op + oy * g.ow;
-        for (int64_t ox = 0; ox < g.ow; ++ox) orow[ox] = init;
+        fill(g.ow, init, orow);
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int64_t iy = oy * p.stride[0] - p.pad[0] + ky * p.dilation[0];
           if (iy < 0 || iy >= g.h) continue;
@@ -172,7 +172,7 @@ void conv_depthwise(KernelContext& ctx, const ConvGeometry& g, const ConvParams&
             int64_t lo, hi;
             valid_range(off, p.stride[1], g.w, g.ow, &lo, &hi);
             if (p.stride[1] == 1) {
-              for (int64_t ox = lo; ox < hi; ++ox) orow[ox] += wv * irow[ox + off];
+              if (hi > lo) axpy(hi - lo, wv, irow + lo + off, orow + lo);
             } else {
               const int64_t s = p.stride[1];
               for (int64_t ox = lo; ox < hi; ++ox) orow[ox] += wv * irow[ox * s + off];
@@ -196,7 +196,7 @@ void conv_transposed(KernelContext& ctx, const ConvGeometry& g, const ConvParams
       const int64_t grp = oc / g.oc_per_group, ocg = oc % g.oc_per_group;
       float* op = out + plane * g.oh * g.ow;
       const float init = bias != nullptr ? bias[oc] : 0.0f;
-      for (int64_t i = 0; i < g.oh * g.ow; ++i) op[i] = init;
+      fill(g.oh * g.ow, init, op);
       for (int64_t icg = 0; icg < g.ic_per_group; ++icg) {
         const int64_t ic = grp * g.ic_per_group + icg;
         const float* xp = x + (b * g.c_in + ic) * g.h * g.w;
@@ -213,7 +213,7 @@ void conv_transposed(KernelContext& ctx, const ConvGeometry& g, const ConvParams
               int64_t lo, hi;
               valid_range(off, p.stride[1], g.ow, g.w, &lo, &hi);
               if (p.stride[1] == 1) {
-                for (int64_t ix = lo; ix < hi; ++ix) orow[ix + off] += wv * irow[ix];
+                if (hi > lo) axpy(hi - lo, wv, irow + lo, orow + lo + off);
               } else {
                 const int64_t s = p.stride[1];
                 for (int64_t ix = lo; ix < hi; ++ix) orow[ix * s + off] += wv * irow[ix];

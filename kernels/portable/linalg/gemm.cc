@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "kernels/portable/linalg/vector_ops.h"
 #include "kernels/portable/nn/op_helpers.h"
 
 namespace ember {
@@ -215,8 +216,7 @@ void gemv_axpy(KernelContext* ctx, const GemmProblem& pr) {
         }
         for (int64_t p = 0; p < pr.k; ++p) {
           const float s = pr.alpha * pr.a.data[i * pr.a.row_stride + p * pr.a.col_stride];
-          const float* brow = pr.b.data + p * pr.b.row_stride;
-          for (int64_t j = jb; j < je; ++j) crow[j] += s * brow[j];
+          axpy(je - jb, s, pr.b.data + p * pr.b.row_stride + jb, crow + jb);
         }
       }
     }

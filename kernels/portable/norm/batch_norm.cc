@@ -4,6 +4,7 @@
 // running statistics are not updated (inference runtime).
 #include <cmath>
 
+#include "kernels/portable/linalg/vector_ops.h"
 #include "kernels/portable/nn/op_helpers.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -101,9 +102,7 @@ Error run_batch_norm(KernelContext& ctx, KernelArgs& a, BatchNormArgs& b) {
       const double w = args.weight != nullptr ? args.weight->data_as<float>()[c] : 1.0;
       const double bb = args.bias != nullptr ? args.bias->data_as<float>()[c] : 0.0;
       const float sc = static_cast<float>(w * invstd), sh = static_cast<float>(bb - mean * w * invstd);
-      const float* p = x + plane * inner;
-      float* q = o + plane * inner;
-      for (int64_t i = 0; i < inner; ++i) q[i] = p[i] * sc + sh;
+      scale_shift(inner, x + plane * inner, sc, sh, o + plane * inner);
     }
   });
   // Statistics outputs: batch statistics in training mode; in evaluation mode PyTorch returns

@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "kernels/portable/linalg/vector_ops.h"
 #include "kernels/portable/nn/op_helpers.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -83,7 +84,7 @@ Error run_layer_norm(KernelContext& ctx, KernelArgs& a, const LayerNormCall& c) 
       } else if (b != nullptr) {
         for (int64_t i = 0; i < inner; ++i) orow[i] = (xr[i] - mean) * rstd + b[i];
       } else {
-        for (int64_t i = 0; i < inner; ++i) orow[i] = (xr[i] - mean) * rstd;
+        scale_shift(inner, xr, rstd, -mean * rstd, orow);
       }
       if (mean_out != nullptr) mean_out[r] = mean;
       if (rstd_out != nullptr) rstd_out[r] = rstd;
@@ -188,9 +189,7 @@ Error run_group_norm(KernelContext& ctx, KernelArgs& a, Tensor* in, Tensor* weig
         const int64_t c = g * cpg + ci;
         const float sc = rs * (w != nullptr ? w[c] : 1.0f);
         const float sh = (b != nullptr ? b[c] : 0.0f) - m * sc;
-        const float* xp = xg + ci * hw;
-        float* op = og + ci * hw;
-        for (int64_t i = 0; i < hw; ++i) op[i] = xp[i] * sc + sh;
+        scale_shift(hw, xg + ci * hw, sc, sh, og + ci * hw);
       }
       if (mean_out != nullptr) mean_out[ng] = m;
       if (rstd_out != nullptr) rstd_out[ng] = rs;

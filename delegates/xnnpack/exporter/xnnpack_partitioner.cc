@@ -1,0 +1,410 @@
+#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
+
+#include <map>
+#include <set>
+
+#include "delegates/xnnpack/xnnpack_blob_builder.h"
+
+namespace ember {
+namespace xnnpack {
+namespace {
+
+using exporter::Arg;
+using exporter::Graph;
+using exporter::Node;
+using exporter::Value;
+using exporter::ValueRole;
+using exporter::ValueType;
+
+std::string key(const Node& n) { return n.op + "." + n.overload; }
+
+bool f32_static(const Value& v) {
+  return v.type == ValueType::Tensor && v.dtype == ScalarType::Float32 && !v.is_dynamic();
+}
+const Value* tensor_arg(const Graph& g, const Node& n, size_t i) {
+  if (i >= n.args.size() || n.args[i].kind != Arg::Kind::Tensor || n.args[i].ref < 0) return nullptr;
+  return &g.values[n.args[i].ref];
+}
+bool is_const(const Value* v) { return v != nullptr && v->role == ValueRole::Constant && v->constant >= 0; }
+const float* cdata(const Graph& g, const Value* v) {
+  return reinterpret_cast<const float*>(g.constants[v->constant].data.data());
+}
+std::vector<int64_t> ints(const Node& n, size_t i, size_t count, int64_t dflt) {
+  std::vector<int64_t> v;
+  if (i < n.args.size() && (n.args[i].kind == Arg::Kind::Ints || n.args[i].kind == Arg::Kind::SymInts)) v = n.args[i].ints;
+  if (i < n.args.size() && n.args[i].kind == Arg::Kind::Int) v = {n.args[i].i};
+  if (v.empty()) v.assign(count, dflt);
+  if (v.size() == 1) v.assign(count, v[0]);
+  return v;
+}
+bool has_scalar(const Node& n, size_t i) {
+  return i < n.args.size() && (n.args[i].kind == Arg::Kind::Int || n.args[i].kind == Arg::Kind::Double);
+}
+double scalar(const Node& n, size_t i, double dflt) {
+  if (!has_scalar(n, i)) return dflt;
+  return n.args[i].kind == Arg::Kind::Int ? double(n.args[i].i) : n.args[i].d;
+}
+bool flag(const Node& n, size_t i) { return i < n.args.size() && n.args[i].kind == Arg::Kind::Bool && n.args[i].b; }
+bool trivial4d(const Value& v) { return v.sizes.size() != 4 || v.sizes[1] == 1 || v.sizes[2] * v.sizes[3] == 1; }
+
+std::vector<size_t> xdims(const Value& v) {
+  if (v.sizes.size() == 4) return {size_t(v.sizes[0]), size_t(v.sizes[2]), size_t(v.sizes[3]), size_t(v.sizes[1])};
+  return std::vector<size_t>(v.sizes.begin(), v.sizes.end());
+}
+
+bool is_clamp_like(const std::string& k) {
+  return k == "aten::relu.default" || k == "aten::relu6.default" || k == "aten::hardtanh.default" ||
+         k == "aten::clamp.default";
+}
+void clamp_range(const Node& n, float* lo, float* hi) {
+  const std::string k = key(n);
+  *lo = -std::numeric_limits<float>::infinity();
+  *hi = std::numeric_limits<float>::infinity();
+  if (k == "aten::relu.default") *lo = 0;
+  if (k == "aten::relu6.default") *lo = 0, *hi = 6;
+  if (k == "aten::hardtanh.default") *lo = float(scalar(n, 1, -1)), *hi = float(scalar(n, 2, 1));
+  if (k == "aten::clamp.default") {
+    if (has_scalar(n, 1)) *lo = float(scalar(n, 1, 0));
+    if (has_scalar(n, 2)) *hi = float(scalar(n, 2, 0));
+  }
+}
+bool fusable_producer(const std::string& k) {
+  return k == "aten::conv2d.default" || k == "aten::convolution.default" || k == "aten::linear.default" ||
+         k == "aten::addmm.default" || k == "aten::mm.default" || k == "aten::max_pool2d.default" ||
+         k == "aten::avg_pool2d.default" || k == "aten::add.Tensor" || k == "aten::sub.Tensor" ||
+         k == "aten::mul.Tensor" || k == "aten::div.Tensor";
+}
+
+const std::set<std::string>& reshape_ops() {
+  static const std::set<std::string> s = {"aten::view.default", "aten::reshape.default", "aten::_unsafe_view.default",
+                                          "aten::flatten.using_ints"};
+  return s;
+}
+
+// Permutes NCHW data of `sizes` (rank <= 4, padded with leading 1s) into NHWC order.
+std::vector<float> to_nhwc(const float* src, std::vector<int64_t> sizes, std::vector<size_t>* dims) {
+  while (sizes.size() < 4) sizes.insert(sizes.begin(), 1);
+  const int64_t N = sizes[0], C = sizes[1], H = sizes[2], W = sizes[3];
+  std::vector<float> out(size_t(N * C * H * W));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < H * W; ++i) out[size_t((n * H * W + i) * C + c)] = src[(n * C + c) * H * W + i];
+  *dims = {size_t(N), size_t(H), size_t(W), size_t(C)};
+  return out;
+}
+
+}  // namespace
+
+std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
+  const Node& n = g.nodes[index];
+  if (n.erased) return "erased";
+  for (int v : n.output_values()) {
+    if (!f32_static(g.values[v])) return "output is not a static-shape float32 tensor";
+  }
+  if (n.output_values().size() != 1) return "not a single-output op";
+  for (const Arg& a : n.args) {
+    if (a.kind == Arg::Kind::Tensor && !f32_static(g.values[a.ref])) return "input is not a static-shape float32 tensor";
+    if (a.kind == Arg::Kind::Tensors || a.kind == Arg::Kind::SymInt) return "tensor-list or symbolic argument";
+  }
+  const Value& out = g.values[n.output_values()[0]];
+  const Value* x = tensor_arg(g, n, 0);
+  const std::string k = key(n);
+  const size_t rank = x ? x->sizes.size() : 0;
+  if (k == "aten::conv2d.default" || k == "aten::convolution.default") {
+    const Value* w = tensor_arg(g, n, 1);
+    const Value* b = tensor_arg(g, n, 2);
+    if (rank != 4 || !is_const(w) || w->sizes.size() != 4) return "needs a 4D input and constant 4D weight";
+    if (n.args.size() > 2 && n.args[2].kind != Arg::Kind::None && !is_const(b)) return "bias must be constant";
+    if (n.args.size() > 4 && n.args[4].kind == Arg::Kind::String) return "string padding";
+    if (k == "aten::convolution.default" && flag(n, 6)) return "transposed convolution";
+    return "";
+  }
+  if (k == "aten::linear.default") {
+    const Value* w = tensor_arg(g, n, 1);
+    if (!x || rank == 4 || !is_const(w) || w->sizes.size() != 2) return "needs a constant 2D weight and non-4D input";
+    if (n.args.size() > 2 && n.args[2].kind != Arg::Kind::None && !is_const(tensor_arg(g, n, 2))) return "bias must be constant";
+    return "";
+  }
+  if (k == "aten::addmm.default") {
+    const Value* m1 = tensor_arg(g, n, 1);
+    const Value* m2 = tensor_arg(g, n, 2);
+    if (!is_const(x) || x->sizes.size() != 1 || !m1 || m1->sizes.size() != 2 || !is_const(m2)) {
+      return "needs constant 1D bias and constant mat2";
+    }
+    if (scalar(n, 3, 1) != 1 || scalar(n, 4, 1) != 1) return "beta/alpha != 1";
+    return "";
+  }
+  if (k == "aten::mm.default") {
+    const Value* m2 = tensor_arg(g, n, 1);
+    return x && rank == 2 && is_const(m2) ? "" : "needs constant mat2";
+  }
+  if (is_clamp_like(k) || k == "aten::sigmoid.default" || k == "aten::hardswish.default") return x ? "" : "no input";
+  if (k == "aten::max_pool2d.default") return rank == 4 && !flag(n, 5) ? "" : "needs 4D input, ceil_mode=False";
+  if (k == "aten::avg_pool2d.default") {
+    if (rank != 4 || flag(n, 4)) return "needs 4D input, ceil_mode=False";
+    if (n.args.size() > 6 && n.args[6].kind != Arg::Kind::None) return "divisor_override";
+    const std::vector<int64_t> pad = ints(n, 3, 2, 0);
+    if ((pad[0] || pad[1]) && (n.args.size() <= 5 || flag(n, 5))) return "padding with count_include_pad=True";
+    return "";
+  }
+  if (k == "aten::adaptive_avg_pool2d.default") {
+    return rank == 4 && ints(n, 1, 2, 0) == std::vector<int64_t>{1, 1} ? "" : "only output size 1x1";
+  }
+  if (k == "aten::mean.dim") {
+    std::vector<int64_t> d = ints(n, 1, 0, 0);
+    std::set<int64_t> dims;
+    for (int64_t v : d) dims.insert(v < 0 ? v + 4 : v);
+    return rank == 4 && flag(n, 2) && dims == std::set<int64_t>{2, 3} ? "" : "only mean over H,W with keepdim";
+  }
+  if (k == "aten::add.Tensor" || k == "aten::sub.Tensor" || k == "aten::mul.Tensor" || k == "aten::div.Tensor") {
+    const Value* y = tensor_arg(g, n, 1);
+    if (!x || !y) return "scalar operand";
+    if ((k == "aten::add.Tensor" || k == "aten::sub.Tensor") && scalar(n, 2, 1) != 1) return "alpha != 1";
+    if (out.sizes.size() > 4) return "rank > 4";
+    if (out.sizes.size() == 4) {
+      for (const Value* v : {x, y}) {
+        if (v->sizes.size() != 4 && !is_const(v)) return "non-4D activation broadcast against 4D";
+      }
+    }
+    return "";
+  }
+  if (k == "aten::_softmax.default" || k == "aten::softmax.int") {
+    int64_t dim = n.args.size() > 1 ? n.args[1].i : -1;
+    if (dim < 0) dim += int64_t(rank);
+    return rank != 4 && rank >= 1 && dim == int64_t(rank) - 1 ? "" : "softmax must be over the last dim of a non-4D tensor";
+  }
+  if (k == "aten::prelu.default") {
+    const Value* w = tensor_arg(g, n, 1);
+    return rank == 4 && is_const(w) && (w->numel() == x->sizes[1] || w->numel() == 1) ? "" : "needs 4D input, constant slope";
+  }
+  if (k == "aten::constant_pad_nd.default") {
+    std::vector<int64_t> pad = ints(n, 1, 0, 0);
+    if (pad.size() % 2 || pad.size() > 2 * rank) return "bad pad list";
+    for (int64_t p : pad) {
+      if (p < 0) return "negative padding";
+    }
+    return "";
+  }
+  if (reshape_ops().count(k)) return trivial4d(*x) && trivial4d(out) ? "" : "reshape mixes NCHW and NHWC order";
+  if (k == "aten::upsample_bilinear2d.vec" || k == "aten::upsample_bilinear2d.default") {
+    return rank == 4 ? "" : "needs 4D input";
+  }
+  return "op not supported by XNNPACK";
+}
+
+std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
+  const int num = int(g.nodes.size());
+  std::vector<int> group(num, -1);
+  std::vector<std::vector<char>> reach;  // reach[grp][node]: node depends on group grp
+  std::vector<std::vector<int>> groups;
+  std::vector<bool> supported(num);
+  for (int i = 0; i < num; ++i) supported[i] = unsupported_reason(g, i).empty();
+  for (int i = 0; i < num; ++i) {
+    const Node& n = g.nodes[i];
+    if (n.erased) continue;
+    std::vector<int> producers;
+    for (const Arg& a : n.args) {
+      for (int v : a.value_refs()) {
+        if (v >= 0 && g.values[v].producer >= 0) producers.push_back(g.values[v].producer);
+      }
+    }
+    for (size_t grp = 0; grp < groups.size(); ++grp) {
+      for (int p : producers) {
+        if (group[p] == int(grp) || reach[grp][p]) reach[grp][i] = 1;
+      }
+    }
+    if (!supported[i]) continue;
+    int chosen = -1;
+    for (int p : producers) {
+      const int grp = group[p];
+      if (grp < 0) continue;
+      bool convex = true;  // no path leaves grp and comes back through another producer
+      for (int q : producers) {
+        if (group[q] != grp && reach[grp][q]) convex = false;
+      }
+      if (convex) {
+        chosen = grp;
+        break;
+      }
+    }
+    if (chosen < 0) {
+      chosen = int(groups.size());
+      groups.emplace_back();
+      reach.emplace_back(num, 0);
+    }
+    group[i] = chosen;
+    groups[chosen].push_back(i);
+    reach[chosen][i] = 0;
+  }
+  std::vector<std::vector<int>> out;
+  for (auto& grp : groups) {
+    bool useful = false;  // a group of reshapes alone is not worth a delegate call
+    for (int i : grp) useful |= !reshape_ops().count(key(g.nodes[i]));
+    if (useful) out.push_back(grp);
+  }
+  return out;
+}
+
+absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Graph& g, const exporter::Partition& p) {
+  XnnBlobBuilder b;
+  std::map<int, uint32_t> id;
+  for (int v : p.inputs) {
+    const Value& val = g.values[v];
+    if (is_const(&val)) {
+      b.ignored_input(std::vector<size_t>(val.sizes.begin(), val.sizes.end()));
+    } else {
+      id[v] = b.input(xdims(val), val.sizes.size() == 4 ? fb::Layout::NchwToNhwc : fb::Layout::AsIs);
+    }
+  }
+  // Constant operand of an elementwise op (broadcast into NHWC when the output is 4D).
+  auto operand = [&](const Value* v, bool out4d) -> uint32_t {
+    if (!is_const(v)) return id.count(v->id) ? id[v->id] : kInvalidId;
+    if (out4d) {
+      std::vector<size_t> dims;
+      std::vector<float> data = to_nhwc(cdata(g, v), v->sizes, &dims);
+      return b.constant(dims, data.data());
+    }
+    return b.constant(std::vector<size_t>(v->sizes.begin(), v->sizes.end()), cdata(g, v));
+  };
+  // Clamp fusion: clamp node -> producer it folds into.
+  std::set<int> in_partition(p.nodes.begin(), p.nodes.end());
+  std::set<int> outputs(p.outputs.begin(), p.outputs.end());
+  const std::vector<int> uses = g.use_counts();
+  std::map<int, int> fused_into;  // producer node -> clamp node
+  std::set<int> folded;           // clamp nodes folded away
+  for (int i : p.nodes) {
+    const Node& n = g.nodes[i];
+    if (!is_clamp_like(key(n))) continue;
+    const int x = n.args[0].ref;
+    const int prod = g.values[x].producer;
+    if (prod >= 0 && in_partition.count(prod) && fusable_producer(key(g.nodes[prod])) && uses[x] == 1 &&
+        !outputs.count(x) && !fused_into.count(prod)) {
+      fused_into[prod] = i;
+      folded.insert(i);
+    }
+  }
+  for (int i : p.nodes) {
+    const Node& n = g.nodes[i];
+    if (folded.count(i)) continue;
+    const std::string k = key(n);
+    const Value& out = g.values[n.output_values()[0]];
+    const Value* x = tensor_arg(g, n, 0);
+    XnnNodeParams prm;
+    if (fused_into.count(i)) clamp_range(g.nodes[fused_into[i]], &prm.output_min, &prm.output_max);
+    uint32_t in = x && id.count(x->id) ? id[x->id] : kInvalidId;
+    uint32_t r = kInvalidId;
+    if (k == "aten::conv2d.default" || k == "aten::convolution.default") {
+      const Value* w = tensor_arg(g, n, 1);
+      const Value* bias = tensor_arg(g, n, 2);
+      const std::vector<int64_t> stride = ints(n, 3, 2, 1), pad = ints(n, 4, 2, 0), dil = ints(n, 5, 2, 1);
+      const int64_t groups = k == "aten::conv2d.default" ? (n.args.size() > 6 ? n.args[6].i : 1)
+                                                         : (n.args.size() > 8 ? n.args[8].i : 1);
+      prm.stride = {{uint32_t(stride[0]), uint32_t(stride[1])}};
+      prm.dilation = {{uint32_t(dil[0]), uint32_t(dil[1])}};
+      prm.padding = {{uint32_t(pad[0]), uint32_t(pad[1]), uint32_t(pad[0]), uint32_t(pad[1])}};
+      r = b.conv2d_from_oihw(in, cdata(g, w), size_t(w->sizes[0]), size_t(w->sizes[1]), size_t(w->sizes[2]),
+                             size_t(w->sizes[3]), is_const(bias) ? cdata(g, bias) : nullptr, prm, uint32_t(groups));
+    } else if (k == "aten::linear.default") {
+      const Value* w = tensor_arg(g, n, 1);
+      const Value* bias = tensor_arg(g, n, 2);
+      r = b.linear(in, cdata(g, w), size_t(w->sizes[0]), size_t(w->sizes[1]), is_const(bias) ? cdata(g, bias) : nullptr, prm);
+    } else if (k == "aten::addmm.default" || k == "aten::mm.default") {
+      const bool addmm = k == "aten::addmm.default";
+      const Value* m1 = tensor_arg(g, n, addmm ? 1 : 0);
+      const Value* m2 = tensor_arg(g, n, addmm ? 2 : 1);
+      const size_t K = size_t(m2->sizes[0]), O = size_t(m2->sizes[1]);
+      std::vector<float> wt(K * O);
+      const float* src = cdata(g, m2);
+      for (size_t a = 0; a < K; ++a)
+        for (size_t c = 0; c < O; ++c) wt[c * K + a] = src[a * O + c];
+      r = b.linear(id.count(m1->id) ? id[m1->id] : kInvalidId, wt.data(), O, K, addmm ? cdata(g, x) : nullptr, prm);
+    } else if (is_clamp_like(k)) {
+      clamp_range(n, &prm.output_min, &prm.output_max);
+      r = b.node(fb::OpType::Clamp, {in}, prm);
+    } else if (k == "aten::sigmoid.default") {
+      r = b.node(fb::OpType::Sigmoid, {in});
+    } else if (k == "aten::hardswish.default") {
+      r = b.node(fb::OpType::HardSwish, {in});
+    } else if (k == "aten::max_pool2d.default" || k == "aten::avg_pool2d.default") {
+      const bool max = k == "aten::max_pool2d.default";
+      const std::vector<int64_t> kernel = ints(n, 1, 2, 1);
+      std::vector<int64_t> stride = ints(n, 2, 2, 0);
+      if (stride[0] == 0) stride = kernel;
+      const std::vector<int64_t> pad = ints(n, 3, 2, 0);
+      prm.kernel = {{uint32_t(kernel[0]), uint32_t(kernel[1])}};
+      prm.stride = {{uint32_t(stride[0]), uint32_t(stride[1])}};
+      prm.padding = {{uint32_t(pad[0]), uint32_t(pad[1]), uint32_t(pad[0]), uint32_t(pad[1])}};
+      if (max) {
+        const std::vector<int64_t> dil = ints(n, 4, 2, 1);
+        prm.dilation = {{uint32_t(dil[0]), uint32_t(dil[1])}};
+      }
+      if (kernel[0] * kernel[1] == 1 && stride[0] == 1 && stride[1] == 1 && pad[0] == 0 && pad[1] == 0) {
+        r = b.node(fb::OpType::Copy, {in});  // XNNPACK rejects 1x1 pooling; it is the identity
+      } else {
+        r = b.node(max ? fb::OpType::MaxPooling2d : fb::OpType::AveragePooling2d, {in}, prm);
+      }
+    } else if (k == "aten::adaptive_avg_pool2d.default" || k == "aten::mean.dim") {
+      r = b.node(fb::OpType::GlobalAveragePooling2d, {in}, prm);
+    } else if (k == "aten::add.Tensor" || k == "aten::sub.Tensor" || k == "aten::mul.Tensor" || k == "aten::div.Tensor") {
+      const bool out4d = out.sizes.size() == 4;
+      const uint32_t a = operand(x, out4d), c = operand(tensor_arg(g, n, 1), out4d);
+      const fb::OpType op = k == "aten::add.Tensor"   ? fb::OpType::Add2
+                            : k == "aten::sub.Tensor" ? fb::OpType::Subtract
+                            : k == "aten::mul.Tensor" ? fb::OpType::Multiply2
+                                                      : fb::OpType::Divide;
+      r = b.node(op, {a, c}, prm);
+    } else if (k == "aten::_softmax.default" || k == "aten::softmax.int") {
+      r = b.node(fb::OpType::Softmax, {in});
+    } else if (k == "aten::prelu.default") {
+      const Value* w = tensor_arg(g, n, 1);
+      std::vector<float> slope(size_t(x->sizes[1]), cdata(g, w)[0]);
+      if (w->numel() == x->sizes[1]) slope.assign(cdata(g, w), cdata(g, w) + x->sizes[1]);
+      r = b.node(fb::OpType::Prelu, {in, b.constant({slope.size()}, slope.data())});
+    } else if (k == "aten::constant_pad_nd.default") {
+      const std::vector<int64_t> pad = ints(n, 1, 0, 0);
+      const size_t rank = x->sizes.size();
+      std::vector<uint64_t> pre(rank, 0), post(rank, 0);
+      for (size_t j = 0; j < pad.size() / 2; ++j) {
+        pre[rank - 1 - j] = uint64_t(pad[2 * j]);
+        post[rank - 1 - j] = uint64_t(pad[2 * j + 1]);
+      }
+      if (rank == 4) {
+        prm.pre_paddings = {pre[0], pre[2], pre[3], pre[1]};
+        prm.post_paddings = {post[0], post[2], post[3], post[1]};
+      } else {
+        prm.pre_paddings = pre;
+        prm.post_paddings = post;
+      }
+      prm.padding_value = float(scalar(n, 2, 0));
+      r = b.node(fb::OpType::StaticConstantPad, {in}, prm);
+    } else if (reshape_ops().count(k)) {
+      for (size_t d : xdims(out)) prm.new_shape.push_back(int64_t(d));
+      r = b.node(fb::OpType::StaticReshape, {in}, prm);
+    } else if (k == "aten::upsample_bilinear2d.vec" || k == "aten::upsample_bilinear2d.default") {
+      prm.new_height = uint64_t(out.sizes[2]);
+      prm.new_width = uint64_t(out.sizes[3]);
+      prm.flags = flag(n, 2) ? 0x8 /* XNN_FLAG_ALIGN_CORNERS */ : 0;
+      r = b.node(fb::OpType::StaticResizeBilinear2d, {in}, prm);
+    } else {
+      return absl::InvalidArgumentError("xnnpack preprocess: unexpected op " + k);
+    }
+    if (!b.ok()) return absl::InvalidArgumentError("xnnpack preprocess: node " + std::to_string(i) + " (" + k + "): " + b.error());
+    id[out.id] = r;
+    if (fused_into.count(i)) id[g.nodes[fused_into[i]].output_values()[0]] = r;
+  }
+  for (int v : p.outputs) {
+    if (!id.count(v)) return absl::InternalError("xnnpack preprocess: partition output not produced");
+    b.mark_output(id[v], g.values[v].sizes.size() == 4 ? fb::Layout::NchwToNhwc : fb::Layout::AsIs);
+  }
+  if (!b.ok()) return absl::InvalidArgumentError("xnnpack preprocess: " + b.error());
+  exporter::DelegateBlob blob;
+  blob.data = b.build();
+  if (num_threads_ > 0) {
+    const uint32_t t = uint32_t(num_threads_);
+    blob.compile_specs.push_back({"num_threads", {uint8_t(t), uint8_t(t >> 8), uint8_t(t >> 16), uint8_t(t >> 24)}});
+  }
+  return blob;
+}
+
+}  // namespace xnnpack
+}  // namespace ember
