@@ -4,6 +4,7 @@
 #include <map>
 
 #include "flatbuffers/flatbuffers.h"
+#include "runtime/backend/backend.h"
 #include "runtime/program/file_header.h"
 #include "schema/program_generated.h"
 
@@ -199,6 +200,18 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     std::vector<fb::Offset<sc::CompileSpec>> specs;
     for (const auto& [k, v] : d.blob.compile_specs) {
       specs.push_back(sc::CreateCompileSpec(fbb_, fbb_.CreateString(k), fbb_.CreateVector<uint8_t>(v)));
+    }
+    if (!d.blob.constants.empty()) {
+      std::vector<uint8_t> slots;
+      for (int c : d.blob.constants) {
+        if (c < 0 || c >= static_cast<int>(g_.constants.size())) {
+          return absl::InternalError("delegate refers to constant " + std::to_string(c) + ", which does not exist");
+        }
+        uint32_t seg = static_cast<uint32_t>(segment_for_constant(c));
+        for (int b = 0; b < 4; ++b) slots.push_back(static_cast<uint8_t>(seg >> (8 * b)));
+      }
+      specs.push_back(sc::CreateCompileSpec(fbb_, fbb_.CreateString(kConstantSegmentsSpec),
+                                            fbb_.CreateVector<uint8_t>(slots)));
     }
     int seg = add_segment(d.blob.data);
     dels.push_back(sc::CreateDelegate(fbb_, fbb_.CreateString(d.backend_id), fbb_.CreateVector(specs), seg));

@@ -70,12 +70,20 @@ absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
   }
   for (auto& [p, blob] : made) {
     int index = static_cast<int>(delegates->size());
-    delegates->push_back(DelegateRecord{partitioner.backend_id(), std::move(blob)});
     Node d;
     d.op = std::string(kDelegateOpPrefix) + std::to_string(index);
     d.overload = "default";
-    d.args.push_back(Arg::tensor_list(p.inputs));
+    // Constants the blob reads from segments are not call arguments.
+    std::set<int> embedded(blob.constants.begin(), blob.constants.end());
+    std::vector<int> call_inputs;
+    for (int v : p.inputs) {
+      const Value& value = g.values[v];
+      if (value.role == ValueRole::Constant && embedded.count(value.constant)) continue;
+      call_inputs.push_back(v);
+    }
+    d.args.push_back(Arg::tensor_list(call_inputs));
     d.arg_names.push_back("inputs");
+    delegates->push_back(DelegateRecord{partitioner.backend_id(), std::move(blob)});
     for (int o : p.outputs) d.outputs.push_back(Arg::tensor(o));
     d.source = g.nodes[p.nodes.back()].source;
     for (int i : p.nodes) g.nodes[i].erased = true;

@@ -23,9 +23,17 @@ struct Partition {
   std::vector<int> outputs;
 };
 
+// What preprocess produces. Weights stay in the program's data segments (used in place by
+// a memory-mapped program) instead of being copied into the blob: the blob names them by
+// slot k = position in `constants` (Graph::constants indices); the emitter stores the
+// program segment index of each slot in the compile spec kConstantSegmentsSpec (one
+// little-endian uint32 per slot), which the backend reads with
+// ember::delegate_constant() (runtime/backend/backend.h). Constant values listed here are
+// not passed as delegate-call arguments.
 struct DelegateBlob {
   std::vector<uint8_t> data;
   std::vector<std::pair<std::string, std::vector<uint8_t>>> compile_specs;
+  std::vector<int> constants;
 };
 
 class Partitioner {

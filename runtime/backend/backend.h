@@ -55,6 +55,16 @@ class Backend {
   virtual void destroy(void* handle) = 0;
 };
 
+// Compile spec written by the exporter when a delegate reads weights from the program's
+// data segments: one little-endian uint32 program segment index per constant slot.
+constexpr const char* kConstantSegmentsSpec = "ember.constant_segments";
+
+// The bytes of constant slot `slot` of a delegate (see kConstantSegmentsSpec), read in
+// place from the program. InvalidProgram when the spec or the segment is missing.
+Result<Span<const uint8_t>> delegate_constant(const BackendInitContext& context,
+                                              Span<const CompileSpecView> compile_specs,
+                                              uint32_t slot);
+
 constexpr size_t kMaxBackends = 16;
 
 // Registers `backend` under `id` (static string); false when full or the id is taken.

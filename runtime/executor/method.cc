@@ -208,7 +208,7 @@ void append_unique(char* buffer, size_t capacity, const char* text) {
 }  // namespace
 
 Result<Method> Method::init(const Program& program, const schema::Method* method,
-                            MemoryManager* memory, Diagnostic* diag) {
+                            MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool) {
   if (memory == nullptr || memory->method_allocator == nullptr) {
     return fail(diag, Error::InvalidArgument, "load_method: a MemoryManager with a method allocator is required");
   }
@@ -232,6 +232,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   m.program_ = &program;
   m.method_ = method;
   m.memory_ = *memory;
+  m.thread_pool_ = thread_pool;
   auto oom = [&](const char* what) {
     return fail(diag, Error::OutOfMemory,
                 "method allocator too small while allocating %s: %zu bytes given, at least %zu "
@@ -322,7 +323,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
       specs[k].value = spec->value() ? Span<const uint8_t>(spec->value()->data(), spec->value()->size())
                                      : Span<const uint8_t>();
     }
-    BackendInitContext context{&alloc, &program, nullptr, diag};
+    BackendInitContext context{&alloc, &program, thread_pool, diag};
     Result<void*> handle = backend->init(context, blob, Span<const CompileSpecView>(specs, num_specs));
     if (!handle.ok()) {
       if (diag != nullptr && diag->message[0] == 0) {

@@ -32,7 +32,8 @@ class Program;
 class Method {
  public:
   static Result<Method> init(const Program& program, const schema::Method* method,
-                             MemoryManager* memory, Diagnostic* diag);
+                             MemoryManager* memory, Diagnostic* diag,
+                             ThreadPool* thread_pool = nullptr);
   Method(Method&& other) noexcept;
   Method& operator=(Method&&) = delete;
   Method(const Method&) = delete;
@@ -56,7 +57,8 @@ class Method {
   Error execute();
   // Restores every mutable-state tensor to its initial value from the program.
   Error reset_state();
-  // Thread pool for kernels and delegates; null runs single-threaded. Must outlive use.
+  // Thread pool for kernels; null runs single-threaded. Must outlive use. Delegates got
+  // the pool given at init (they may bind it into their compiled state).
   void set_thread_pool(ThreadPool* pool) { thread_pool_ = pool; }
 
   // Why the last failing call failed; empty when nothing failed.

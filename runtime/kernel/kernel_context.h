@@ -17,6 +17,9 @@ class ThreadPool {
   virtual ~ThreadPool() = default;
   virtual void parallel_for(size_t count, void (*fn)(void* context, size_t index), void* context) = 0;
   virtual size_t num_threads() const = 0;
+  // The underlying pool for libraries that take one directly (a pthreadpool_t for the
+  // pthreadpool-backed pool, e.g. for XNNPACK); null when there is none.
+  virtual void* native_handle() { return nullptr; }
 };
 
 struct KernelContext {

@@ -123,7 +123,7 @@ Status Module::load_method(const std::string& name) {
     lm->memory.planned_arenas = Span<Span<uint8_t>>(lm->arenas.data(), lm->arenas.size());
     lm->memory.temp_allocator = &lm->temp_allocator;
     Diagnostic diag;
-    Result<Method> method = program_->load_method(name.c_str(), &lm->memory, &diag);
+    Result<Method> method = program_->load_method(name.c_str(), &lm->memory, &diag, thread_pool_.get());
     if (method.ok()) {
       lm->method.reset(new Method(std::move(*method)));
       break;
@@ -135,7 +135,6 @@ Status Module::load_method(const std::string& name) {
     lm->buffers.pop_back();
   }
   if (lm->method == nullptr) return Status(Error::OutOfMemory, "cannot size the method allocator");
-  if (thread_pool_ != nullptr) lm->method->set_thread_pool(thread_pool_.get());
   for (size_t i = 0; i < lm->method->num_outputs(); ++i) lm->outputs.emplace_back(&lm->method->output(i));
   methods_[name] = std::move(lm);
   return Status::Ok();
@@ -209,7 +208,8 @@ Status Module::set_num_threads(size_t threads) {
   if (threads > 1 && thread_pool_ == nullptr) {
     return Status(Error::NotSupported, "cannot create a thread pool of " + std::to_string(threads) + " threads");
   }
-  for (auto& entry : methods_) entry.second->method->set_thread_pool(thread_pool_.get());
+  // Delegates bind the pool when they are initialised: reload methods lazily.
+  methods_.clear();
   return Status::Ok();
 }
 

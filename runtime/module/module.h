@@ -129,8 +129,9 @@ class Module {
   // Restores the method's mutable state (e.g. a KV cache) to its initial value.
   Status reset_state(const std::string& name);
 
-  // Threads for CPU kernels and delegates; 1 runs on the calling thread. Applies to loaded
-  // and later-loaded methods.
+  // Threads for CPU kernels and delegates; 1 runs on the calling thread. Call it before
+  // the first execute: methods already loaded are unloaded (their state is reset) and
+  // reload with the new pool on next use.
   Status set_num_threads(size_t threads);
   size_t num_threads() const { return num_threads_; }
 

@@ -22,6 +22,7 @@ struct Method;
 }  // namespace schema
 
 class Method;
+class ThreadPool;
 struct MemoryManager;
 
 class Program {
@@ -43,8 +44,9 @@ class Program {
   // Metadata without initialising the method (no allocation).
   Result<MethodMeta> method_meta(const char* name) const;
   // Loads and initialises a method in `memory` (see Method). Program must outlive it.
+  // `thread_pool` (may be null) is used by kernels and handed to delegates at init.
   Result<Method> load_method(const char* name, MemoryManager* memory,
-                             Diagnostic* diag = nullptr) const;
+                             Diagnostic* diag = nullptr, ThreadPool* thread_pool = nullptr) const;
 
   // Bytes of data segment `index`; InvalidProgram when out of range.
   Result<Span<const uint8_t>> segment(uint32_t index) const;

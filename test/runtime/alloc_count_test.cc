@@ -165,8 +165,12 @@ TEST(AllocCountTest, ExecuteNeverAllocates) {
     uint64_t after = g_allocations;
     EXPECT_EQ(after - before, 0u);
     for (int i = 0; i < 100; ++i) ASSERT_EQ(errors[i], Error::Ok) << i << ": " << m.last_error_message();
-    if (method == "counter") EXPECT_EQ(m.output(0).as_tensor->data_as<int64_t>()[0], 50);
-    if (method == "loop") EXPECT_EQ(m.output(0).as_tensor->data_as<float>()[0], 6.0f);
+    if (method == "counter") {
+      EXPECT_EQ(m.output(0).as_tensor->data_as<int64_t>()[0], 50);
+    }
+    if (method == "loop") {
+      EXPECT_EQ(m.output(0).as_tensor->data_as<float>()[0], 6.0f);
+    }
   }
   set_platform_hooks(PlatformHooks());
 }

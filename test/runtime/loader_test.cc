@@ -31,7 +31,9 @@ std::string write_file(const std::string& name, const void* data, size_t size) {
   std::string path = temp_dir() + "/" + name;
   FILE* f = std::fopen(path.c_str(), "wb");
   EXPECT_NE(f, nullptr);
-  if (size > 0) EXPECT_EQ(std::fwrite(data, 1, size, f), size);
+  if (size > 0) {
+    EXPECT_EQ(std::fwrite(data, 1, size, f), size);
+  }
   std::fclose(f);
   return path;
 }

@@ -27,6 +27,7 @@ class PthreadpoolThreadPool final : public ThreadPool {
 
   void parallel_for(size_t count, void (*fn)(void* context, size_t index), void* context) override;
   size_t num_threads() const override;
+  void* native_handle() override { return pool_; }  // pthreadpool_t
 
  private:
   pthreadpool* pool_ = nullptr;
