@@ -42,5 +42,11 @@ absl::StatusOr<ExportResult> export_pt2_file(const std::string& path, const Expo
   return export_graph(std::move(*g), options);
 }
 
+absl::StatusOr<ExportResult> export_pt2_bytes(const void* data, size_t size, const ExportOptions& options) {
+  auto g = import_pt2_bytes(data, size);
+  if (!g.ok()) return g.status();
+  return export_graph(std::move(*g), options);
+}
+
 }  // namespace exporter
 }  // namespace ember

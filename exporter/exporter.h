@@ -35,6 +35,8 @@ struct ExportResult {
 // Runs every stage after import on `g`.
 absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options);
 absl::StatusOr<ExportResult> export_pt2_file(const std::string& path, const ExportOptions& options);
+// The same for a .pt2 archive held in memory (fuzzing, embedding); never throws.
+absl::StatusOr<ExportResult> export_pt2_bytes(const void* data, size_t size, const ExportOptions& options);
 
 }  // namespace exporter
 }  // namespace ember

@@ -657,5 +657,16 @@ absl::StatusOr<Graph> import_pt2(const std::string& path) {
   }
 }
 
+absl::StatusOr<Graph> import_pt2_bytes(const void* data, size_t size, const std::string& name) {
+  try {
+    auto zip = ZipArchive::open_memory(data, size, name);
+    if (!zip.ok()) return zip.status();
+    Importer imp(**zip);
+    return imp.run();
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(name + ": malformed archive: " + e.what());
+  }
+}
+
 }  // namespace exporter
 }  // namespace ember

@@ -4,6 +4,7 @@
 // its ATen schema and fills defaults. Every problem comes back as one clear Status.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -16,6 +17,8 @@ namespace exporter {
 constexpr int kSupportedSchemaMajor = 8;
 
 absl::StatusOr<Graph> import_pt2(const std::string& path);
+// The same from an archive in memory; `name` only appears in messages.
+absl::StatusOr<Graph> import_pt2_bytes(const void* data, size_t size, const std::string& name = "<memory>");
 
 // Maps a torch.export dtype code (1 uint8 ... 7 float32, 12 bool, 13 bfloat16) to Ember's.
 absl::StatusOr<ScalarType> scalar_type_from_pt2(int64_t code);

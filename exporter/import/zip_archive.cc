@@ -17,6 +17,27 @@ absl::StatusOr<std::unique_ptr<ZipArchive>> ZipArchive::open(const std::string& 
     zip_error_fini(&ze);
     return absl::InvalidArgumentError(msg);
   }
+  return wrap(z, path);
+}
+
+absl::StatusOr<std::unique_ptr<ZipArchive>> ZipArchive::open_memory(const void* data, size_t size,
+                                                                     const std::string& name) {
+  zip_error_t ze;
+  zip_error_init(&ze);
+  zip_source_t* src = zip_source_buffer_create(size == 0 ? "" : data, size, 0, &ze);
+  zip_t* z = src == nullptr ? nullptr : zip_open_from_source(src, ZIP_RDONLY, &ze);
+  if (z == nullptr) {
+    if (src != nullptr) zip_source_free(src);
+    std::string msg = "cannot open " + name + " as a .pt2 (zip) archive: " + zip_error_strerror(&ze);
+    zip_error_fini(&ze);
+    return absl::InvalidArgumentError(msg);
+  }
+  zip_error_fini(&ze);
+  return wrap(z, name);
+}
+
+std::unique_ptr<ZipArchive> ZipArchive::wrap(void* zip, const std::string& path) {
+  zip_t* z = static_cast<zip_t*>(zip);
   std::unique_ptr<ZipArchive> a(new ZipArchive());
   a->zip_ = z;
   a->path_ = path;

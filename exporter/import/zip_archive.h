@@ -1,6 +1,7 @@
 // Read-only access to a zip archive (a .pt2) through libzip. Never throws.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,9 @@ namespace exporter {
 class ZipArchive {
  public:
   static absl::StatusOr<std::unique_ptr<ZipArchive>> open(const std::string& path);
+  // An archive held in memory (`data` must outlive the ZipArchive); `name` is used in messages.
+  static absl::StatusOr<std::unique_ptr<ZipArchive>> open_memory(const void* data, size_t size,
+                                                                  const std::string& name);
   ~ZipArchive();
   ZipArchive(const ZipArchive&) = delete;
   ZipArchive& operator=(const ZipArchive&) = delete;
@@ -25,6 +29,7 @@ class ZipArchive {
 
  private:
   ZipArchive() = default;
+  static std::unique_ptr<ZipArchive> wrap(void* zip, const std::string& path);
   void* zip_ = nullptr;  // zip_t*
   std::string path_;
   std::vector<std::string> entries_;

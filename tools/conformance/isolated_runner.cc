@@ -153,7 +153,7 @@ std::vector<CaseResult> run_cases(const std::vector<CaseJob>& jobs, const Isolat
       Running& r = running[i];
       int status = 0;
       pid_t w = waitpid(r.pid, &status, WNOHANG);
-      if (w == r.pid) {
+      if (w == r.pid || w < 0) {  // w < 0: the child is gone (reaped elsewhere)
         results[r.job] = finish(jobs[r.job], r, status, options.timeout_seconds);
         done[r.job] = true;
         running.erase(running.begin() + static_cast<long>(i));

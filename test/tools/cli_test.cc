@@ -1,0 +1,186 @@
+// Command-line tests: `ember export / inspect / run / bench` output formats, files and
+// exit codes, on real models from shared/ (skipped when absent).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "runtime/module/tensor_ptr.h"
+#include "test/exporter/shared_dir.h"
+
+namespace ember {
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout + stderr
+};
+
+std::string ember_binary() {
+  const char* srcdir = getenv("TEST_SRCDIR");
+  const char* ws = getenv("TEST_WORKSPACE");
+  return std::string(srcdir ? srcdir : ".") + "/" + (ws ? ws : "ember") + "/tools/ember";
+}
+
+std::string tmpdir() { return getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp"; }
+
+CommandResult run(const std::string& args) {
+  CommandResult r;
+  std::string cmd = ember_binary() + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+double max_abs_diff(const TensorPtr& a, const TensorPtr& b) {
+  if (a.numel() != b.numel()) return 1e30;
+  double m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    m = std::max(m, std::fabs(element_as_double(a.tensor(), i) - element_as_double(b.tensor(), i)));
+  }
+  return m;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    shared_ = testing::shared_dir();
+    if (shared_.empty()) GTEST_SKIP() << "shared/ data not found";
+    model_dir_ = shared_ + "/models/small_cnn";
+    pte_ = tmpdir() + "/small_cnn.pte";
+    CommandResult r = run("export " + model_dir_ + "/model.pt2 -o " + pte_);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  std::string shared_, model_dir_, pte_;
+};
+
+TEST_F(CliTest, ExportReportsWhatItWrote) {
+  CommandResult r = run("export " + model_dir_ + "/model.pt2 -o " + tmpdir() + "/again.pte");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("wrote"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("memory plan"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, InspectDescribesTheProgram) {
+  CommandResult r = run("inspect " + pte_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("method 'forward'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("input 0: float32[1, 3, 32, 32]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("aten::conv2d"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("arena 0"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, RunWritesOutputsMatchingPyTorch) {
+  std::string out_dir = tmpdir() + "/run_out";
+  CommandResult r = run("run " + pte_ + " --input " + model_dir_ + "/input_0.npy --output-dir " + out_dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("call 0 output 0: float32 1x10"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("top-5"), std::string::npos) << r.output;
+  auto ours = read_npy(out_dir + "/output_0.npy");
+  auto ref = read_npy(model_dir_ + "/output_0.npy");
+  ASSERT_TRUE(ours.ok()) << ours.error().to_string();
+  EXPECT_LE(max_abs_diff(*ours, *ref), 1e-5);
+}
+
+TEST_F(CliTest, RunGeneratesInputsWhenNoneGiven) {
+  CommandResult r = run("run " + pte_ + " --threads 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("call 0 output 0"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, RunThenMakesSeveralCallsWithNumberedOutputs) {
+  std::string out_dir = tmpdir() + "/then_out";
+  std::string in = model_dir_ + "/input_0.npy";
+  CommandResult r = run("run " + pte_ + " --input " + in + " --then --input " + in + " --output-dir " + out_dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto first = read_npy(out_dir + "/output_0.npy");
+  auto second = read_npy(out_dir + "/call1_output_0.npy");
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(max_abs_diff(*first, *second), 0.0);
+}
+
+TEST_F(CliTest, RunRejectsBadInputsWithOneLine) {
+  // The reference output (shape 1x10) is not a valid image input.
+  CommandResult r = run("run " + pte_ + " --input " + model_dir_ + "/output_0.npy");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("ember run: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+
+  CommandResult missing = run("run " + pte_ + " --input /nonexistent.npy");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("cannot open /nonexistent.npy"), std::string::npos) << missing.output;
+
+  CommandResult count = run("run " + pte_ + " --input " + model_dir_ + "/input_0.npy --input " +
+                            model_dir_ + "/input_0.npy");
+  EXPECT_NE(count.exit_code, 0);
+  EXPECT_NE(count.output.find("takes 1 inputs"), std::string::npos) << count.output;
+}
+
+TEST_F(CliTest, BenchWritesStableJson) {
+  std::string json_path = tmpdir() + "/bench.json";
+  CommandResult r = run("bench " + pte_ + " --warmup 1 --iterations 5 --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("latency over 5 iterations"), std::string::npos) << r.output;
+  std::ifstream in(json_path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  for (const char* key : {"model", "method", "threads", "warmup", "iterations", "load_ms", "init_ms",
+                          "first_call_ms", "latency_ms", "peak_rss_kb", "planned_arena_bytes",
+                          "method_allocator_bytes", "temp_bytes"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["iterations"], 5);
+  const auto& lat = j["latency_ms"];
+  for (const char* key : {"min", "median", "mean", "p90", "trimmed_mean", "max"}) {
+    ASSERT_TRUE(lat.contains(key)) << key;
+    EXPECT_GT(lat[key].get<double>(), 0.0);
+  }
+  EXPECT_LE(lat["min"].get<double>(), lat["median"].get<double>());
+  EXPECT_LE(lat["median"].get<double>(), lat["max"].get<double>());
+  EXPECT_GT(j["planned_arena_bytes"].get<double>(), 0);
+}
+
+TEST_F(CliTest, BenchReportsTokensPerSecondForKvCachePrograms) {
+  std::string pte = tmpdir() + "/kv.pte";
+  CommandResult e = run("export " + shared_ + "/models/tiny_llama_kv/model.pt2 -o " + pte);
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  std::string json_path = tmpdir() + "/kv.json";
+  CommandResult r = run("bench " + pte + " --warmup 1 --iterations 3 --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(json_path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_GT(j["prefill_tokens"].get<int>(), 0);
+  EXPECT_GT(j["prefill_tokens_per_s"].get<double>(), 0);
+  EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0);
+}
+
+TEST(CliErrors, BadArchivesAndCommands) {
+  std::string garbage = tmpdir() + "/garbage.pt2";
+  std::ofstream(garbage) << "definitely not a zip archive";
+  CommandResult r = run("export " + garbage + " -o " + tmpdir() + "/x.pte");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("ember export"), std::string::npos) << r.output;
+
+  CommandResult unknown = run("frobnicate");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.output.find("unknown command"), std::string::npos) << unknown.output;
+
+  CommandResult inspect = run("inspect " + garbage);
+  EXPECT_NE(inspect.exit_code, 0);
+}
+
+}  // namespace
+}  // namespace ember
