@@ -79,16 +79,6 @@ uint32_t XnnBlobBuilder::input(std::vector<size_t> dims, fb::Layout layout, std:
   return push(t);
 }
 
-uint32_t XnnBlobBuilder::ignored_input(std::vector<size_t> dims) {
-  if (!ok()) return kInvalidId;
-  if (dims.size() > kMaxDims) return set_error("input rank > 6");
-  XnnTensorSpec t;
-  t.dims = to_u64(dims);
-  t.kind = fb::TensorKind::IgnoredInput;
-  t.external_index = num_inputs_++;
-  return push(t);
-}
-
 void XnnBlobBuilder::mark_output(uint32_t id, fb::Layout layout, std::vector<size_t> max_dims) {
   if (!ok()) return;
   if (id >= tensors_.size() || tensors_[id].kind != fb::TensorKind::Internal) {
@@ -123,10 +113,10 @@ uint32_t XnnBlobBuilder::constant(std::vector<size_t> dims, const float* data) {
   return push(t);
 }
 
-uint32_t XnnBlobBuilder::constant_in_segment(std::vector<size_t> dims, int32_t segment, uint64_t offset) {
+uint32_t XnnBlobBuilder::constant_in_slot(std::vector<size_t> dims, int32_t segment, uint64_t offset) {
   if (!ok()) return kInvalidId;
   if (dims.size() > kMaxDims) return set_error("constant rank > 6");
-  if (segment < 0) return set_error("constant_in_segment needs a segment index >= 0");
+  if (segment < 0) return set_error("constant_in_slot needs a slot >= 0");
   XnnTensorSpec t;
   t.dims = to_u64(dims);
   t.kind = fb::TensorKind::Constant;

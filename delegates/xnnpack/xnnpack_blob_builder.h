@@ -14,8 +14,10 @@
 // error (and build() returns an empty vector); error() says what went wrong.
 //
 // Constants are either inline (copied into the blob, 16-byte aligned, followed by
-// XNN_EXTRA_BYTES of padding) or references into a program data segment
-// (segment index, byte offset), whose bytes the exporter writes in XNNPACK's layout.
+// XNN_EXTRA_BYTES of padding) or references to a constant slot of the delegate (slot, byte
+// offset): the exporter lists the slot's Graph constant in DelegateBlob::constants and the
+// runtime finds its program segment through the kConstantSegmentsSpec compile spec. The
+// slot's bytes must already be in XNNPACK's layout.
 #pragma once
 
 #include <array>
@@ -61,7 +63,7 @@ struct XnnTensorSpec {
   fb::TensorKind kind = fb::TensorKind::Internal;
   uint32_t external_index = 0;
   fb::Layout layout = fb::Layout::AsIs;
-  int32_t segment_index = -1;
+  int32_t segment_index = -1;  // constant slot
   uint64_t segment_offset = 0;
   uint64_t nbytes = 0;
   std::vector<uint8_t> inline_bytes;
@@ -72,15 +74,13 @@ class XnnBlobBuilder {
   // External input number `inputs so far`; dims in XNNPACK order (NHWC when layout is
   // NchwToNhwc); max_dims: upper bounds for a bounded dynamic input (empty: static).
   uint32_t input(std::vector<size_t> dims, fb::Layout layout = fb::Layout::AsIs, std::vector<size_t> max_dims = {});
-  // Delegate input number `inputs so far` that the partition does not read (a weight the
-  // exporter passes as an argument but the blob carries as a constant).
-  uint32_t ignored_input(std::vector<size_t> dims);
   // Marks a node output as external output number `outputs so far`.
   void mark_output(uint32_t id, fb::Layout layout = fb::Layout::AsIs, std::vector<size_t> max_dims = {});
   // fp32 constant copied into the blob.
   uint32_t constant(std::vector<size_t> dims, const float* data);
-  // fp32 constant in program data segment `segment` at byte `offset` (numel * 4 bytes).
-  uint32_t constant_in_segment(std::vector<size_t> dims, int32_t segment, uint64_t offset);
+  // fp32 constant read in place from the delegate's constant slot `slot` (a program data
+  // segment named by exporter::DelegateBlob::constants[slot]) at byte `offset`.
+  uint32_t constant_in_slot(std::vector<size_t> dims, int32_t slot, uint64_t offset = 0);
   // Adds a node; returns its output tensor (internal, dims inferred).
   uint32_t node(fb::OpType op, std::vector<uint32_t> inputs, const XnnNodeParams& params = XnnNodeParams());
 

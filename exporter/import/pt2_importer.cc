@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -32,6 +33,21 @@ bool get_int(const json& j, const char* key, int64_t* out) {
 std::string get_str(const json& j, const char* key) {
   const json* f = field(j, key);
   return f != nullptr && f->is_string() ? f->get<std::string>() : std::string();
+}
+// A float as torch.export writes it: a JSON number, or "Infinity" / "-Infinity" / "NaN"
+// (strings, as JSON has no literal for them).
+bool get_double(const json& j, double* out) {
+  if (j.is_number()) {
+    *out = j.get<double>();
+    return true;
+  }
+  if (!j.is_string()) return false;
+  const std::string& s = j.get_ref<const std::string&>();
+  if (s == "Infinity" || s == "inf") *out = std::numeric_limits<double>::infinity();
+  else if (s == "-Infinity" || s == "-inf") *out = -std::numeric_limits<double>::infinity();
+  else if (s == "NaN" || s == "nan") *out = std::numeric_limits<double>::quiet_NaN();
+  else return false;
+  return true;
 }
 // The single key of a tagged-union object ({"as_tensor": {...}}).
 std::string tag_of(const json& j) {
@@ -417,8 +433,9 @@ absl::StatusOr<Arg> Importer::convert_arg(const json& arg, const std::string& wh
     return Arg::integer(static_cast<int64_t>(*st));
   }
   if (t == "as_float") {
-    if (!v.is_number()) return fail();
-    return Arg::real(v.get<double>());
+    double d = 0;
+    if (!get_double(v, &d)) return fail();
+    return Arg::real(d);
   }
   if (t == "as_bool") {
     if (!v.is_boolean()) return fail();
@@ -440,7 +457,11 @@ absl::StatusOr<Arg> Importer::convert_arg(const json& arg, const std::string& wh
   if (t == "as_floats") {
     if (!v.is_array()) return fail();
     a.kind = Arg::Kind::Doubles;
-    for (const json& e : v) { if (!e.is_number()) return fail(); a.doubles.push_back(e.get<double>()); }
+    for (const json& e : v) {
+      double d = 0;
+      if (!get_double(e, &d)) return fail();
+      a.doubles.push_back(d);
+    }
     return a;
   }
   if (t == "as_bools") {

@@ -1,6 +1,7 @@
 #include "exporter/partition/partitioner.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace ember {
@@ -51,6 +52,43 @@ absl::StatusOr<Partition> make_partition(const Graph& g, std::vector<int> nodes)
   return p;
 }
 
+std::string summarize_partition(const Graph& g, const Partition& p) {
+  std::map<std::string, int> counts;
+  for (int i : p.nodes) counts[g.nodes[i].kernel_name()]++;
+  std::string s;
+  for (const auto& [name, n] : counts) s += (s.empty() ? "" : ", ") + name + " x " + std::to_string(n);
+  return s;
+}
+
+uint32_t ConstantSlots::existing(int index) {
+  for (size_t k = 0; k < slots_.size(); ++k) {
+    if (slots_[k] == index) return static_cast<uint32_t>(k);
+  }
+  slots_.push_back(index);
+  return static_cast<uint32_t>(slots_.size() - 1);
+}
+
+uint32_t ConstantSlots::add(int original, const std::string& name, ScalarType dtype, std::vector<int64_t> sizes,
+                            std::vector<uint8_t> data) {
+  Constant c;
+  c.name = name;
+  c.dtype = dtype;
+  c.sizes = std::move(sizes);
+  c.data = std::move(data);
+  added_.push_back(std::move(c));
+  slots_.push_back(-static_cast<int>(added_.size()));
+  if (original >= 0 && std::find(replaced_.begin(), replaced_.end(), original) == replaced_.end()) {
+    replaced_.push_back(original);
+  }
+  return static_cast<uint32_t>(slots_.size() - 1);
+}
+
+void ConstantSlots::finish(DelegateBlob* blob) const {
+  blob->constants = slots_;
+  blob->new_constants = added_;
+  blob->replaced = replaced_;
+}
+
 absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
                                       std::vector<DelegateRecord>* delegates) {
   std::vector<std::vector<int>> sets = partitioner.claim(g);
@@ -73,8 +111,20 @@ absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
     Node d;
     d.op = std::string(kDelegateOpPrefix) + std::to_string(index);
     d.overload = "default";
-    // Constants the blob reads from segments are not call arguments.
+    // New constants join the graph; their slots get the real indices.
+    for (int& c : blob.constants) {
+      if (c >= 0) continue;
+      const size_t j = static_cast<size_t>(-1 - c);
+      if (j >= blob.new_constants.size()) {
+        return absl::InternalError(partitioner.backend_id() + ": constant slot refers to a missing new constant");
+      }
+      g.constants.push_back(blob.new_constants[j]);
+      c = static_cast<int>(g.constants.size()) - 1;
+    }
+    blob.new_constants.clear();
+    // Constants the blob reads from segments (or replaces) are not call arguments.
     std::set<int> embedded(blob.constants.begin(), blob.constants.end());
+    embedded.insert(blob.replaced.begin(), blob.replaced.end());
     std::vector<int> call_inputs;
     for (int v : p.inputs) {
       const Value& value = g.values[v];

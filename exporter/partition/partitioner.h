@@ -30,10 +30,50 @@ struct Partition {
 // little-endian uint32 per slot), which the backend reads with
 // ember::delegate_constant() (runtime/backend/backend.h). Constant values listed here are
 // not passed as delegate-call arguments.
+//
+// A backend that needs a weight in another layout (e.g. NCHW->NHWC conv filters) adds a NEW
+// constant with the transformed bytes (ConstantSlots::add) instead: apply_partitioner
+// appends it to Graph::constants and rewrites its slot to the new index. The original
+// constant is listed in `replaced` so it is not passed as a call argument either; when no
+// other node reads it, it is never emitted (the emitter writes only referenced constants).
 struct DelegateBlob {
   std::vector<uint8_t> data;
   std::vector<std::pair<std::string, std::vector<uint8_t>>> compile_specs;
+  // Per slot: a Graph::constants index, or -1 - j for new_constants[j] (until applied).
   std::vector<int> constants;
+  std::vector<Constant> new_constants;
+  std::vector<int> replaced;  // Graph::constants indices the blob covers through new constants
+};
+
+// Compile-spec key of the human-readable summary a partitioner stores in each delegate
+// (original op names and counts; shown by `ember inspect`).
+constexpr const char* kSummarySpec = "ember.summary";
+
+// "aten::conv2d.default x 3, aten::relu.default x 2" for the nodes of `p` (sorted by name).
+std::string summarize_partition(const Graph& g, const Partition& p);
+
+// Helper for preprocess: assigns constant slots.
+//   ConstantSlots slots(g);
+//   uint32_t w = slots.existing(value.constant);              // used as is, in place
+//   uint32_t f = slots.add(value.constant, "w.ohwi", sizes, bytes);  // transformed copy
+//   ... blob references slots w, f ...
+//   slots.finish(&blob);
+class ConstantSlots {
+ public:
+  explicit ConstantSlots(const Graph& g) : g_(g) {}
+  // Slot of graph constant `index` (deduplicated).
+  uint32_t existing(int index);
+  // Slot of a new constant replacing graph constant `original` (-1: none) for this blob.
+  uint32_t add(int original, const std::string& name, ScalarType dtype, std::vector<int64_t> sizes,
+               std::vector<uint8_t> data);
+  size_t size() const { return slots_.size(); }
+  void finish(DelegateBlob* blob) const;
+
+ private:
+  const Graph& g_;
+  std::vector<int> slots_;
+  std::vector<Constant> added_;
+  std::vector<int> replaced_;
 };
 
 class Partitioner {

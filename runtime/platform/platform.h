@@ -16,7 +16,7 @@ enum class LogLevel : uint8_t { Debug = 0, Info = 1, Warning = 2, Error = 3, Fat
 struct PlatformHooks {
   void (*log)(LogLevel level, const char* file, int line, const char* message) = nullptr;
   uint64_t (*monotonic_ns)() = nullptr;
-  [[noreturn]] void (*abort)() = nullptr;
+  void (*abort)() = nullptr;  // must not return (platform_abort() aborts if it does)
   void* (*allocate)(size_t bytes, size_t alignment) = nullptr;
   void (*deallocate)(void* ptr) = nullptr;
 };

@@ -1,5 +1,7 @@
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 
+#include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -128,8 +130,9 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   if (k == "aten::addmm.default") {
     const Value* m1 = tensor_arg(g, n, 1);
     const Value* m2 = tensor_arg(g, n, 2);
-    if (!is_const(x) || x->sizes.size() != 1 || !m1 || m1->sizes.size() != 2 || !is_const(m2)) {
-      return "needs constant 1D bias and constant mat2";
+    if (!is_const(x) || x->sizes.size() != 1 || !m1 || m1->sizes.size() != 2 || !is_const(m2) ||
+        m2->sizes.size() != 2 || x->sizes[0] != m2->sizes[1]) {
+      return "needs constant 1D bias [N] and constant mat2";
     }
     if (scalar(n, 3, 1) != 1 || scalar(n, 4, 1) != 1) return "beta/alpha != 1";
     return "";
@@ -247,24 +250,40 @@ std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
 
 absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Graph& g, const exporter::Partition& p) {
   XnnBlobBuilder b;
+  exporter::ConstantSlots slots(g);
   std::map<int, uint32_t> id;
   for (int v : p.inputs) {
     const Value& val = g.values[v];
-    if (is_const(&val)) {
-      b.ignored_input(std::vector<size_t>(val.sizes.begin(), val.sizes.end()));
-    } else {
-      id[v] = b.input(xdims(val), val.sizes.size() == 4 ? fb::Layout::NchwToNhwc : fb::Layout::AsIs);
-    }
+    if (is_const(&val)) continue;  // weights come through constant slots, not as arguments
+    id[v] = b.input(xdims(val), val.sizes.size() == 4 ? fb::Layout::NchwToNhwc : fb::Layout::AsIs);
   }
+  // A graph constant used as is (in place from its program segment), with XNNPACK dims.
+  auto existing = [&](const Value* v, std::vector<size_t> dims) -> uint32_t {
+    return b.constant_in_slot(std::move(dims), int32_t(slots.existing(v->constant)));
+  };
+  // A constant whose bytes had to be transformed: a new graph constant replacing `v` (or `v`
+  // itself when the transform left the bytes unchanged, e.g. 1x1 conv filters).
+  auto transformed = [&](const Value* v, const char* suffix, std::vector<size_t> dims,
+                         const std::vector<float>& data) -> uint32_t {
+    const exporter::Constant& c = g.constants[v->constant];
+    if (c.data.size() == data.size() * sizeof(float) && std::memcmp(c.data.data(), data.data(), c.data.size()) == 0) {
+      return existing(v, std::move(dims));
+    }
+    std::vector<uint8_t> bytes(data.size() * sizeof(float));
+    if (!bytes.empty()) std::memcpy(bytes.data(), data.data(), bytes.size());
+    const uint32_t slot = slots.add(v->constant, c.name + suffix, ScalarType::Float32,
+                                    std::vector<int64_t>(dims.begin(), dims.end()), std::move(bytes));
+    return b.constant_in_slot(std::move(dims), int32_t(slot));
+  };
   // Constant operand of an elementwise op (broadcast into NHWC when the output is 4D).
   auto operand = [&](const Value* v, bool out4d) -> uint32_t {
     if (!is_const(v)) return id.count(v->id) ? id[v->id] : kInvalidId;
     if (out4d) {
       std::vector<size_t> dims;
       std::vector<float> data = to_nhwc(cdata(g, v), v->sizes, &dims);
-      return b.constant(dims, data.data());
+      return transformed(v, ".nhwc", dims, data);
     }
-    return b.constant(std::vector<size_t>(v->sizes.begin(), v->sizes.end()), cdata(g, v));
+    return existing(v, std::vector<size_t>(v->sizes.begin(), v->sizes.end()));
   };
   // Clamp fusion: clamp node -> producer it folds into.
   std::set<int> in_partition(p.nodes.begin(), p.nodes.end());
@@ -302,12 +321,29 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       prm.stride = {{uint32_t(stride[0]), uint32_t(stride[1])}};
       prm.dilation = {{uint32_t(dil[0]), uint32_t(dil[1])}};
       prm.padding = {{uint32_t(pad[0]), uint32_t(pad[1]), uint32_t(pad[0]), uint32_t(pad[1])}};
-      r = b.conv2d_from_oihw(in, cdata(g, w), size_t(w->sizes[0]), size_t(w->sizes[1]), size_t(w->sizes[2]),
-                             size_t(w->sizes[3]), is_const(bias) ? cdata(g, bias) : nullptr, prm, uint32_t(groups));
+      const size_t O = size_t(w->sizes[0]), I = size_t(w->sizes[1]), KH = size_t(w->sizes[2]), KW = size_t(w->sizes[3]);
+      const size_t in_channels = size_t(x->sizes[1]);
+      prm.kernel = {{uint32_t(KH), uint32_t(KW)}};
+      fb::OpType op = fb::OpType::Convolution2d;
+      uint32_t filter = kInvalidId;
+      if (groups > 1 && size_t(groups) == in_channels && I == 1 && O % size_t(groups) == 0) {
+        op = fb::OpType::DepthwiseConvolution2d;
+        prm.groups = uint32_t(O / in_channels);  // depth multiplier
+        filter = transformed(w, ".1hwo", {1, KH, KW, O}, depthwise_oihw_to_1hwo(cdata(g, w), O, KH, KW));
+      } else {
+        prm.groups = uint32_t(groups);
+        filter = transformed(w, ".ohwi", {O, KH, KW, I}, oihw_to_ohwi(cdata(g, w), O, I, KH, KW));
+      }
+      std::vector<uint32_t> ins = {in, filter};
+      if (is_const(bias)) ins.push_back(existing(bias, {O}));
+      r = b.node(op, ins, prm);
     } else if (k == "aten::linear.default") {
       const Value* w = tensor_arg(g, n, 1);
       const Value* bias = tensor_arg(g, n, 2);
-      r = b.linear(in, cdata(g, w), size_t(w->sizes[0]), size_t(w->sizes[1]), is_const(bias) ? cdata(g, bias) : nullptr, prm);
+      const size_t O = size_t(w->sizes[0]), K = size_t(w->sizes[1]);
+      std::vector<uint32_t> ins = {in, existing(w, {O, K})};
+      if (is_const(bias)) ins.push_back(existing(bias, {O}));
+      r = b.node(fb::OpType::FullyConnected, ins, prm);
     } else if (k == "aten::addmm.default" || k == "aten::mm.default") {
       const bool addmm = k == "aten::addmm.default";
       const Value* m1 = tensor_arg(g, n, addmm ? 1 : 0);
@@ -317,7 +353,9 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       const float* src = cdata(g, m2);
       for (size_t a = 0; a < K; ++a)
         for (size_t c = 0; c < O; ++c) wt[c * K + a] = src[a * O + c];
-      r = b.linear(id.count(m1->id) ? id[m1->id] : kInvalidId, wt.data(), O, K, addmm ? cdata(g, x) : nullptr, prm);
+      std::vector<uint32_t> ins = {id.count(m1->id) ? id[m1->id] : kInvalidId, transformed(m2, ".t", {O, K}, wt)};
+      if (addmm) ins.push_back(existing(x, {O}));
+      r = b.node(fb::OpType::FullyConnected, ins, prm);
     } else if (is_clamp_like(k)) {
       clamp_range(n, &prm.output_min, &prm.output_max);
       r = b.node(fb::OpType::Clamp, {in}, prm);
@@ -359,7 +397,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       const Value* w = tensor_arg(g, n, 1);
       std::vector<float> slope(size_t(x->sizes[1]), cdata(g, w)[0]);
       if (w->numel() == x->sizes[1]) slope.assign(cdata(g, w), cdata(g, w) + x->sizes[1]);
-      r = b.node(fb::OpType::Prelu, {in, b.constant({slope.size()}, slope.data())});
+      r = b.node(fb::OpType::Prelu, {in, transformed(w, ".slope", {slope.size()}, slope)});
     } else if (k == "aten::constant_pad_nd.default") {
       const std::vector<int64_t> pad = ints(n, 1, 0, 0);
       const size_t rank = x->sizes.size();
@@ -399,6 +437,10 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   if (!b.ok()) return absl::InvalidArgumentError("xnnpack preprocess: " + b.error());
   exporter::DelegateBlob blob;
   blob.data = b.build();
+  slots.finish(&blob);
+  std::string summary = exporter::summarize_partition(g, p);
+  if (!folded.empty()) summary += " (" + std::to_string(folded.size()) + " activations fused)";
+  blob.compile_specs.push_back({exporter::kSummarySpec, std::vector<uint8_t>(summary.begin(), summary.end())});
   if (num_threads_ > 0) {
     const uint32_t t = uint32_t(num_threads_);
     blob.compile_specs.push_back({"num_threads", {uint8_t(t), uint8_t(t >> 8), uint8_t(t >> 16), uint8_t(t >> 24)}});

@@ -15,9 +15,15 @@
 // layout NchwToNhwc (the runtime transposes at the boundary). Constants are permuted ahead
 // of time (conv weights to OHWI / 1HWO, 4D elementwise constants to NHWC).
 //
-// Weights: the partition framework passes every value a group reads (weights included) as a
-// delegate input. The blob carries the weights it needs as inline constants (the blob itself
-// is a .pte data segment, read in place) and declares those inputs as IgnoredInput.
+// Weights: never call arguments and never copied into the blob. Each weight is a constant
+// slot (exporter::DelegateBlob::constants) the runtime reads in place from the program's data
+// segment; a weight XNNPACK needs in another layout (conv filters OIHW -> OHWI / 1HWO, mm
+// weights transposed, 4D elementwise constants NCHW -> NHWC) becomes a new graph constant
+// holding the permuted bytes (exporter::ConstantSlots::add), which replaces the original
+// (emitted only if another node still reads it).
+//
+// Compile specs: exporter::kSummarySpec (the claimed ops, for `ember inspect`) and, when
+// num_threads > 0, "num_threads" (a fallback used only when the method has no pthreadpool).
 #pragma once
 
 #include <string>

@@ -260,8 +260,10 @@ class XnnpackBackend final : public Backend {
                              Span<const CompileSpecView> specs) {
     size_t threads = 0;
     EMBER_TRY(read_num_threads(specs, &threads, ctx.diag));
-    if (threads == 0 && ctx.thread_pool != nullptr) threads = ctx.thread_pool->num_threads();
-    EMBER_TRY(prepare_delegate(d, ctx, blob));
+    pthreadpool_t shared = ctx.thread_pool != nullptr ? static_cast<pthreadpool_t>(ctx.thread_pool->native_handle())
+                                                      : nullptr;
+    if (shared == nullptr && threads == 0 && ctx.thread_pool != nullptr) threads = ctx.thread_pool->num_threads();
+    EMBER_TRY(prepare_delegate(d, ctx, blob, specs));
     MemoryAllocator* a = ctx.method_allocator;
     const uint32_t ni = d->num_inputs, no = d->num_outputs;
     d->scratch_key = a->allocate_array<Dims>(ni + 1);
@@ -275,7 +277,10 @@ class XnnpackBackend final : public Backend {
       }
       for (uint32_t k = 0; k < ni + no; ++k) c.bound[k] = nullptr;
     }
-    if (threads > 1) {
+    if (shared != nullptr) {
+      d->pool = shared;  // the method's pool: owned by the caller, outlives the method
+      d->stats.shared_pool = true;
+    } else if (threads > 1) {
       d->pool = pthreadpool_create(threads);
       if (d->pool == nullptr) {
         return fail(ctx.diag, Error::OutOfMemory, "xnnpack: could not create a pthreadpool of %zu threads", threads);

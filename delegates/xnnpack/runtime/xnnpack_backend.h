@@ -9,10 +9,13 @@
 //            state (the delegate, layout staging buffers, the runtime cache table) comes from
 //            BackendInitContext.method_allocator; XNNPACK allocates its own packed weights and
 //            activation workspace on the heap (its allocator), once, here.
-//            Weights are used in place: in a program data segment or inline in the blob, both
-//            of which must outlive the delegate (they live as long as the Program). A constant
-//            that is misaligned or not followed by XNN_EXTRA_BYTES readable bytes is copied
-//            once into the method allocator.
+//            Weights stay in the program's data segments: a blob constant with
+//            ConstantData.segment_index = k >= 0 names constant slot k of the delegate, resolved
+//            with ember::delegate_constant() through the kConstantSegmentsSpec compile spec the
+//            exporter writes (offset/nbytes inside that slot's bytes). Small constants may be
+//            inline in the blob. Filters and biases of conv/fc nodes are used in place (XNNPACK
+//            repacks them); any other constant that is misaligned or not followed by
+//            XNN_EXTRA_BYTES readable bytes is copied once into the method allocator.
 //   execute  checks every input's shape against the compiled one; converts NCHW inputs to
 //            NHWC into the staging buffers, calls xnn_setup_runtime only when a data pointer
 //            changed, xnn_invoke_runtime, converts outputs back and resizes the output tensors.
@@ -24,10 +27,13 @@
 //            alternating between a few shapes does not rebuild.
 //
 // Compile specs
-//   "num_threads"  little-endian uint32 (4 bytes) or uint64 (8 bytes). > 1: the delegate
-//                  creates its own pthreadpool with that many threads for XNNPACK and for the
-//                  layout conversions. 0 or absent: the thread count of
-//                  BackendInitContext.thread_pool when one is given, else single-threaded.
+//   threads        When BackendInitContext.thread_pool is a pthreadpool-backed pool (its
+//                  native_handle() is a pthreadpool_t), XNNPACK and the layout conversions
+//                  run on it (the method's pool, shared with the portable kernels).
+//   "num_threads"  Fallback, little-endian uint32 (4 bytes) or uint64 (8 bytes): used only
+//                  when the method has no native pool; > 1 creates a delegate-owned
+//                  pthreadpool with that many threads. Absent/0 with no native pool: the
+//                  thread count of BackendInitContext.thread_pool (own pool), else one thread.
 //
 // Errors: a malformed blob is InvalidProgram; a parameter XNNPACK rejects is InvalidProgram
 // or NotSupported; an input of the wrong dtype/rank/shape is InvalidArgument/OutOfBounds;
@@ -56,6 +62,9 @@ struct XnnpackDelegateStats {
   uint64_t invokes = 0;
   size_t cached_runtimes = 0;
   size_t num_threads = 1;
+  bool shared_pool = false;       // runs on the method's pthreadpool (BackendInitContext.thread_pool)
+  size_t constants_in_place = 0;  // weights used where they lie (program segment or blob)
+  size_t constants_copied = 0;    // weights copied once into the method allocator
 };
 XnnpackDelegateStats delegate_stats(const void* handle);
 

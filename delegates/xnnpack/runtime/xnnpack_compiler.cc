@@ -44,8 +44,11 @@ bool read_dims(const flatbuffers::Vector<uint64_t>* v, Dims* out) {
 }
 
 // Resolves a constant's bytes: in place when 4-byte aligned and followed by XNN_EXTRA_BYTES
-// readable bytes, otherwise copied once into the method allocator.
-Error resolve_constant(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, BackendInitContext& ctx) {
+// readable bytes, or when only packing reads it (`packed_only`: conv/fc filters and biases,
+// which XNNPACK repacks at runtime creation without over-reading); otherwise copied once
+// into the method allocator.
+Error resolve_constant(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, BackendInitContext& ctx,
+                       Span<const CompileSpecView> specs, bool packed_only) {
   const fb::ConstantData* c = tensor.constant();
   Diagnostic* diag = ctx.diag;
   if (c == nullptr) return fail(diag, Error::InvalidProgram, "xnnpack: constant tensor %u has no data", t);
@@ -55,18 +58,17 @@ Error resolve_constant(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, Bac
   const uint8_t* base = nullptr;
   uint64_t available = 0;  // readable bytes from `base`
   if (c->segment_index() >= 0) {
-    if (ctx.program == nullptr) {
-      return fail(diag, Error::InvalidProgram, "xnnpack: constant tensor %u refers to segment %d but no program was given",
-                  t, c->segment_index());
-    }
-    Result<Span<const uint8_t>> seg = ctx.program->segment(static_cast<uint32_t>(c->segment_index()));
+    // segment_index is the delegate's constant slot (kConstantSegmentsSpec).
+    Result<Span<const uint8_t>> seg = delegate_constant(ctx, specs, static_cast<uint32_t>(c->segment_index()));
     if (!seg.ok()) {
-      return fail(diag, Error::InvalidProgram, "xnnpack: constant tensor %u refers to missing segment %d", t,
-                  c->segment_index());
+      return fail(diag, Error::InvalidProgram,
+                  "xnnpack: constant tensor %u refers to constant slot %d, which the program does not provide "
+                  "(missing %s compile spec, program or segment)",
+                  t, c->segment_index(), kConstantSegmentsSpec);
     }
     if (c->nbytes() != nbytes || c->offset() > seg->size() || nbytes > seg->size() - c->offset()) {
       return fail(diag, Error::InvalidProgram,
-                  "xnnpack: constant tensor %u (%llu bytes at offset %llu) does not fit segment %d (%zu bytes) "
+                  "xnnpack: constant tensor %u (%llu bytes at offset %llu) does not fit constant slot %d (%zu bytes) "
                   "or disagrees with its dims (%llu bytes)",
                   t, static_cast<unsigned long long>(c->nbytes()), static_cast<unsigned long long>(c->offset()),
                   c->segment_index(), seg->size(), static_cast<unsigned long long>(nbytes));
@@ -81,10 +83,17 @@ Error resolve_constant(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, Bac
     base = c->inline_bytes()->data();
     available = c->inline_bytes()->size();
   }
-  if (reinterpret_cast<uintptr_t>(base) % alignof(float) == 0 && available >= nbytes + XNN_EXTRA_BYTES) {
+  if (reinterpret_cast<uintptr_t>(base) % alignof(float) == 0 && packed_only) {
     d->constant_data[t] = base;
+    d->stats.constants_in_place++;
     return Error::Ok;
   }
+  if (reinterpret_cast<uintptr_t>(base) % alignof(float) == 0 && available >= nbytes + XNN_EXTRA_BYTES) {
+    d->constant_data[t] = base;
+    d->stats.constants_in_place++;
+    return Error::Ok;
+  }
+  d->stats.constants_copied++;
   void* copy = ctx.method_allocator->allocate(nbytes + XNN_EXTRA_BYTES, 64);
   if (copy == nullptr) {
     return fail(diag, Error::OutOfMemory, "xnnpack: no method memory for a %llu-byte copy of constant %u",
@@ -165,7 +174,8 @@ Error status_error(xnn_status status) {
   return Error::BackendFailed;
 }
 
-Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8_t> blob) {
+Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8_t> blob,
+                       Span<const CompileSpecView> specs) {
   Diagnostic* diag = ctx.diag;
   if (blob.data() == nullptr || blob.size() < 8) {
     return fail(diag, Error::InvalidProgram, "xnnpack: the delegate blob is empty or truncated (%zu bytes)", blob.size());
@@ -211,6 +221,20 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
   }
   bool* input_seen = reinterpret_cast<bool*>(alloc_array<uint8_t>(a, d->num_inputs + d->num_outputs));
   if (input_seen == nullptr) return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small");
+  // Per tensor: bit 0 = read as a conv/fc filter or bias (repacked), bit 1 = read otherwise.
+  uint8_t* uses = alloc_array<uint8_t>(a, d->num_tensors);
+  if (uses == nullptr) return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small");
+  for (uint32_t i = 0; i < d->num_nodes; ++i) {
+    const fb::Node* node = g->nodes()->Get(i);
+    if (node == nullptr || node->inputs() == nullptr) continue;  // rejected below
+    const fb::OpType op = node->op();
+    const bool packs = op == fb::OpType::Convolution2d || op == fb::OpType::DepthwiseConvolution2d ||
+                       op == fb::OpType::Deconvolution2d || op == fb::OpType::FullyConnected;
+    for (uint32_t j = 0; j < node->inputs()->size(); ++j) {
+      const uint32_t t = node->inputs()->Get(j);
+      if (t < d->num_tensors) uses[t] |= packs && j >= 1 ? 1 : 2;
+    }
+  }
 
   for (uint32_t t = 0; t < d->num_tensors; ++t) {
     const fb::Tensor* tensor = g->tensors()->Get(t);
@@ -228,7 +252,7 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
       case fb::TensorKind::Internal:
         break;
       case fb::TensorKind::Constant:
-        EMBER_TRY(resolve_constant(d, t, *tensor, ctx));
+        EMBER_TRY(resolve_constant(d, t, *tensor, ctx, specs, uses[t] == 1));
         available[t] = 1;
         break;
       case fb::TensorKind::ExternalInput:

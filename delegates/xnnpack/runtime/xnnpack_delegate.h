@@ -63,7 +63,10 @@ Error status_error(xnn_status status);
 
 // Verifies `blob` and fills every field of `d` up to (not including) the runtime cache:
 // tensor tables, resolved constants, node attributes, external ports and staging buffers.
-Error prepare_delegate(XnnDelegate* d, BackendInitContext& context, Span<const uint8_t> blob);
+// Constants with a slot (ConstantData.segment_index >= 0) are resolved with
+// ember::delegate_constant(context, specs, slot).
+Error prepare_delegate(XnnDelegate* d, BackendInitContext& context, Span<const uint8_t> blob,
+                       Span<const CompileSpecView> specs);
 
 // Re-derives work_dims of every node output from work_dims of the inputs and constants.
 // `check_declared`: also require them to equal the compiled dims (init-time verification).

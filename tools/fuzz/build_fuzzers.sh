@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (libFuzzer + ASan + UBSan), outside Bazel (whose
+# auto-configured toolchain is gcc, which has no libFuzzer):
+#   pte_fuzzer  .pte bytes -> Program::load(Full) -> load_method -> zero inputs -> execute
+#   pt2_fuzzer  .pt2 bytes -> import -> full export -> Program::load(Full) of the result
+# Objects are cached in $EMBER_FUZZ_OUT (default out/fuzz) and rebuilt when a source or one
+# of its headers changes. Needs clang-14 and libclang-rt-14-dev (setup.sh installs them).
+#
+# Usage: tools/fuzz/build_fuzzers.sh            (binaries: out/fuzz/pte_fuzzer, pt2_fuzzer)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+OUT=${EMBER_FUZZ_OUT:-$ROOT/out/fuzz}
+CXX=${CXX_FUZZ:-}
+if [ -z "$CXX" ]; then
+  for c in clang++-14 clang++; do
+    if command -v "$c" >/dev/null 2>&1; then CXX=$c; break; fi
+  done
+fi
+if [ -z "$CXX" ]; then
+  echo "build_fuzzers: clang++ not found (install clang-14 libclang-rt-14-dev; see setup.sh)" >&2
+  exit 1
+fi
+JOBS=${JOBS:-$(nproc)}
+mkdir -p "$OUT/gen/schema" "$OUT/obj"
+
+# The generated FlatBuffer accessors, as the //schema genrule makes them.
+if [ ! -f "$OUT/gen/schema/program_generated.h" ] || [ schema/program.fbs -nt "$OUT/gen/schema/program_generated.h" ]; then
+  flatc --cpp --scoped-enums -o "$OUT/gen/schema" schema/program.fbs
+fi
+
+SAN="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined"
+BASE="-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $SAN -I$ROOT -I$OUT/gen -Wno-unused-command-line-argument"
+RUNTIME_FLAGS="$BASE -fno-exceptions -fno-rtti"
+TOOL_FLAGS="$BASE"
+
+# The absl link line, taken from third_party/system/BUILD so it stays in sync.
+ABSL_LIBS=$(awk '/name = "absl"/{f=1} f{print} f&&/^\)/{exit}' third_party/system/BUILD |
+            grep -o '"-l[^"]*"' | tr -d '"' | tr '\n' ' ')
+
+runtime_srcs=$(find runtime -name '*.cc' -not -path 'runtime/module/*' | sort)
+kernel_srcs=$(find kernels/portable -name '*.cc' -not -path '*/threadpool/*' | sort)
+exporter_srcs=$(find exporter -name '*.cc' | sort)
+
+# compile FLAGS SRC: prints the object path; compiles only when stale.
+stale() {  # obj dep-file src
+  local obj=$1 dep=$2 src=$3
+  [ -f "$obj" ] && [ -f "$dep" ] || return 0
+  [ "$src" -nt "$obj" ] && return 0
+  local f
+  for f in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$dep"); do
+    [ -e "$f" ] || return 0
+    [ "$f" -nt "$obj" ] && return 0
+  done
+  return 1
+}
+jobs_file=$(mktemp)
+trap 'rm -f "$jobs_file"' EXIT
+objs_for() {  # kind srcs...
+  local kind=$1; shift
+  local flags
+  if [ "$kind" = tool ]; then flags=$TOOL_FLAGS; else flags=$RUNTIME_FLAGS; fi
+  local src obj
+  for src in "$@"; do
+    obj="$OUT/obj/${src%.cc}.o"
+    if stale "$obj" "${obj%.o}.d" "$src"; then
+      mkdir -p "$(dirname "$obj")"
+      echo "$CXX $flags -MMD -MF ${obj%.o}.d -c $src -o $obj" >>"$jobs_file"
+    fi
+    echo "$obj"
+  done
+}
+
+# shellcheck disable=SC2086
+RUNTIME_OBJS=$(objs_for runtime $runtime_srcs)
+# shellcheck disable=SC2086
+KERNEL_OBJS=$(objs_for runtime $kernel_srcs)
+# shellcheck disable=SC2086
+EXPORTER_OBJS=$(objs_for tool $exporter_srcs)
+PTE_OBJ=$(objs_for runtime test/fuzz/pte_fuzzer.cc)
+PT2_OBJ=$(objs_for tool test/fuzz/pt2_fuzzer.cc)
+
+n=$(wc -l <"$jobs_file")
+if [ "$n" -gt 0 ]; then
+  echo "build_fuzzers: compiling $n files with $CXX ($JOBS jobs)"
+  if ! xargs -P "$JOBS" -I{} sh -c '{} || exit 255' <"$jobs_file"; then
+    echo "build_fuzzers: compilation failed" >&2
+    exit 1
+  fi
+fi
+
+LINK="$CXX -fsanitize=fuzzer $SAN -g"
+# shellcheck disable=SC2086
+$LINK $PTE_OBJ $RUNTIME_OBJS $KERNEL_OBJS -lpthread -o "$OUT/pte_fuzzer"
+# shellcheck disable=SC2086
+$LINK $PT2_OBJ $EXPORTER_OBJS $RUNTIME_OBJS $KERNEL_OBJS -lzip -lz -lflatbuffers $ABSL_LIBS -lpthread \
+  -o "$OUT/pt2_fuzzer"
+echo "build_fuzzers: built $OUT/pte_fuzzer $OUT/pt2_fuzzer"

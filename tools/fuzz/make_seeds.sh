@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Seed corpora for the fuzzers, from the shared models and a few operator cases:
+#   CORPUS/pte/  .pte files exported with bazel-bin/tools/ember (built when missing)
+#   CORPUS/pt2/  the small .pt2 archives themselves
+# Usage: tools/fuzz/make_seeds.sh [CORPUS_DIR]   (default out/fuzz/seeds)
+# Needs ../shared (or $EMBER_SHARED_DIR); prints how many seeds it wrote.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+CORPUS=${1:-out/fuzz/seeds}
+SHARED=${EMBER_SHARED_DIR:-$(cd .. && pwd)/shared}
+if [ ! -d "$SHARED/models" ]; then
+  echo "make_seeds: no shared models at $SHARED" >&2
+  exit 1
+fi
+EMBER=bazel-bin/tools/ember
+if [ ! -x "$EMBER" ]; then
+  bazel build //tools:ember >/dev/null 2>&1 || { echo "make_seeds: cannot build //tools:ember" >&2; exit 1; }
+fi
+mkdir -p "$CORPUS/pte" "$CORPUS/pt2"
+
+MODELS="dynamic_mlp small_cnn keyword_lstm"
+OPCASES="add__0 mul__0 nn_functional_conv2d__0 nn_functional_layer_norm__0 cat__0 mean__0
+  nn_functional_max_pool2d__0 index_select__0 log_softmax__0 matmul__0 gather__0 expand__0
+  nn_functional_embedding__0 cumsum__0 nn_functional_pad__reflect__0 argmax__0 where__0
+  nn_functional_interpolate__bilinear__0 clamp__0 permute__0"
+
+n_pte=0
+n_pt2=0
+export_seed() {  # in.pt2 out.pte
+  if [ ! -s "$2" ]; then
+    "$EMBER" export "$1" -o "$2" >/dev/null 2>&1 || { rm -f "$2"; return 1; }
+  fi
+  n_pte=$((n_pte + 1))
+}
+for m in $MODELS; do
+  export_seed "$SHARED/models/$m/model.pt2" "$CORPUS/pte/$m.pte" || echo "make_seeds: $m did not export (skipped)" >&2
+done
+cp "$SHARED/models/dynamic_mlp/model.pt2" "$CORPUS/pt2/dynamic_mlp.pt2" && n_pt2=$((n_pt2 + 1))
+for c in $OPCASES; do
+  d="$SHARED/opcases/$c"
+  [ -d "$d" ] || continue
+  for f in model core; do
+    [ -f "$d/$f.pt2" ] || continue
+    export_seed "$d/$f.pt2" "$CORPUS/pte/${c}_$f.pte" || true
+    cp "$d/$f.pt2" "$CORPUS/pt2/${c}_$f.pt2" && n_pt2=$((n_pt2 + 1))
+  done
+done
+chmod -R u+w "$CORPUS"
+echo "make_seeds: $n_pte .pte and $n_pt2 .pt2 seeds in $CORPUS"
