@@ -250,6 +250,8 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   m.num_inputs_ = meta.num_inputs();
   m.input_indices_ = method->inputs() ? method->inputs()->data() : nullptr;
   m.input_planned_data_ = alloc.allocate_array<void*>(m.num_inputs_ + 1);
+  m.input_planned_capacity_ = alloc.allocate_array<size_t>(m.num_inputs_ + 1);
+  if (m.input_planned_capacity_ == nullptr) return oom("input tables");
   m.num_outputs_ = meta.num_outputs();
   m.output_indices_ = method->outputs() ? method->outputs()->data() : nullptr;
   m.output_planned_data_ = alloc.allocate_array<void*>(m.num_outputs_ + 1);
@@ -258,6 +260,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   for (size_t i = 0; i < m.num_inputs_; ++i) {
     const EValue& v = m.values_[m.input_indices_[i]];
     m.input_planned_data_[i] = v.is_tensor() ? v.as_tensor->data : nullptr;
+    m.input_planned_capacity_[i] = v.is_tensor() ? v.as_tensor->capacity_bytes : 0;
   }
   for (size_t i = 0; i < m.num_outputs_; ++i) {
     const EValue& v = m.values_[m.output_indices_[i]];
@@ -397,7 +400,8 @@ Method::Method(Method&& other) noexcept
     : program_(other.program_), method_(other.method_), memory_(other.memory_),
       values_(other.values_), num_values_(other.num_values_), instructions_(other.instructions_),
       num_instructions_(other.num_instructions_), input_indices_(other.input_indices_),
-      input_planned_data_(other.input_planned_data_), num_inputs_(other.num_inputs_),
+      input_planned_data_(other.input_planned_data_),
+      input_planned_capacity_(other.input_planned_capacity_), num_inputs_(other.num_inputs_),
       output_indices_(other.output_indices_), output_planned_data_(other.output_planned_data_),
       output_planned_capacity_(other.output_planned_capacity_), num_outputs_(other.num_outputs_),
       state_values_(other.state_values_), num_state_values_(other.num_state_values_),
@@ -475,6 +479,7 @@ Error Method::set_input(size_t index, const EValue& value) {
   EMBER_TRY(check_input_tensor(index, *value.as_tensor, &t));
   void* planned = input_planned_data_[index];
   size_t bytes = value.as_tensor->nbytes();
+  t->capacity_bytes = input_planned_capacity_[index];
   if (planned == nullptr || bytes > t->capacity_bytes) {
     return fail(&diag_, Error::OutOfBounds, "input %zu does not fit its planned storage", index);
   }
@@ -488,6 +493,8 @@ Error Method::bind_input(size_t index, const Tensor& tensor) {
   Tensor* t = nullptr;
   EMBER_TRY(check_input_tensor(index, tensor, &t));
   t->data = tensor.data;
+  // Only the caller's bytes are usable: a kernel writing into this input stays inside them.
+  t->capacity_bytes = tensor.nbytes();
   for (int d = 0; d < t->rank; ++d) t->sizes[d] = tensor.sizes[d];
   return Error::Ok;
 }

@@ -80,6 +80,7 @@ class Method {
   size_t num_instructions_ = 0;
   const uint32_t* input_indices_ = nullptr;   // into values_
   void** input_planned_data_ = nullptr;       // planned storage of each tensor input
+  size_t* input_planned_capacity_ = nullptr;
   size_t num_inputs_ = 0;
   const uint32_t* output_indices_ = nullptr;
   void** output_planned_data_ = nullptr;

@@ -15,8 +15,8 @@ struct Diagnostic {
   const char* text() const { return message; }
 };
 
-// Formats the message into `diag` (when non-null), logs it at Error level when
-// EMBER_MIN_LOG_LEVEL permits, and returns `error`.
+// Formats the message into `diag` (when non-null), logs it at Debug level (callers decide
+// whether to surface it; EMBER_MIN_LOG_LEVEL=0 shows every failure), and returns `error`.
 Error fail(Diagnostic* diag, Error error, const char* format, ...)
     __attribute__((format(printf, 3, 4)));
 

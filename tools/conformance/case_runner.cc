@@ -20,15 +20,21 @@ bool exists(const std::string& p) {
   return stat(p.c_str(), &st) == 0;
 }
 
-// One line: newlines become "; ".
+// One line: a newline and the indentation after it become "; " (or " " after a ':').
 std::string one_line(const std::string& s) {
   std::string out;
+  bool line_start = false;
   for (char c : s) {
-    if (c == '\n') {
-      if (!out.empty() && out.back() != ' ') out += "; ";
-    } else if (c != '\r') {
-      out += c;
+    if (c == '\n' || c == '\r') {
+      line_start = true;
+      continue;
     }
+    if (line_start) {
+      if (c == ' ' || c == '\t') continue;
+      out += !out.empty() && out.back() == ':' ? " " : "; ";
+      line_start = false;
+    }
+    out += c;
   }
   return out;
 }

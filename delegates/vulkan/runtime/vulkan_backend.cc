@@ -24,7 +24,7 @@ class VulkanBackend final : public Backend {
     }
     Result<VulkanContext*> ctx = VulkanContext::get(allow_cpu, context.diag);
     if (!ctx.ok()) return ctx.error();
-    Result<std::unique_ptr<VulkanGraph>> graph = VulkanGraph::create(*ctx, blob, context.program, context.diag);
+    Result<std::unique_ptr<VulkanGraph>> graph = VulkanGraph::create(*ctx, blob, context, compile_specs, context.diag);
     if (!graph.ok()) return graph.error();
     return static_cast<void*>(graph->release());
   }

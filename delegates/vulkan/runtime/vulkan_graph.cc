@@ -490,16 +490,18 @@ Error Lowering::dispatch_op() {
 
 Result<std::unique_ptr<VulkanGraph>> VulkanGraph::create(VulkanContext* context,
                                                          Span<const uint8_t> blob,
-                                                         const Program* program, Diagnostic* diag) {
+                                                         const BackendInitContext& init,
+                                                         Span<const CompileSpecView> specs, Diagnostic* diag) {
   std::unique_ptr<VulkanGraph> g(new VulkanGraph(context));
-  EMBER_TRY(g->parse(blob, program, diag));
+  EMBER_TRY(g->parse(blob, init, specs, diag));
   EMBER_TRY(g->allocate(diag));
   EMBER_TRY(g->upload_constants(diag));
   EMBER_TRY(g->record(diag));
   return g;
 }
 
-Error VulkanGraph::parse(Span<const uint8_t> blob, const Program* program, Diagnostic* diag) {
+Error VulkanGraph::parse(Span<const uint8_t> blob, const BackendInitContext& init, Span<const CompileSpecView> specs,
+                         Diagnostic* diag) {
   // FlatBuffers needs 8-byte alignment for 64-bit fields; an inline blob may be less aligned.
   std::vector<uint8_t> copy;
   const uint8_t* data = blob.data();
@@ -570,13 +572,15 @@ Error VulkanGraph::parse(Span<const uint8_t> blob, const Program* program, Diagn
         const fb::ConstantData* c = ft->constant();
         if (c == nullptr) return fail(diag, Error::InvalidProgram, "vulkan blob: constant %u has no data", i);
         if (c->segment_index() >= 0) {
-          if (program == nullptr) {
-            return fail(diag, Error::InvalidProgram, "vulkan blob: constant %u is in a program segment but no program was given", i);
+          // segment_index is the delegate's constant slot (kConstantSegmentsSpec).
+          Result<Span<const uint8_t>> seg = delegate_constant(init, specs, static_cast<uint32_t>(c->segment_index()));
+          if (!seg.ok()) {
+            return fail(diag, Error::InvalidProgram,
+                        "vulkan blob: constant %u refers to constant slot %d, which the program does not provide "
+                        "(missing %s compile spec, program or segment)", i, c->segment_index(), kConstantSegmentsSpec);
           }
-          Result<Span<const uint8_t>> seg = program->segment(static_cast<uint32_t>(c->segment_index()));
-          if (!seg.ok()) return fail(diag, Error::InvalidProgram, "vulkan blob: constant %u: segment %d is missing", i, c->segment_index());
           if (c->nbytes() != t.nbytes || c->offset() > seg->size() || seg->size() - c->offset() < c->nbytes()) {
-            return fail(diag, Error::InvalidProgram, "vulkan blob: constant %u (%zu bytes) does not fit segment %d", i, t.nbytes, c->segment_index());
+            return fail(diag, Error::InvalidProgram, "vulkan blob: constant %u (%zu bytes) does not fit constant slot %d", i, t.nbytes, c->segment_index());
           }
           t.constant = Span<const uint8_t>(seg->data() + c->offset(), t.nbytes);
         } else {

@@ -14,6 +14,7 @@
 #include "delegates/vulkan/runtime/shader_library.h"
 #include "delegates/vulkan/runtime/vulkan_memory.h"
 #include "delegates/vulkan/vulkan_shapes.h"
+#include "runtime/backend/backend.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
@@ -27,9 +28,12 @@ class VulkanContext;
 
 class VulkanGraph {
  public:
-  // `program` may be null when no constant lives in a program segment.
+  // Constants with a slot (ConstantData.segment_index = k >= 0) are read in place with
+  // ember::delegate_constant(init, specs, k); `init` carries the program (may lack one when
+  // every constant is inline).
   static Result<std::unique_ptr<VulkanGraph>> create(VulkanContext* context, Span<const uint8_t> blob,
-                                                     const Program* program, Diagnostic* diag);
+                                                     const BackendInitContext& init,
+                                                     Span<const CompileSpecView> specs, Diagnostic* diag);
   ~VulkanGraph();
   VulkanGraph(const VulkanGraph&) = delete;
   VulkanGraph& operator=(const VulkanGraph&) = delete;
@@ -65,7 +69,8 @@ class VulkanGraph {
 
  private:
   explicit VulkanGraph(VulkanContext* context) : context_(context) {}
-  Error parse(Span<const uint8_t> blob, const Program* program, Diagnostic* diag);
+  Error parse(Span<const uint8_t> blob, const BackendInitContext& init, Span<const CompileSpecView> specs,
+              Diagnostic* diag);
   Error allocate(Diagnostic* diag);
   Error upload_constants(Diagnostic* diag);
   Error record(Diagnostic* diag);
