@@ -21,14 +21,31 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
   }
   std::vector<DelegateRecord> delegates;
   for (const auto& p : options.partitioners) {
+    BackendSummary summary;
+    summary.backend_id = p->backend_id();
+    std::map<std::string, int> before;
+    for (const Node& n : g.nodes) if (!n.erased) before[n.kernel_name()]++;
+    const size_t live_before = g.num_live_nodes();
     auto n = apply_partitioner(g, *p, &delegates);
     if (!n.ok()) return n.status();
+    std::map<std::string, int> after;
+    for (const Node& node : g.nodes) if (!node.erased) after[node.kernel_name()]++;
+    for (const auto& [op, count] : before) {
+      const int taken = count - (after.count(op) ? after[op] : 0);
+      if (taken > 0) summary.ops[op] = taken;
+    }
+    summary.delegates = *n;
+    summary.nodes = static_cast<int>(live_before) - static_cast<int>(g.num_live_nodes()) + *n;
+    r.backends.push_back(std::move(summary));
   }
   finalize_outputs(g);
   if (options.check_kernels) {
     if (auto s = check_kernels(g); !s.ok()) return s;
   }
   r.num_nodes_final = g.num_live_nodes();
+  for (const Node& n : g.nodes) {
+    if (!n.erased && n.op.rfind(kDelegateOpPrefix, 0) != 0) r.portable_ops[n.kernel_name()]++;
+  }
   r.plan = plan_memory(g);
   auto bytes = emit_pte(g, r.plan, delegates, options.method_name, &r.stats);
   if (!bytes.ok()) return bytes.status();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,14 @@ struct ExportOptions {
   bool check_kernels = true;
 };
 
+// What one partitioner took.
+struct BackendSummary {
+  std::string backend_id;
+  int delegates = 0;               // delegate calls created
+  int nodes = 0;                   // original nodes they replaced
+  std::map<std::string, int> ops;  // "aten::conv2d.default" -> count
+};
+
 struct ExportResult {
   std::vector<uint8_t> pte;
   MemoryPlan plan;
@@ -30,6 +39,8 @@ struct ExportResult {
   size_t num_nodes_imported = 0;
   size_t num_nodes_final = 0;
   int conv_bn_folded = 0;
+  std::vector<BackendSummary> backends;    // one per partitioner, in priority order
+  std::map<std::string, int> portable_ops; // ops left on the portable kernels (final graph)
 };
 
 // Runs every stage after import on `g`.

@@ -57,12 +57,9 @@ int VulkanBlobBuilder::input(const Sizes& sizes, VkDType dtype) {
   t.dtype = dtype;
   t.sizes = sizes;
   t.kind = static_cast<uint8_t>(fb::TensorKind::Input);
-  t.io = static_cast<uint32_t>(num_input_args_);
+  t.io = static_cast<uint32_t>(num_inputs_);
   int id = add_tensor(std::move(t));
-  if (id >= 0) {
-    ++num_inputs_;
-    ++num_input_args_;
-  }
+  if (id >= 0) ++num_inputs_;
   return id;
 }
 
@@ -83,8 +80,8 @@ int VulkanBlobBuilder::constant_bytes(const Sizes& sizes, VkDType dtype, const v
   return add_tensor(std::move(t));
 }
 
-int VulkanBlobBuilder::constant_in_segment(const Sizes& sizes, VkDType dtype, int32_t segment, uint64_t offset) {
-  if (segment < 0) { fail("negative segment index"); return -1; }
+int VulkanBlobBuilder::constant_in_slot(const Sizes& sizes, VkDType dtype, int32_t segment, uint64_t offset) {
+  if (segment < 0) { fail("negative constant slot"); return -1; }
   TensorDef t;
   t.dtype = dtype;
   t.sizes = sizes;
@@ -342,8 +339,7 @@ std::vector<uint8_t> VulkanBlobBuilder::build() const {
   auto tv = f.CreateVector(ts);
   auto nv = f.CreateVector(ns);
   auto opts = fb::CreateCompileOptions(f, fp16_);
-  auto g = fb::CreateGraph(f, 1, tv, nv, static_cast<uint32_t>(num_inputs_), static_cast<uint32_t>(num_outputs_), opts,
-                           static_cast<uint32_t>(num_input_args_));
+  auto g = fb::CreateGraph(f, 1, tv, nv, static_cast<uint32_t>(num_inputs_), static_cast<uint32_t>(num_outputs_), opts);
   fb::FinishGraphBuffer(f, g);
   return std::vector<uint8_t>(f.GetBufferPointer(), f.GetBufferPointer() + f.GetSize());
 }

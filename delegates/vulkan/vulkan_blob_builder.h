@@ -3,7 +3,7 @@
 //
 //   VulkanBlobBuilder b;
 //   int x = b.input({1, 3, 8, 8});
-//   int w = b.constant({4, 3, 3, 3}, weights);         // inline bytes, or constant_in_segment()
+//   int w = b.constant({4, 3, 3, 3}, weights);         // inline bytes, or constant_in_slot()
 //   int y = b.conv2d(x, w, -1, {1}, {1}, {1}, 1, VkActivation::relu());
 //   b.output(b.softmax(b.view(y, {1, -1}), 1));
 //   std::vector<uint8_t> blob = b.build();             // empty when something failed: error()
@@ -50,13 +50,12 @@ class VulkanBlobBuilder {
   // --- tensors ---
   // The next input argument of the delegate call.
   int input(const Sizes& sizes, VkDType dtype = VkDType::Float32);
-  // Reserves the next input argument as one the delegate ignores (a constant the exporter
-  // passes as an argument while the blob embeds its bytes).
-  void ignored_input() { ++num_input_args_; }
   int constant(const Sizes& sizes, const std::vector<float>& data);
   int constant_bytes(const Sizes& sizes, VkDType dtype, const void* data, size_t nbytes);
-  // Bytes read in place at init from program data segment `segment` at `offset`.
-  int constant_in_segment(const Sizes& sizes, VkDType dtype, int32_t segment, uint64_t offset);
+  // Bytes read in place at init from the delegate's constant slot `slot` (the program data
+  // segment of exporter::DelegateBlob::constants[slot], found through the
+  // "ember.constant_segments" compile spec) at `offset`.
+  int constant_in_slot(const Sizes& sizes, VkDType dtype, int32_t slot, uint64_t offset = 0);
   // Makes a node's result the next delegate output (not an input or constant: copy first).
   void output(int id);
 
@@ -121,7 +120,7 @@ class VulkanBlobBuilder {
 
   std::vector<TensorDef> tensors_;
   std::vector<NodeDef> nodes_;
-  size_t num_inputs_ = 0, num_input_args_ = 0, num_outputs_ = 0;
+  size_t num_inputs_ = 0, num_outputs_ = 0;
   bool fp16_ = false;
   std::string error_;
 };

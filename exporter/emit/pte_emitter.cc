@@ -163,6 +163,15 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
       args.push_back(*idx);
     }
     for (const Arg& a : n.outputs) {
+      if (a.kind == Arg::Kind::Tensors) {
+        // A Tensor[] result is one output tensor per element (kernels count them).
+        for (int r : a.refs) {
+          auto idx = value(r);
+          if (!idx.ok()) return idx.status();
+          args.push_back(*idx);
+        }
+        continue;
+      }
       auto idx = arg(a);
       if (!idx.ok()) return idx.status();
       args.push_back(*idx);

@@ -8,6 +8,8 @@
 // (memory format: 1 contiguous, 2 channels_last, 4 preserve; layout 7 strided); a Device
 // argument is None. Symbolic ints are Int values written by their kernels; an IntList entry
 // that is symbolic carries the Int's index in value_refs (items hold the upper bound).
+// A Tensor[] result (split, unbind, chunk, ...) is one output tensor per element, appended
+// after the schema arguments; kernels derive the count from num_args.
 #pragma once
 
 #include <cstdint>

@@ -1,11 +1,17 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]
-//                              [--no-fold] [--verbose]
+//                              [--no-fold] [--vulkan-allow-cpu] [--xnnpack-threads N] [--verbose]
+// Backends are tried in the order given: each partitioner claims what it supports among the
+// nodes the earlier ones left; the rest runs on the portable kernels.
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "delegates/vulkan/exporter/vulkan_partitioner.h"
+#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "exporter/exporter.h"
 #include "tools/commands/command_registry.h"
 
@@ -17,15 +23,22 @@ void usage() {
   std::printf(
       "usage: ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]\n"
       "  -o, --output PATH   the .pte to write (required)\n"
-      "  --backend NAME      delegate backend to partition for, in priority order (default: portable,\n"
-      "                      i.e. portable kernels only)\n"
+      "  --backend NAME      delegate backend to partition for; repeat (or comma-separate) for several,\n"
+      "                      in priority order: xnnpack (CPU), vulkan (GPU), portable (no delegate;\n"
+      "                      the default). Ops no backend takes run on the portable kernels.\n"
       "  --method NAME       method name in the program (default: forward)\n"
-      "  --no-fold           skip conv+batch_norm folding\n");
+      "  --no-fold           skip conv+batch_norm folding\n"
+      "  --vulkan-allow-cpu  let the Vulkan delegates run on a CPU Vulkan device (lavapipe)\n"
+      "  --xnnpack-threads N fallback XNNPACK thread count when the runtime has no thread pool\n"
+      "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
 }
 
 int export_command(int argc, char** argv) {
   std::string in, out;
   exporter::ExportOptions options;
+  std::vector<std::string> backends;
+  bool verbose = false, vulkan_allow_cpu = false;
+  int xnnpack_threads = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -47,21 +60,41 @@ int export_command(int argc, char** argv) {
       if (!v) return 2;
       options.method_name = v;
     } else if (a == "--backend" || a.rfind("--backend=", 0) == 0) {
-      std::string b;
+      std::string list;
       if (a == "--backend") {
         const char* v = value("--backend");
         if (!v) return 2;
-        b = v;
+        list = v;
       } else {
-        b = a.substr(10);
+        list = a.substr(10);
       }
-      if (b == "portable") continue;
-      if (b == "xnnpack" || b == "vulkan") {
-        std::fprintf(stderr, "ember export: backend '%s' is not available in this build yet (available: portable)\n", b.c_str());
-        return 1;
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        std::string b = list.substr(start, comma - start);
+        start = comma + 1;
+        if (b.empty()) continue;
+        if (b != "portable" && b != "xnnpack" && b != "vulkan") {
+          std::fprintf(stderr, "ember export: unknown backend '%s' (known: portable, xnnpack, vulkan)\n", b.c_str());
+          return 2;
+        }
+        bool seen = false;
+        for (const std::string& x : backends) seen |= x == b;
+        if (!seen) backends.push_back(b);
       }
-      std::fprintf(stderr, "ember export: unknown backend '%s' (known: portable, xnnpack, vulkan)\n", b.c_str());
-      return 2;
+    } else if (a == "--verbose" || a == "-v") {
+      verbose = true;
+    } else if (a == "--vulkan-allow-cpu") {
+      vulkan_allow_cpu = true;
+    } else if (a == "--xnnpack-threads") {
+      const char* v = value("--xnnpack-threads");
+      if (!v) return 2;
+      xnnpack_threads = std::atoi(v);
+      if (xnnpack_threads < 0) {
+        std::fprintf(stderr, "ember export: --xnnpack-threads must be >= 0\n");
+        return 2;
+      }
     } else if (a == "--no-fold") {
       options.fold_conv_bn = false;
     } else if (!a.empty() && a[0] == '-') {
@@ -77,6 +110,15 @@ int export_command(int argc, char** argv) {
   if (in.empty() || out.empty()) {
     std::fprintf(stderr, "ember export: need IN.pt2 and -o OUT.pte (see ember export --help)\n");
     return 2;
+  }
+  for (const std::string& b : backends) {
+    if (b == "xnnpack") {
+      options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>(xnnpack_threads));
+    } else if (b == "vulkan") {
+      vulkan::VulkanPartitionerOptions vo;
+      vo.allow_cpu = vulkan_allow_cpu;
+      options.partitioners.push_back(std::make_shared<vulkan::VulkanPartitioner>(vo));
+    }
   }
   auto r = exporter::export_pt2_file(in, options);
   if (!r.ok()) {
@@ -97,6 +139,24 @@ int export_command(int argc, char** argv) {
               "(by size %zu, by first use %zu)\n",
               r->plan.strategy.c_str(), r->plan.arena_size, r->plan.shared_size, r->plan.fixed_size,
               r->plan.lower_bound, r->plan.size_by_size, r->plan.size_by_first_use);
+  // One-line partition summary: ops per backend (original nodes) and what is left.
+  int portable = 0;
+  for (const auto& [op, n] : r->portable_ops) portable += n;
+  std::string line = "partition:";
+  for (const exporter::BackendSummary& b : r->backends) {
+    line += " " + b.backend_id + " " + std::to_string(b.nodes) + " ops in " + std::to_string(b.delegates) +
+            (b.delegates == 1 ? " delegate," : " delegates,");
+  }
+  line += " portable " + std::to_string(portable) + " ops";
+  std::printf("%s\n", line.c_str());
+  if (verbose) {
+    for (const exporter::BackendSummary& b : r->backends) {
+      std::printf("  %s took:\n", b.backend_id.c_str());
+      for (const auto& [op, n] : b.ops) std::printf("    %5d x %s\n", n, op.c_str());
+    }
+    std::printf("  portable kernels run:\n");
+    for (const auto& [op, n] : r->portable_ops) std::printf("    %5d x %s\n", n, op.c_str());
+  }
   return 0;
 }
 

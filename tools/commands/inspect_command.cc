@@ -102,7 +102,37 @@ int inspect_command(int argc, char** argv) {
     std::printf("  delegates: %u\n", m->delegates() ? m->delegates()->size() : 0);
     for (uint32_t i = 0; m->delegates() && i < m->delegates()->size(); ++i) {
       const sc::Delegate* d = m->delegates()->Get(i);
-      std::printf("    %u: %s (blob segment %d)\n", i, d->backend_id() ? d->backend_id()->c_str() : "?", d->blob_segment());
+      uint64_t blob_bytes = d->inline_blob() ? d->inline_blob()->size() : 0;
+      if (d->blob_segment() >= 0 && p->segments() && uint32_t(d->blob_segment()) < p->segments()->size()) {
+        blob_bytes = p->segments()->Get(uint32_t(d->blob_segment()))->size();
+      }
+      // Weights the delegate reads in place (constant slots) and their bytes.
+      size_t slots = 0;
+      uint64_t weight_bytes = 0;
+      std::string summary;
+      std::vector<std::string> other_specs;
+      for (uint32_t k = 0; d->compile_specs() && k < d->compile_specs()->size(); ++k) {
+        const sc::CompileSpec* cs = d->compile_specs()->Get(k);
+        const std::string key = cs->key() ? cs->key()->str() : "";
+        const size_t n = cs->value() ? cs->value()->size() : 0;
+        if (key == "ember.constant_segments") {
+          slots = n / 4;
+          for (size_t j = 0; j + 4 <= n; j += 4) {
+            uint32_t seg = 0;
+            for (int b = 3; b >= 0; --b) seg = (seg << 8) | cs->value()->Get(uint32_t(j + b));
+            if (p->segments() && seg < p->segments()->size()) weight_bytes += p->segments()->Get(seg)->size();
+          }
+        } else if (key == "ember.summary") {
+          summary.assign(cs->value()->begin(), cs->value()->end());
+        } else {
+          other_specs.push_back(key + " (" + std::to_string(n) + " bytes)");
+        }
+      }
+      std::printf("    %u: %s, blob %llu bytes (segment %d), %zu weights in place (%llu bytes)\n", i,
+                  d->backend_id() ? d->backend_id()->c_str() : "?", static_cast<unsigned long long>(blob_bytes),
+                  d->blob_segment(), slots, static_cast<unsigned long long>(weight_bytes));
+      if (!summary.empty()) std::printf("       ops: %s\n", summary.c_str());
+      for (const std::string& spec : other_specs) std::printf("       compile spec %s\n", spec.c_str());
     }
     std::map<std::string, std::pair<size_t, uint64_t>> by_loc;  // location -> (count, bytes)
     size_t dynamic = 0, kinds[16] = {0};

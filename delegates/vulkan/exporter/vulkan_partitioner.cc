@@ -225,14 +225,14 @@ std::vector<std::vector<int>> VulkanPartitioner::claim(const Graph& g) {
 absl::StatusOr<exporter::DelegateBlob> VulkanPartitioner::preprocess(const Graph& g,
                                                                      const exporter::Partition& p) {
   VulkanBlobBuilder b;
+  exporter::ConstantSlots slots(g);
   std::map<int, int> ids;
   for (int v : p.inputs) {
     const Value& val = g.values[v];
     if (val.type != exporter::ValueType::Tensor) return absl::InvalidArgumentError("vulkan: symbolic partition input");
     if (val.role == exporter::ValueRole::Constant && val.constant >= 0) {
-      const exporter::Constant& c = g.constants[val.constant];
-      ids[v] = b.constant_bytes(val.sizes, vk_dtype(val.dtype), c.data.data(), c.data.size());
-      b.ignored_input();
+      // Weights stay in the program's segments (PyTorch layouts are the shaders' layouts).
+      ids[v] = b.constant_in_slot(val.sizes, vk_dtype(val.dtype), static_cast<int32_t>(slots.existing(val.constant)));
     } else {
       ids[v] = b.input(val.sizes, vk_dtype(val.dtype));
     }
@@ -249,6 +249,9 @@ absl::StatusOr<exporter::DelegateBlob> VulkanPartitioner::preprocess(const Graph
   exporter::DelegateBlob blob;
   blob.data = b.build();
   if (blob.data.empty()) return absl::InvalidArgumentError("vulkan: " + b.error());
+  slots.finish(&blob);
+  const std::string summary = exporter::summarize_partition(g, p);
+  blob.compile_specs.push_back({exporter::kSummarySpec, std::vector<uint8_t>(summary.begin(), summary.end())});
   if (options_.allow_cpu) blob.compile_specs.push_back({"allow_cpu", {1}});
   return blob;
 }

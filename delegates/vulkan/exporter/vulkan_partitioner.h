@@ -1,9 +1,10 @@
 // VulkanPartitioner: claims maximal runs of consecutive (hence convex) graph nodes that the
 // Vulkan delegate runs (float32, static shapes) and serialises each run as a Vulkan blob.
 //
-// Constants read by a partition are embedded in the blob (uploaded to the GPU once at init,
-// read in place from the program's blob segment); the exporter's framework still passes them
-// as delegate arguments, which the blob marks as ignored (see Graph.input_args).
+// Constants read by a partition stay in the program's data segments: the blob names each by
+// constant slot (exporter::DelegateBlob::constants); the runtime reads them in place at init
+// and uploads them to the GPU once. They are not delegate-call arguments. Compile specs:
+// exporter::kSummarySpec (claimed ops, for `ember inspect`), "allow_cpu" when set.
 #pragma once
 
 #include <string>
