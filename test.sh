@@ -12,10 +12,12 @@ if [ -z "$targets" ]; then
 fi
 # shellcheck disable=SC2086
 shared="$(cd .. && pwd)/shared"
-bazel test "$@" --test_output=errors --test_env=EMBER_SHARED_DIR="$shared" $targets
-status=$?
-python3 tools/test_summary.py "$(bazel info bazel-testlogs "$@" 2>/dev/null)" $targets
+log=$(mktemp)
+bazel test "$@" --test_output=errors --test_env=EMBER_SHARED_DIR="$shared" $targets 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+python3 tools/test_summary.py --bazel-log "$log" "$(bazel info bazel-testlogs "$@" 2>/dev/null)" $targets
 summary=$?
+rm -f "$log"
 if [ $status -ne 0 ] || [ $summary -ne 0 ]; then
   exit 1
 fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Counts gtest cases from Bazel's test XML files and prints 'N passed, M failed'.
 
-Usage: test_summary.py BAZEL_TESTLOGS_DIR [TARGET ...]
+Usage: test_summary.py [--bazel-log FILE] BAZEL_TESTLOGS_DIR [TARGET ...]
+With --bazel-log, targets Bazel reported as "FAILED TO BUILD" or "NO STATUS" count as
+failed even when an old test.xml exists.
 Only the listed test targets' XML files are read (stale logs of removed targets are ignored).
 Exits 1 when any case failed or a test target produced no XML (e.g. it crashed).
 """
@@ -11,12 +13,25 @@ import xml.etree.ElementTree as ET
 
 
 def main() -> int:
-    root = sys.argv[1] if len(sys.argv) > 1 else "bazel-testlogs"
-    targets = sys.argv[2:]
+    args = sys.argv[1:]
+    not_run = set()
+    if len(args) >= 2 and args[0] == "--bazel-log":
+        with open(args[1], errors="replace") as log:
+            for line in log:
+                parts = line.split()
+                if parts and parts[0].startswith("//") and ("FAILED TO BUILD" in line or "NO STATUS" in line):
+                    not_run.add(parts[0])
+        args = args[2:]
+    root = args[0] if args else "bazel-testlogs"
+    targets = args[1:]
     passed = failed = skipped = 0
     broken = []
     paths = []
     for target in targets:
+        if target in not_run:
+            print(f"NOT RUN (failed to build or did not run): {target}")
+            failed += 1
+            continue
         package, _, name = target.lstrip("/").partition(":")
         path = os.path.join(root, package, name, "test.xml")
         if os.path.exists(path):

@@ -426,7 +426,19 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
     } else {
       return absl::InvalidArgumentError("xnnpack preprocess: unexpected op " + k);
     }
-    if (!b.ok()) return absl::InvalidArgumentError("xnnpack preprocess: node " + std::to_string(i) + " (" + k + "): " + b.error());
+    if (!b.ok()) {
+      std::string detail;
+      for (const Arg& a : n.args) {
+        for (int v : a.value_refs()) {
+          const int prod = g.values[v].producer;
+          detail += " [" + g.values[v].name + ": producer " + std::to_string(prod) +
+                    (in_partition.count(prod) ? " (in partition)" : "") + (id.count(v) ? ", mapped" : ", unmapped") +
+                    (folded.count(prod) ? ", folded" : "") + "]";
+        }
+      }
+      return absl::InvalidArgumentError("xnnpack preprocess: node " + std::to_string(i) + " (" + k + "): " + b.error() +
+                                        "; inputs:" + detail);
+    }
     id[out.id] = r;
     if (fused_into.count(i)) id[g.nodes[fused_into[i]].output_values()[0]] = r;
   }
