@@ -3,6 +3,7 @@
 #include "exporter/check/kernel_check.h"
 #include "exporter/import/pt2_importer.h"
 #include "exporter/passes/passes.h"
+#include "runtime/kernel/kernel_registry.h"
 
 namespace ember {
 namespace exporter {
@@ -12,6 +13,10 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
   r.num_nodes_imported = g.num_live_nodes();
   auto c = canonicalize(g);
   if (!c.ok()) return c.status();
+  if (options.check_kernels) {
+    auto d = decompose_composites(g, [](const std::string& name) { return find_kernel(name.c_str()) != nullptr; });
+    if (!d.ok()) return d.status();
+  }
   eliminate_dead_code(g);
   if (options.fold_conv_bn) {
     auto f = fold_conv_batch_norm(g);
@@ -20,6 +25,7 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     eliminate_dead_code(g);
   }
   std::vector<DelegateRecord> delegates;
+  if (!options.partitioners.empty()) make_activations_ssa(g);
   for (const auto& p : options.partitioners) {
     BackendSummary summary;
     summary.backend_id = p->backend_id();

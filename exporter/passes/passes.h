@@ -1,6 +1,9 @@
 // Graph passes. Each returns the number of changes it made (or an error).
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "exporter/ir/graph.h"
 
@@ -15,12 +18,29 @@ namespace exporter {
 //    into `self` (out = self); a mutated constant buffer becomes MutableState.
 absl::StatusOr<int> canonicalize(Graph& g);
 
+// Rewrites composite (training-IR) ops into core ATen ops where `has_kernel("aten::op.overload")`
+// is false for the composite op and true for every op of its replacement: losses (mse, l1,
+// smooth_l1, huber, soft_margin, kl_div, margin_ranking, binary_cross_entropy[_with_logits],
+// hinge_embedding, poisson_nll, triplet_margin, nll_loss_nd / cross_entropy without class
+// weights), pairwise_distance, cosine_similarity, outer, inner, vdot, tensordot, kron, addr,
+// sum_to_size, rot90, adaptive_{avg,max}_pool1d, conv_transpose1d, native_dropout_backward,
+// _softmax_backward_data, upsample_nearest1d / _upsample_nearest_exact1d. Nodes with dynamic
+// shapes are left alone.
+absl::StatusOr<int> decompose_composites(Graph& g, const std::function<bool(const std::string&)>& has_kernel);
+
 // Removes nodes whose outputs are unused and that write nothing in place.
 int eliminate_dead_code(Graph& g);
 
 // Folds eval-mode batch norm following a (non-transposed) convolution whose weight, bias and
 // the BN parameters are constants: the BN disappears, the conv gets new constant weight/bias.
 absl::StatusOr<int> fold_conv_batch_norm(Graph& g);
+
+// Gives each in-place write to an activation (a functional op writing into `self`, left by
+// canonicalize, e.g. relu_ -> relu with out = self) a new value, renaming later reads, graph
+// outputs and write-backs, so every activation has one producer. Run before partitioning:
+// partitioners reason about producers and partition inputs/outputs. Writes into state or
+// user inputs are left alone.
+int make_activations_ssa(Graph& g);
 
 
 }  // namespace exporter

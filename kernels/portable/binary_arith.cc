@@ -1,11 +1,12 @@
 // Binary arithmetic: add/sub/rsub (alpha), mul, div (+rounding_mode), floor_divide,
 // remainder, fmod, pow, float_power, atan2, maximum/minimum, fmax/fmin, hypot, copysign,
-// nextafter, logaddexp(2), xlogy, heaviside, ldexp. Tensor and Scalar overloads share one
-// implementation; broadcasting and type promotion follow PyTorch.
+// nextafter, logaddexp(2), xlogy, heaviside, ldexp, igamma/igammac. Tensor and Scalar
+// overloads share one implementation; broadcasting and type promotion follow PyTorch.
 #include <cmath>
 #include <limits>
 
 #include "kernels/portable/util/binary_util.h"
+#include "kernels/portable/util/special_math.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {
@@ -185,6 +186,8 @@ EMBER_FLOAT_BINARY(logaddexp2_kernel,
 EMBER_FLOAT_BINARY(xlogy_kernel,
                    std::isnan(y) ? y : (x == 0 ? C(0) : x * std::log(y)))
 EMBER_FLOAT_BINARY(ldexp_kernel, x * std::exp2(y))
+EMBER_FLOAT_BINARY(igamma_kernel, static_cast<C>(igamma_value(x, y, false)))
+EMBER_FLOAT_BINARY(igammac_kernel, static_cast<C>(igamma_value(x, y, true)))
 #undef EMBER_FLOAT_BINARY
 
 template <typename C>
@@ -273,6 +276,8 @@ EMBER_REGISTER_KERNEL("aten::xlogy.Tensor", xlogy_kernel);
 EMBER_REGISTER_KERNEL("aten::xlogy.Scalar_Other", xlogy_kernel);
 EMBER_REGISTER_KERNEL("aten::xlogy.Scalar_Self", xlogy_kernel);
 EMBER_REGISTER_KERNEL("aten::ldexp.Tensor", ldexp_kernel);
+EMBER_REGISTER_KERNEL("aten::igamma.default", igamma_kernel);
+EMBER_REGISTER_KERNEL("aten::igammac.default", igammac_kernel);
 EMBER_REGISTER_KERNEL("aten::maximum.default", (max_min<true, true>));
 EMBER_REGISTER_KERNEL("aten::minimum.default", (max_min<false, true>));
 EMBER_REGISTER_KERNEL("aten::max.other", (max_min<true, true>));

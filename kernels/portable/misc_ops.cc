@@ -1,6 +1,6 @@
 // Assorted ops: searchsorted/bucketize, histc, frexp, isin, rot90, outer, sum_to_size,
 // dist, cross/linalg_cross, as_strided_scatter, unique_consecutive, _unique2,
-// trapezoid/trapz.
+// trapezoid/trapz, cumulative_trapezoid, kron.
 #include <cmath>
 
 #include "kernels/portable/util/copy.h"
@@ -362,6 +362,10 @@ Error unique(KernelContext& ctx, EValue** args, size_t n) {
   KernelArgs a(ctx, args, n);
   if (!a.expect(7)) return a.error();
   const Tensor* in = a.tensor(0);
+  // Flags: _unique2(self, sorted, return_inverse, return_counts); unique_consecutive(self,
+  // return_inverse, return_counts, dim).
+  bool want_inverse = a.bool_value(kSorted ? 2 : 1);
+  bool want_counts = a.bool_value(kSorted ? 3 : 2);
   Tensor* out = a.out(4);
   Tensor* inverse = a.out(5);
   Tensor* counts = a.out(6);
@@ -389,21 +393,22 @@ Error unique(KernelContext& ctx, EValue** args, size_t n) {
   for (int64_t k = 0; k < total; ++k) {
     if (k == 0 || val(order[k]) != val(order[k - 1])) ++groups;
   }
+  // Results not asked for are empty tensors (their planned rank kept).
+  auto empty = [&](Tensor* t) {
+    Shape z;
+    for (int d = 0; d < t->rank; ++d) z.push(0);
+    return resize_to(a, t, z);
+  };
   Shape s;
   s.push(groups);
-  if (!resize_to(a, out, s) || !resize_to(a, counts, s)) return a.error();
-  if (inverse->rank == in->rank) {
-    if (!resize_like(a, inverse, *in)) return a.error();
-  } else {
-    Shape z;
-    for (int d = 0; d < inverse->rank; ++d) z.push(0);
-    if (!resize_to(a, inverse, z)) return a.error();
-  }
-  bool write_inverse = inverse->numel() == total;
+  if (!resize_to(a, out, s)) return a.error();
+  if (!(want_counts ? resize_to(a, counts, s) : empty(counts))) return a.error();
+  if (!(want_inverse ? resize_like(a, inverse, *in) : empty(inverse))) return a.error();
+  const bool write_inverse = want_inverse;
   int64_t g = -1, run = 0;
   for (int64_t k = 0; k < total; ++k) {
     if (k == 0 || val(order[k]) != val(order[k - 1])) {
-      if (g >= 0) store_as<int64_t>(counts->data, counts->dtype, g, run);
+      if (g >= 0 && want_counts) store_as<int64_t>(counts->data, counts->dtype, g, run);
       ++g;
       run = 0;
       copy_convert(static_cast<const uint8_t*>(in->data) + order[k] * element_size(in->dtype), in->dtype,
@@ -412,7 +417,7 @@ Error unique(KernelContext& ctx, EValue** args, size_t n) {
     ++run;
     if (write_inverse) store_as<int64_t>(inverse->data, inverse->dtype, order[k], g);
   }
-  if (g >= 0) store_as<int64_t>(counts->data, counts->dtype, g, run);
+  if (g >= 0 && want_counts) store_as<int64_t>(counts->data, counts->dtype, g, run);
   return Error::Ok;
 }
 
@@ -456,8 +461,92 @@ Error trapezoid(KernelContext& ctx, EValue** args, size_t n) {
   return Error::Ok;
 }
 
+// kron(self, other, out): out[i * bs + j] = a[i] * b[j] per dim (ranks aligned left-padded).
+Error kron(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(3)) return a.error();
+  const Tensor* x = a.tensor(0);
+  const Tensor* y = a.tensor(1);
+  Tensor* out = a.out(2);
+  if (!a.ok() || !require_contiguous(a, x) || !require_contiguous(a, y)) return a.error();
+  int r = x->rank > y->rank ? x->rank : y->rank;
+  int64_t xs[kMaxRank], ys[kMaxRank];
+  Shape s;
+  for (int d = 0; d < r; ++d) {
+    int xd = d - (r - x->rank), yd = d - (r - y->rank);
+    xs[d] = xd >= 0 ? x->sizes[xd] : 1;
+    ys[d] = yd >= 0 ? y->sizes[yd] : 1;
+    s.push(xs[d] * ys[d]);
+  }
+  if (!resize_to(a, out, s)) return a.error();
+  int64_t xst[kMaxRank], yst[kMaxRank];
+  contiguous_strides(xs, r, xst);
+  contiguous_strides(ys, r, yst);
+  int64_t idx[kMaxRank] = {};
+  int64_t total = s.numel();
+  EMBER_DISPATCH_COMPUTE(result_type(*x, *y), C, {
+    for (int64_t e = 0; e < total; ++e) {
+      int64_t ox = 0, oy = 0;
+      for (int d = 0; d < r; ++d) {
+        ox += (idx[d] / ys[d]) * xst[d];
+        oy += (idx[d] % ys[d]) * yst[d];
+      }
+      store_as<C>(out->data, out->dtype, e, mul_op(load_as<C>(x->data, x->dtype, ox), load_as<C>(y->data, y->dtype, oy)));
+      for (int d = r - 1; d >= 0; --d) {
+        if (++idx[d] < s.d[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+  return Error::Ok;
+}
+
+// cumulative_trapezoid.x(y, x, dim, out) / .dx(y, dx, dim, out)
+Error cumulative_trapezoid(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(4)) return a.error();
+  const Tensor* y = a.tensor(0);
+  const EValue& xv = a.at(1);
+  int64_t dim = a.int_value(2);
+  Tensor* out = a.out(3);
+  if (!a.ok() || !require_contiguous(a, y)) return a.error();
+  dim = wrap_dim(dim, y->rank);
+  if (dim < 0 || y->rank == 0) return a.fail("dim out of range"), a.error();
+  const Tensor* x = xv.is_tensor() ? xv.as_tensor : nullptr;
+  double dx = x ? 0 : xv.to_double();
+  int64_t outer = 1, inner = 1, size = y->sizes[dim];
+  for (int d = 0; d < dim; ++d) outer *= y->sizes[d];
+  for (int d = static_cast<int>(dim) + 1; d < y->rank; ++d) inner *= y->sizes[d];
+  if (x && !(x->rank == 1 && x->sizes[0] == size) && x->numel() != y->numel()) {
+    return a.fail("x must be 1-D of the dim size or shaped like y", Error::NotSupported), a.error();
+  }
+  int64_t out_len = size > 0 ? size - 1 : 0;
+  Shape s(*y);
+  s.d[dim] = out_len;
+  if (!resize_to(a, out, s)) return a.error();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      double acc = 0;
+      for (int64_t k = 0; k + 1 < size; ++k) {
+        int64_t e0 = (o * size + k) * inner + i, e1 = e0 + inner;
+        double h = dx;
+        if (x) {
+          bool one_d = x->rank == 1;
+          h = load_as<double>(x->data, x->dtype, one_d ? k + 1 : e1) - load_as<double>(x->data, x->dtype, one_d ? k : e0);
+        }
+        acc += h * (load_as<double>(y->data, y->dtype, e0) + load_as<double>(y->data, y->dtype, e1)) / 2;
+        store_as<double>(out->data, out->dtype, (o * out_len + k) * inner + i, acc);
+      }
+    }
+  }
+  return Error::Ok;
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL("aten::kron.default", kron);
+EMBER_REGISTER_KERNEL("aten::cumulative_trapezoid.x", cumulative_trapezoid);
+EMBER_REGISTER_KERNEL("aten::cumulative_trapezoid.dx", cumulative_trapezoid);
 EMBER_REGISTER_KERNEL("aten::searchsorted.Tensor", searchsorted);
 EMBER_REGISTER_KERNEL("aten::bucketize.Tensor", bucketize);
 EMBER_REGISTER_KERNEL("aten::histc.default", histc);

@@ -1,6 +1,6 @@
 // Random-valued ops: rand/randn(+_like), randint(+_like), uniform, normal (Tensor/float
 // overloads, normal_/normal_functional), bernoulli, exponential, cauchy, log_normal,
-// geometric. A counter-based generator (splitmix64) gives each call a fresh stream; the
+// geometric, multinomial, rrelu. A counter-based generator (splitmix64) gives each call a fresh stream; the
 // values are not PyTorch's (only shapes, dtypes and distributions match). Generator
 // arguments are ignored.
 #include <atomic>
@@ -182,8 +182,89 @@ Error bernoulli(KernelContext& ctx, EValue** args, size_t n) {
   return Error::Ok;
 }
 
+// multinomial(self, num_samples, replacement, generator?, out): rows of weights -> indices.
+Error multinomial(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(5)) return a.error();
+  const Tensor* w = a.tensor(0);
+  int64_t samples = a.int_value(1);
+  bool replacement = a.bool_value(2);
+  Tensor* out = a.out(4);
+  if (!a.ok() || !require_contiguous(a, w)) return a.error();
+  if (w->rank < 1 || w->rank > 2) return a.fail("weights must be 1-D or 2-D"), a.error();
+  int64_t cats = w->sizes[w->rank - 1], rows = w->rank == 2 ? w->sizes[0] : 1;
+  if (samples <= 0 || (!replacement && samples > cats)) return a.fail("invalid num_samples"), a.error();
+  Shape s;
+  if (w->rank == 2) s.push(rows);
+  s.push(samples);
+  if (!resize_to(a, out, s)) return a.error();
+  // Without replacement, drawn categories are masked by zeroing their weight in a temp copy.
+  double* weights = static_cast<double*>(ctx.allocate_temp(sizeof(double) * static_cast<size_t>(cats + 1)));
+  if (weights == nullptr) return a.fail("multinomial needs temp memory", Error::OutOfMemory), a.error();
+  Rng rng;
+  for (int64_t r = 0; r < rows; ++r) {
+    double total = 0;
+    for (int64_t c = 0; c < cats; ++c) {
+      weights[c] = load_as<double>(w->data, w->dtype, r * cats + c);
+      if (!(weights[c] >= 0)) return a.fail("weights must be non-negative"), a.error();
+      total += weights[c];
+    }
+    for (int64_t k = 0; k < samples; ++k) {
+      if (!(total > 0)) return a.fail("weights sum to zero"), a.error();
+      double u = rng.uniform() * total, acc = 0;
+      int64_t pick = cats - 1;
+      for (int64_t c = 0; c < cats; ++c) {
+        acc += weights[c];
+        if (u < acc && weights[c] > 0) {
+          pick = c;
+          break;
+        }
+      }
+      store_as<int64_t>(out->data, out->dtype, r * samples + k, pick);
+      if (!replacement) {
+        total -= weights[pick];
+        weights[pick] = 0;
+      }
+    }
+  }
+  return Error::Ok;
+}
+
+// rrelu(self, lower, upper, training, generator?, out): eval mode is leaky_relu with slope
+// (lower + upper) / 2; training draws a slope per negative element.
+// rrelu_with_noise_functional(self, noise, lower, upper, training, generator?, out, noise_out).
+Error rrelu_core(KernelArgs& a, const Tensor* in, double lower, double upper, bool training, Tensor* out,
+                 Tensor* noise_out) {
+  if (!a.ok() || !require_contiguous(a, in) || !resize_like(a, out, *in)) return a.error();
+  if (noise_out != nullptr && !resize_like(a, noise_out, *in)) return a.error();
+  Rng rng;
+  for (int64_t i = 0; i < in->numel(); ++i) {
+    double v = load_as<double>(in->data, in->dtype, i);
+    double slope = training ? lower + (upper - lower) * rng.uniform() : (lower + upper) / 2;
+    double r = v >= 0 ? v : v * slope;
+    store_as<double>(out->data, out->dtype, i, r);
+    if (noise_out != nullptr) store_as<double>(noise_out->data, noise_out->dtype, i, v >= 0 || !training ? 1.0 : slope);
+  }
+  return Error::Ok;
+}
+
+Error rrelu(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(6)) return a.error();
+  return rrelu_core(a, a.tensor(0), a.scalar(1), a.scalar(2), a.bool_value(3), a.out(5), nullptr);
+}
+
+Error rrelu_with_noise(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(8)) return a.error();
+  return rrelu_core(a, a.tensor(0), a.scalar(2), a.scalar(3), a.bool_value(4), a.out(6), a.out(7));
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL("aten::multinomial.default", multinomial);
+EMBER_REGISTER_KERNEL("aten::rrelu.default", rrelu);
+EMBER_REGISTER_KERNEL("aten::rrelu_with_noise_functional.default", rrelu_with_noise);
 EMBER_REGISTER_KERNEL("aten::rand.default", rand<false>);
 EMBER_REGISTER_KERNEL("aten::randn.default", rand<true>);
 EMBER_REGISTER_KERNEL("aten::rand_like.default", rand_like<false>);

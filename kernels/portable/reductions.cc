@@ -24,7 +24,19 @@ Error sum_like(KernelContext& ctx, KernelArgs& a, const Tensor* in, Span<const i
   ReducePlan p;
   if (!p.init(a, *in, dims, keepdim, all) || !resize_to(a, out, p.out_shape)) return a.error();
   const bool floating = is_floating(out->dtype) || kind == SumKind::Mean || kind == SumKind::NanMean;
-  if (floating) {
+  if (floating && in->dtype == ScalarType::Float32 && (kind == SumKind::Sum || kind == SumKind::Mean) &&
+      p.n_red <= 1 && (p.n_red == 0 || p.red_strides[0] == 1)) {
+    // Contiguous float32 rows (sum/mean over the innermost dims): a tight loop.
+    const float* src = static_cast<const float*>(in->data);
+    const int64_t len = p.reduce_numel;
+    for_each_output(ctx, p, [&](int64_t o) {
+      const float* row = src + p.base(o);
+      double acc = 0;
+      for (int64_t i = 0; i < len; ++i) acc += row[i];
+      if (kind == SumKind::Mean) acc = len > 0 ? acc / static_cast<double>(len) : kNaN;
+      store_as<double>(out->data, out->dtype, o, acc);
+    });
+  } else if (floating) {
     for_each_output(ctx, p, [&](int64_t o) {
       double acc = kind == SumKind::Prod ? 1.0 : 0.0;
       int64_t count = 0;

@@ -226,6 +226,10 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
                   "planned arena %zu of method '%s' needs %zu bytes but %zu were given", i,
                   meta.name(), need, memory->planned_arenas[i].size());
     }
+    if (reinterpret_cast<uintptr_t>(memory->planned_arenas[i].data()) % 8 != 0) {
+      return fail(diag, Error::InvalidArgument,
+                  "planned arena %zu of method '%s' must be at least 8-byte aligned", i, meta.name());
+    }
   }
   MemoryAllocator& alloc = *memory->method_allocator;
   Method m;

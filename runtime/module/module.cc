@@ -1,5 +1,6 @@
 #include "runtime/module/module.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "runtime/loader/buffer_data_loader.h"
@@ -115,7 +116,9 @@ Status Module::load_method(const std::string& name) {
   lm->temp_allocator = MemoryAllocator(temp, options_.temp_allocator_bytes);
   // Size the method allocator by trying: a failed init reports the bytes it needed.
   size_t method_bytes = 64 << 10;
-  for (int attempt = 0; attempt < 4; ++attempt) {
+  // bytes_needed() covers the allocations up to the first failure only (later ones, e.g. of
+  // further delegates, are unknown), so grow at least geometrically.
+  for (int attempt = 0; attempt < 16; ++attempt) {
     uint8_t* p = lm->allocate(method_bytes);
     if (p == nullptr) return Status(Error::OutOfMemory, "cannot allocate the method allocator");
     lm->method_allocator = MemoryAllocator(p, method_bytes);
@@ -131,7 +134,7 @@ Status Module::load_method(const std::string& name) {
     if (method.error() != Error::OutOfMemory || lm->method_allocator.bytes_needed() <= method_bytes) {
       return Status(method.error(), diag.message);
     }
-    method_bytes = lm->method_allocator.bytes_needed() + 4096;
+    method_bytes = std::max(lm->method_allocator.bytes_needed() + 4096, 2 * method_bytes);
     lm->buffers.pop_back();
   }
   if (lm->method == nullptr) return Status(Error::OutOfMemory, "cannot size the method allocator");

@@ -126,7 +126,19 @@ class MethodValidator {
         t->dynamism() != schema::ShapeDynamism::DynamicBounded) {
       return bad("tensor %u has unknown shape dynamism", i);
     }
-    uint64_t needed = numel * element_size(static_cast<ScalarType>(t->dtype()));
+    const uint64_t esize = element_size(static_cast<ScalarType>(t->dtype()));
+    uint64_t needed = numel * esize;
+    // Kernels access elements as their type: data must be aligned to the element size
+    // (arenas, segments and the program itself are at least 8-byte aligned).
+    bool in_arena = t->location() == schema::DataLocation::Arena ||
+                    t->location() == schema::DataLocation::CallerInput ||
+                    t->location() == schema::DataLocation::MutableState;
+    bool in_segment = t->location() == schema::DataLocation::Constant ||
+                      t->location() == schema::DataLocation::MutableState;
+    if ((in_arena && t->arena_offset() % esize != 0) || (in_segment && t->segment_offset() % esize != 0)) {
+      return bad("tensor %u is misaligned: its offset is not a multiple of its %llu-byte element size", i,
+                 static_cast<unsigned long long>(esize));
+    }
     switch (t->location()) {
       case schema::DataLocation::Unplanned:
         return Error::Ok;

@@ -141,8 +141,11 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
     const Value* m2 = tensor_arg(g, n, 1);
     return x && rank == 2 && is_const(m2) ? "" : "needs constant mat2";
   }
-  if (is_clamp_like(k) || k == "aten::sigmoid.default" || k == "aten::hardswish.default") return x ? "" : "no input";
-  if (k == "aten::max_pool2d.default") return rank == 4 && !flag(n, 5) ? "" : "needs 4D input, ceil_mode=False";
+  if (is_clamp_like(k) || k == "aten::sigmoid.default" || k == "aten::hardswish.default" || k == "aten::silu.default" ||
+      k == "aten::hardsigmoid.default") {
+    return x ? "" : "no input";
+  }
+  if (k == "aten::max_pool2d.default") return rank == 4 ? "" : "needs 4D input";
   if (k == "aten::avg_pool2d.default") {
     if (rank != 4 || flag(n, 4)) return "needs 4D input, ceil_mode=False";
     if (n.args.size() > 6 && n.args[6].kind != Arg::Kind::None) return "divisor_override";
@@ -363,6 +366,16 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       r = b.node(fb::OpType::Sigmoid, {in});
     } else if (k == "aten::hardswish.default") {
       r = b.node(fb::OpType::HardSwish, {in});
+    } else if (k == "aten::silu.default") {  // x * sigmoid(x)
+      r = b.node(fb::OpType::Multiply2, {in, b.node(fb::OpType::Sigmoid, {in})});
+    } else if (k == "aten::hardsigmoid.default") {  // clamp(x / 6 + 1/2, 0, 1)
+      const float sixth = 1.0f / 6.0f, half = 0.5f;
+      const std::vector<size_t> one(xdims(*x).size(), 1);
+      XnnNodeParams unit;
+      unit.output_min = 0.0f;
+      unit.output_max = 1.0f;
+      r = b.node(fb::OpType::Add2,
+                 {b.node(fb::OpType::Multiply2, {in, b.constant(one, &sixth)}), b.constant(one, &half)}, unit);
     } else if (k == "aten::max_pool2d.default" || k == "aten::avg_pool2d.default") {
       const bool max = k == "aten::max_pool2d.default";
       const std::vector<int64_t> kernel = ints(n, 1, 2, 1);
@@ -375,6 +388,13 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       if (max) {
         const std::vector<int64_t> dil = ints(n, 4, 2, 1);
         prm.dilation = {{uint32_t(dil[0]), uint32_t(dil[1])}};
+        // ceil_mode: extra bottom/right padding (XNNPACK max pooling ignores padded cells)
+        // so the floor-mode size equals the graph's output size.
+        for (int d = 0; d < 2; ++d) {
+          const int64_t in_size = x->sizes[2 + d], out_size = out.sizes[2 + d];
+          const int64_t extra = (out_size - 1) * stride[d] + dil[d] * (kernel[d] - 1) + 1 - (in_size + 2 * pad[d]);
+          if (extra > 0) prm.padding[d == 0 ? 2 : 1] += uint32_t(extra);
+        }
       }
       if (kernel[0] * kernel[1] == 1 && stride[0] == 1 && stride[1] == 1 && pad[0] == 0 && pad[1] == 0) {
         r = b.node(fb::OpType::Copy, {in});  // XNNPACK rejects 1x1 pooling; it is the identity

@@ -4,12 +4,15 @@
 // Claimed ops: aten::conv2d / aten::convolution (2D, not transposed; grouped and depthwise;
 // bias), linear, addmm / mm with a constant weight, relu / relu6 / hardtanh / clamp (fused
 // into the producer's output range when it is a conv/linear/pool/add/sub/mul/div in the same
-// group), max_pool2d (ceil_mode=False), avg_pool2d (no ceil_mode/divisor_override; padding 0
+// group), max_pool2d, avg_pool2d (no ceil_mode/divisor_override; padding 0
 // or count_include_pad=False), adaptive_avg_pool2d to 1x1 and mean over H,W with keepdim
 // (global average pooling), add/sub/mul/div (Tensor, broadcasting; alpha == 1),
-// sigmoid, hardswish, softmax / _softmax over the last dim (not 4D), prelu, constant_pad_nd,
+// sigmoid, hardswish, silu (sigmoid + multiply), hardsigmoid (multiply + add with clamp),
+// max_pool2d with ceil_mode (as extra bottom/right padding), softmax / _softmax over the last dim (not 4D), prelu, constant_pad_nd,
 // view / reshape / _unsafe_view / flatten (only where NCHW and NHWC orders coincide),
 // upsample_bilinear2d.
+// In-place writes must have been made SSA first (exporter::make_activations_ssa; the
+// exporter does this whenever partitioners are given).
 //
 // Layout: every 4D tensor inside a group is NHWC; group inputs/outputs that are 4D use
 // layout NchwToNhwc (the runtime transposes at the boundary). Constants are permuted ahead

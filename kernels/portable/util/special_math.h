@@ -49,26 +49,24 @@ inline double digamma_value(double x) {
   return result;
 }
 
-// Hurwitz zeta(s, q) for s > 1, q > 0 (Euler-Maclaurin summation).
+// Hurwitz zeta(s, q) = sum_k (q + k)^-s for integer s > 1 (as polygamma needs): terms are
+// summed directly until q + k >= 10, then Euler-Maclaurin with Bernoulli corrections.
 inline double hurwitz_zeta(double s, double q) {
   if (s == 1) return std::numeric_limits<double>::infinity();
-  if (q <= 0) {
-    if (q == std::floor(q)) return std::numeric_limits<double>::infinity();
-    // Not needed for polygamma of positive orders at negative non-integers beyond the
-    // reflection-free domain; fall through with the direct sum (converges slowly).
-  }
-  const int n = 9;
+  if (q <= 0 && q == std::floor(q)) return std::numeric_limits<double>::infinity();
   double sum = 0;
-  for (int k = 0; k < n; ++k) sum += std::pow(q + k, -s);
-  double a = q + n;
-  sum += std::pow(a, 1 - s) / (s - 1) + 0.5 * std::pow(a, -s);
+  while (q < 10) {
+    sum += std::pow(q, -s);
+    q += 1;
+  }
+  sum += std::pow(q, 1 - s) / (s - 1) + 0.5 * std::pow(q, -s);
   // Bernoulli terms B2k / (2k)!.
   static const double b[] = {1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
                              -691.0 / 1307674368000.0};
-  double fac = s * std::pow(a, -s - 1);
+  double fac = s * std::pow(q, -s - 1);
   for (int k = 0; k < 6; ++k) {
     sum += b[k] * fac;
-    fac *= (s + 2 * k + 1) * (s + 2 * k + 2) / (a * a);
+    fac *= (s + 2 * k + 1) * (s + 2 * k + 2) / (q * q);
   }
   return sum;
 }
@@ -79,6 +77,44 @@ inline double polygamma_value(int64_t n, double x) {
   for (int64_t k = 2; k <= n; ++k) fact *= static_cast<double>(k);
   double sign = (n % 2 == 1) ? 1.0 : -1.0;
   return sign * fact * hurwitz_zeta(static_cast<double>(n + 1), x);
+}
+
+// Regularized lower incomplete gamma P(a, x) (series for x < a + 1, continued fraction
+// otherwise); upper Q = 1 - P.
+inline double igamma_value(double a, double x, bool upper) {
+  if (std::isnan(a) || std::isnan(x) || a < 0 || x < 0) return std::numeric_limits<double>::quiet_NaN();
+  if (a == 0) return x > 0 ? (upper ? 0.0 : 1.0) : std::numeric_limits<double>::quiet_NaN();
+  if (x == 0) return upper ? 1.0 : 0.0;
+  if (std::isinf(a)) return std::isinf(x) ? std::numeric_limits<double>::quiet_NaN() : (upper ? 1.0 : 0.0);
+  if (std::isinf(x)) return upper ? 0.0 : 1.0;
+  double lg = std::lgamma(a);
+  if (x < a + 1) {
+    double term = 1.0 / a, sum = term;
+    for (int n = 1; n < 1000; ++n) {
+      term *= x / (a + n);
+      sum += term;
+      if (std::fabs(term) < std::fabs(sum) * 1e-16) break;
+    }
+    double p = sum * std::exp(-x + a * std::log(x) - lg);
+    return upper ? 1.0 - p : p;
+  }
+  // Lentz's continued fraction for Q.
+  const double tiny = 1e-300;
+  double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+  for (int i = 1; i < 1000; ++i) {
+    double an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (std::fabs(d) < tiny) d = tiny;
+    c = b + an / c;
+    if (std::fabs(c) < tiny) c = tiny;
+    d = 1 / d;
+    double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) < 1e-16) break;
+  }
+  double q = std::exp(-x + a * std::log(x) - lg) * h;
+  return upper ? q : 1.0 - q;
 }
 
 // Modified Bessel function of the first kind, order 0.

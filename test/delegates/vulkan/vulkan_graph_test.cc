@@ -112,9 +112,12 @@ TEST(VulkanGraphTest, SmallNetThroughMethodWithSegmentWeights) {
   SmallNet net;
   ProgramBuilder pb;
   VulkanBlobBuilder b;
+  std::vector<uint8_t> slots;  // kConstantSegmentsSpec: the program segment of each slot
   net.build(b, [&](const Sizes& s, const Floats& data) {
     uint32_t seg = pb.add_segment(data);
-    return b.constant_in_segment(s, VkDType::Float32, static_cast<int32_t>(seg), 0);
+    int32_t slot = static_cast<int32_t>(slots.size() / 4);
+    for (int k = 0; k < 4; ++k) slots.push_back(static_cast<uint8_t>(seg >> (8 * k)));
+    return b.constant_in_slot(s, VkDType::Float32, slot, 0);
   });
   std::vector<uint8_t> blob = b.build();
   ASSERT_FALSE(blob.empty()) << b.error();
@@ -122,7 +125,7 @@ TEST(VulkanGraphTest, SmallNetThroughMethodWithSegmentWeights) {
   auto& m = pb.method("forward");
   uint32_t x = m.input_tensor(ScalarType::Float32, net.xs);
   uint32_t y = m.planned_tensor(ScalarType::Float32, {1, 5});
-  uint32_t del = m.delegate("vulkan", static_cast<int32_t>(blob_seg));
+  uint32_t del = m.delegate("vulkan", static_cast<int32_t>(blob_seg), {}, {{kConstantSegmentsSpec, slots}});
   m.delegate_call(del, {static_cast<int32_t>(x), static_cast<int32_t>(y)});
   m.set_inputs({x}).set_outputs({y});
   Harness h;
@@ -221,8 +224,8 @@ TEST(VulkanGraphTest, CorruptBlobsAreRejected) {
     EXPECT_NE(std::string(d.message()).find("fp16"), std::string::npos) << d.message();
   }
   {
-    VulkanBlobBuilder b;  // weights in a program segment, but no program
-    int y = b.linear(b.input({1, 2}), b.constant_in_segment({2, 2}, VkDType::Float32, 0, 0), -1);
+    VulkanBlobBuilder b;  // weights in a constant slot, but no program
+    int y = b.linear(b.input({1, 2}), b.constant_in_slot({2, 2}, VkDType::Float32, 0, 0), -1);
     b.output(y);
     Delegate d;
     EXPECT_EQ(d.init(b.build()), Error::InvalidProgram) << d.message();

@@ -324,13 +324,13 @@ TEST(XnnpackBackend, BadConstantsAreRejected) {
   Runner r;
   EXPECT_EQ(r.init(b.build()), Error::InvalidProgram);
 
-  // Segment reference without a program, and out of range with one.
+  // Constant slot reference without a program (or the slot compile spec).
   XnnBlobBuilder s;
   uint32_t in2 = s.input({2, 3});
-  s.mark_output(s.node(fb::OpType::Add2, {in2, s.constant_in_segment({3}, 0, 0)}));
+  s.mark_output(s.node(fb::OpType::Add2, {in2, s.constant_in_slot({3}, 0, 0)}));
   Runner r2;
   EXPECT_EQ(r2.init(s.build()), Error::InvalidProgram);
-  EXPECT_NE(std::string(r2.message()).find("segment"), std::string::npos);
+  EXPECT_NE(std::string(r2.message()).find("slot"), std::string::npos);
 }
 
 TEST(XnnpackBackend, XnnpackRejectionNamesOpAndStatus) {
@@ -363,8 +363,9 @@ TEST(XnnpackBackend, WeightsInProgramSegmentsThroughMethod) {
   const uint32_t weights = pb.add_segment(seg);
   XnnBlobBuilder b;
   uint32_t in = b.input(nhwc(xs), fb::Layout::NchwToNhwc);
-  uint32_t f = b.constant_in_segment({4, 3, 3, 3}, int32_t(weights), 0);
-  uint32_t bi = b.constant_in_segment({4}, int32_t(weights), ohwi.size() * sizeof(float));
+  // Slot 0 is the weights segment (kConstantSegmentsSpec below).
+  uint32_t f = b.constant_in_slot({4, 3, 3, 3}, 0, 0);
+  uint32_t bi = b.constant_in_slot({4}, 0, ohwi.size() * sizeof(float));
   XnnNodeParams p;
   p.padding = {{1, 1, 1, 1}};
   p.kernel = {{3, 3}};
@@ -375,7 +376,9 @@ TEST(XnnpackBackend, WeightsInProgramSegmentsThroughMethod) {
   MethodBuilder& m = pb.method("forward");
   int32_t x = int32_t(m.input_tensor(ScalarType::Float32, xs));
   int32_t y = int32_t(m.planned_tensor(ScalarType::Float32, {1, 4, 7, 6}));
-  uint32_t d = m.delegate("xnnpack", int32_t(blob_segment));
+  uint32_t d = m.delegate("xnnpack", int32_t(blob_segment), {},
+                          {{kConstantSegmentsSpec,
+                            {uint8_t(weights), uint8_t(weights >> 8), uint8_t(weights >> 16), uint8_t(weights >> 24)}}});
   m.delegate_call(d, {x, y});
   m.set_inputs({uint32_t(x)}).set_outputs({uint32_t(y)});
   PteBytes pte = pb.build();
@@ -403,32 +406,6 @@ TEST(XnnpackBackend, WeightsInProgramSegmentsThroughMethod) {
   a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = 1;
   std::vector<int64_t> ys;
   EXPECT_LT(max_error(got, ref_conv2d(in_data, xs, w, {4, 3, 3, 3}, bias.data(), a, &ys)), 1e-4);
-}
-
-}  // namespace
-}  // namespace testing
-}  // namespace xnnpack
-}  // namespace ember
-
-namespace ember {
-namespace xnnpack {
-namespace testing {
-namespace {
-
-TEST(XnnpackBackend, IgnoredInputsAreSkipped) {
-  std::mt19937 rng(11);
-  std::vector<float> c = random_vector(5, rng), x = random_vector(10, rng);
-  XnnBlobBuilder b;
-  b.ignored_input({5});  // e.g. the weight passed as a delegate argument
-  uint32_t in = b.input({2, 5});
-  b.mark_output(b.node(fb::OpType::Add2, {in, b.constant({5}, c.data())}));
-  Runner r;
-  ASSERT_EQ(r.init(b.build()), Error::Ok) << r.message();
-  HostTensor w({5}), xt({2, 5}), y({2, 5});
-  xt.fill(x);
-  ASSERT_EQ(r.run({&w, &xt, &y}), Error::Ok) << r.message();
-  std::vector<int64_t> ys;
-  EXPECT_LT(max_error(y.values(), ref_binary('+', x, {2, 5}, c, {5}, &ys)), 1e-5);
 }
 
 }  // namespace

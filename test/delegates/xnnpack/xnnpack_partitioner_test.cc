@@ -1,10 +1,13 @@
 // The partitioner on a hand-built IR graph: conv -> relu -> (unsupported op) is claimed as
-// one group with relu fused, and its blob runs through the backend like the reference.
+// one group with relu fused; its weights are constant slots (the filter permuted into a new
+// constant that replaces the original), never call arguments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
+#include "delegates/xnnpack/xnnpack_blob_builder.h"
 #include "test/delegates/xnnpack/xnnpack_test_util.h"
 
 namespace ember {
@@ -79,24 +82,41 @@ TEST(XnnpackPartitioner, ClaimsConvReluAndRunsBlob) {
   ASSERT_TRUE(p.ok()) << p.status();
   absl::StatusOr<exporter::DelegateBlob> blob = part.preprocess(g, *p);
   ASSERT_TRUE(blob.ok()) << blob.status();
-  ASSERT_EQ(blob->compile_specs.size(), 1u);
+  // Compile specs: the summary and num_threads (the fallback thread count).
+  ASSERT_EQ(blob->compile_specs.size(), 2u);
+  EXPECT_EQ(blob->compile_specs[0].first, exporter::kSummarySpec);
+  const std::string summary(blob->compile_specs[0].second.begin(), blob->compile_specs[0].second.end());
+  EXPECT_NE(summary.find("aten::conv2d.default x 1"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("aten::relu.default x 1"), std::string::npos) << summary;
+  // Weights by slot: the 3x3 filter permuted to OHWI as a new constant replacing w, the bias
+  // in place.
+  ASSERT_EQ(blob->constants.size(), 2u);
+  ASSERT_EQ(blob->new_constants.size(), 1u);
+  EXPECT_EQ(blob->replaced, (std::vector<int>{g.values[wv].constant}));
+  EXPECT_EQ(blob->new_constants[0].sizes, (std::vector<int64_t>{4, 3, 3, 3}));
+  std::vector<float> ohwi = oihw_to_ohwi(w.data(), 4, 3, 3, 3);
+  EXPECT_EQ(std::memcmp(blob->new_constants[0].data.data(), ohwi.data(), ohwi.size() * 4), 0);
+  int new_slots = 0;
+  for (int c : blob->constants) new_slots += c < 0;
+  EXPECT_EQ(new_slots, 1);
+  EXPECT_NE(std::find(blob->constants.begin(), blob->constants.end(), g.values[bv].constant), blob->constants.end());
 
-  Runner runner;
-  ASSERT_EQ(runner.init(blob->data, blob->compile_specs), Error::Ok) << runner.message();
-  // Delegate args: the partition inputs (x, w, b) then outputs (r).
-  ASSERT_EQ(p->inputs.size(), 3u);
-  HostTensor xt({1, 3, 7, 6}), wt({4, 3, 3, 3}), bt({4}), yt({1, 4, 7, 6});
-  std::vector<float> xin = random_vector(3 * 42, rng);
-  xt.fill(xin);
-  std::vector<HostTensor*> args;
-  for (int v : p->inputs) args.push_back(v == x ? &xt : v == wv ? &wt : &bt);
-  args.push_back(&yt);
-  ASSERT_EQ(runner.run(args), Error::Ok) << runner.message();
-  Conv2dArgs a;
-  a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = 1;
-  a.lo = 0;
-  std::vector<int64_t> ys;
-  EXPECT_LT(max_error(yt.values(), ref_conv2d(xin, {1, 3, 7, 6}, w, {4, 3, 3, 3}, bias.data(), a, &ys)), 1e-4);
+  // Applied: the delegate call takes only x (weights are not arguments); the new constant
+  // joined the graph.
+  const size_t constants_before = g.constants.size();
+  std::vector<exporter::DelegateRecord> records;
+  absl::StatusOr<int> made = exporter::apply_partitioner(g, part, &records);
+  ASSERT_TRUE(made.ok()) << made.status();
+  ASSERT_EQ(*made, 1);
+  EXPECT_EQ(g.constants.size(), constants_before + 1);
+  for (int c : records[0].blob.constants) EXPECT_GE(c, 0);
+  bool found = false;
+  for (const Node& n : g.nodes) {
+    if (n.op.rfind(exporter::kDelegateOpPrefix, 0) != 0) continue;
+    found = true;
+    EXPECT_EQ(n.args[0].refs, (std::vector<int>{x}));
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

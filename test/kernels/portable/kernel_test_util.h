@@ -97,7 +97,7 @@ class KernelTest {
     KernelContext ctx;
     ctx.diag = &diag;
     ctx.op_name = op;
-    ctx.thread_pool = &pool_;
+    ctx.thread_pool = pool_override_ != nullptr ? pool_override_ : &pool_;
     ctx.temp = &temp_;
     std::memset(diag.message, 0, sizeof(diag.message));
     temp_.reset();
@@ -123,6 +123,9 @@ class KernelTest {
     return std::vector<int64_t>(t.sizes, t.sizes + t.rank);
   }
   ScalarType dtype(const EValue* v) const { return v->as_tensor->dtype; }
+
+  // Runs later kernels on `pool` (e.g. a real multi-threaded pool) instead of SerialPool.
+  void use_pool(ThreadPool* pool) { pool_override_ = pool; }
 
   Diagnostic diag;
   std::string last_error;
@@ -169,6 +172,7 @@ class KernelTest {
   std::deque<std::vector<Tensor*>> tensor_lists_;
   std::vector<std::unique_ptr<Holder>> holders_;
   SerialPool pool_;
+  ThreadPool* pool_override_ = nullptr;
   std::vector<uint64_t> temp_buf_ = std::vector<uint64_t>(1 << 17);
   MemoryAllocator temp_{temp_buf_.data(), temp_buf_.size() * 8};
 };

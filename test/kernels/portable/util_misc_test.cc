@@ -133,3 +133,78 @@ TEST(Pad, ModesAndCrop) {
 }  // namespace
 }  // namespace testing
 }  // namespace ember
+
+#include "kernels/portable/threadpool/pthreadpool_thread_pool.h"
+
+namespace ember {
+namespace testing {
+namespace {
+
+// Large broadcast/same-shape elementwise ops and reductions on real threads agree with a
+// serial reference.
+TEST(Threads, ElementwiseAndReductionsMatchSerial) {
+  PthreadpoolThreadPool pool(2);
+  KernelTest k;
+  const int64_t rows = 300, cols = 257;
+  V a(rows * cols), b(cols);
+  for (int64_t i = 0; i < rows * cols; ++i) a[i] = static_cast<double>(i % 97) - 40;
+  for (int64_t j = 0; j < cols; ++j) b[j] = static_cast<double>(j % 13);
+  EValue* x = k.f({rows, cols}, a);
+  EValue* y = k.f({cols}, b);
+  EValue* serial = k.out(F32, {rows, cols});
+  ASSERT_EQ(k.run("aten::mul.Tensor", {x, y, serial}), Error::Ok);
+  k.use_pool(&pool);
+  EValue* threaded = k.out(F32, {rows, cols});
+  ASSERT_EQ(k.run("aten::mul.Tensor", {x, y, threaded}), Error::Ok);
+  EXPECT_EQ(k.vals(serial), k.vals(threaded));
+  ASSERT_EQ(k.run("aten::relu.default", {x, threaded}), Error::Ok);
+  V r = k.vals(threaded);
+  for (int64_t i = 0; i < rows * cols; i += 101) EXPECT_EQ(r[i], a[i] < 0 ? 0 : a[i]);
+  EValue* s = k.out(F32, {rows});
+  ASSERT_EQ(k.run("aten::sum.dim_IntList", {x, k.ilist({1}), k.b(false), k.none(), s}), Error::Ok);
+  V sv = k.vals(s);
+  for (int64_t i = 0; i < rows; i += 37) {
+    double want = 0;
+    for (int64_t j = 0; j < cols; ++j) want += a[i * cols + j];
+    EXPECT_EQ(sv[i], want);
+  }
+  EValue* p = k.out(F32, {cols, rows});
+  ASSERT_EQ(k.run("aten::permute.default", {x, k.ilist({1, 0}), p}), Error::Ok);
+  V pv = k.vals(p);
+  EXPECT_EQ(pv[5 * rows + 7], a[7 * cols + 5]);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace ember
+
+namespace ember {
+namespace testing {
+namespace {
+
+TEST(Misc, KronModeSegmentIgamma) {
+  KernelTest k;
+  EValue* kr = k.out(F32, {2, 4});
+  ASSERT_EQ(k.run("aten::kron.default", {k.f({1, 2}, {1, 2}), k.f({2, 2}, {1, 10, 100, 1000}), kr}), Error::Ok);
+  EXPECT_EQ(k.vals(kr), (V{1, 10, 2, 20, 100, 1000, 200, 2000}));
+  EValue* mv = k.out(F32, {2});
+  EValue* mi = k.out(I64, {2});
+  ASSERT_EQ(k.run("aten::mode.default", {k.f({2, 4}, {3, 1, 3, 1, 5, 5, 2, 7}), k.i(-1), k.b(false), mv, mi}), Error::Ok);
+  EXPECT_EQ(k.vals(mv), (V{1, 5}));
+  EXPECT_EQ(k.ivals(mi), (S{3, 1}));
+  EValue* sr = k.out(F32, {3});
+  ASSERT_EQ(k.run("aten::segment_reduce.default", {k.f({5}, {1, 2, 3, 4, 5}), k.str("sum"), k.l({3}, {2, 0, 3}),
+                                                   k.none(), k.none(), k.i(0), k.b(false), k.none(), sr}), Error::Ok);
+  EXPECT_EQ(k.vals(sr), (V{3, 0, 12}));
+  EValue* ig = k.out(F32, {2});
+  ASSERT_EQ(k.run("aten::igamma.default", {k.f({2}, {1, 1}), k.f({2}, {1, 0}), ig}), Error::Ok);
+  EXPECT_NEAR(k.vals(ig)[0], 1 - std::exp(-1.0), 1e-6);  // P(1, x) = 1 - e^-x
+  EXPECT_EQ(k.vals(ig)[1], 0);
+  EValue* pg = k.out(F32, {1});
+  ASSERT_EQ(k.run("aten::polygamma.default", {k.i(1), k.f({1}, {-8.4784}), pg}), Error::Ok);
+  EXPECT_NEAR(k.vals(pg)[0], 9.804, 2e-3);  // trigamma at a negative non-integer
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace ember

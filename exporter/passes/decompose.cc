@@ -1,0 +1,608 @@
+// Decompositions of composite (training-IR) ops into core ATen ops, applied only where the
+// linked kernel library has no kernel for the composite op and has kernels for every op of
+// the replacement. Shapes are static here (a node with a dynamic tensor is left alone).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exporter/ops/op_schemas.h"
+#include "exporter/passes/passes.h"
+
+namespace ember {
+namespace exporter {
+namespace {
+
+using Sizes = std::vector<int64_t>;
+
+constexpr int64_t kReductionNone = 0, kReductionMean = 1, kReductionSum = 2;
+
+// Builds the replacement nodes of one composite node.
+class Builder {
+ public:
+  Builder(Graph& g, const Node& n) : g_(g), n_(n) {}
+
+  bool failed() const { return failed_; }
+  void fail() { failed_ = true; }
+  std::vector<Node>& nodes() { return nodes_; }
+
+  const Value& v(int id) const { return g_.values[id]; }
+  ScalarType dtype(int id) const { return g_.values[id].dtype; }
+  const Sizes& sizes(int id) const { return g_.values[id].sizes; }
+
+  // A new node `op.overload` with `args` for the leading schema arguments (the rest take
+  // their defaults) and one tensor output per entry of `outs` (dtype, sizes).
+  std::vector<int> call(const char* op, const char* overload, std::vector<Arg> args,
+                        const std::vector<std::pair<ScalarType, Sizes>>& outs) {
+    Node m;
+    m.op = std::string("aten::") + op;
+    m.overload = overload;
+    m.schema = find_op_schema(m.op, m.overload);
+    m.source = n_.source;
+    if (m.schema == nullptr || args.size() > m.schema->args.size()) {
+      failed_ = true;
+      return std::vector<int>(outs.size(), 0);
+    }
+    for (size_t i = 0; i < m.schema->args.size(); ++i) {
+      const SchemaArg& sa = m.schema->args[i];
+      m.arg_names.push_back(sa.name);
+      if (i < args.size()) m.args.push_back(args[i]);
+      else if (sa.has_default) m.args.push_back(sa.default_value);
+      else if (sa.optional) m.args.push_back(Arg::none());
+      else {
+        failed_ = true;
+        return std::vector<int>(outs.size(), 0);
+      }
+    }
+    std::vector<int> ids;
+    for (const auto& [dt, sz] : outs) {
+      Value val;
+      val.name = "decomposed_" + std::to_string(g_.values.size());
+      val.dtype = dt;
+      val.sizes = sz;
+      val.dynamic_dims.assign(sz.size(), false);
+      int id = g_.add_value(val);
+      ids.push_back(id);
+      m.outputs.push_back(Arg::tensor(id));
+    }
+    nodes_.push_back(std::move(m));
+    return ids;
+  }
+  int call1(const char* op, const char* overload, std::vector<Arg> args, ScalarType dt, const Sizes& sz) {
+    return call(op, overload, std::move(args), {{dt, sz}})[0];
+  }
+
+  // A constant int64 vector.
+  int int64_constant(const std::vector<int64_t>& data) {
+    Constant c;
+    c.name = "decomposed_constant_" + std::to_string(g_.constants.size());
+    c.dtype = ScalarType::Int64;
+    c.sizes = {static_cast<int64_t>(data.size())};
+    c.data.resize(data.size() * sizeof(int64_t));
+    if (!data.empty()) std::memcpy(c.data.data(), data.data(), c.data.size());
+    g_.constants.push_back(c);
+    Value val;
+    val.name = c.name;
+    val.dtype = ScalarType::Int64;
+    val.sizes = c.sizes;
+    val.dynamic_dims = {false};
+    val.role = ValueRole::Constant;
+    val.constant = static_cast<int>(g_.constants.size()) - 1;
+    return g_.add_value(val);
+  }
+
+  std::optional<Sizes> broadcast(const Sizes& a, const Sizes& b) {
+    Sizes out(std::max(a.size(), b.size()), 1);
+    for (size_t i = 0; i < out.size(); ++i) {
+      int64_t x = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+      int64_t y = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+      if (x != y && x != 1 && y != 1) return std::nullopt;
+      out[i] = x == 1 ? y : x;
+    }
+    return out;
+  }
+
+  // Elementwise helpers on floating tensors of one dtype (result dtype = `a`'s).
+  int binary(const char* op, int a, int b, const char* overload = "Tensor") {
+    auto s = broadcast(sizes(a), sizes(b));
+    if (!s || dtype(a) != dtype(b)) {
+      failed_ = true;
+      return a;
+    }
+    return call1(op, overload, {Arg::tensor(a), Arg::tensor(b)}, dtype(a), *s);
+  }
+  int sub(int a, int b) { return binary("sub", a, b); }
+  int add(int a, int b) { return binary("add", a, b); }
+  int mul(int a, int b) { return binary("mul", a, b); }
+  int unary(const char* op, int a) { return call1(op, "default", {Arg::tensor(a)}, dtype(a), sizes(a)); }
+  int scalar_op(const char* op, int a, double s) {
+    return call1(op, "Scalar", {Arg::tensor(a), Arg::real(s)}, dtype(a), sizes(a));
+  }
+  int compare_scalar(const char* op, int a, double s) {
+    return call1(op, "Scalar", {Arg::tensor(a), Arg::real(s)}, ScalarType::Bool, sizes(a));
+  }
+  int clamp_min(int a, double lo) { return call1("clamp_min", "default", {Arg::tensor(a), Arg::real(lo)}, dtype(a), sizes(a)); }
+  int where_scalar_other(int cond, int a, double other) {
+    auto s = broadcast(sizes(cond), sizes(a));
+    if (!s) {
+      failed_ = true;
+      return a;
+    }
+    return call1("where", "ScalarOther", {Arg::tensor(cond), Arg::tensor(a), Arg::real(other)}, dtype(a), *s);
+  }
+  int where(int cond, int a, int b) {
+    auto s = broadcast(sizes(cond), sizes(a));
+    if (s) s = broadcast(*s, sizes(b));
+    if (!s) {
+      failed_ = true;
+      return a;
+    }
+    return call1("where", "self", {Arg::tensor(cond), Arg::tensor(a), Arg::tensor(b)}, dtype(a), *s);
+  }
+  int reduce(int x, int64_t reduction) {
+    if (reduction == kReductionNone) return x;
+    if (reduction == kReductionMean) return call1("mean", "default", {Arg::tensor(x)}, dtype(x), {});
+    if (reduction == kReductionSum) return call1("sum", "default", {Arg::tensor(x)}, dtype(x), {});
+    failed_ = true;
+    return x;
+  }
+  int view(int x, const Sizes& s) { return call1("view", "default", {Arg::tensor(x), Arg::int_list(s)}, dtype(x), s); }
+
+ private:
+  Graph& g_;
+  const Node& n_;
+  std::vector<Node> nodes_;
+  bool failed_ = false;
+};
+
+// Argument accessors on the composite node (schema order).
+int tensor_arg(const Node& n, size_t i) { return i < n.args.size() && n.args[i].kind == Arg::Kind::Tensor ? n.args[i].ref : -1; }
+bool is_none(const Node& n, size_t i) { return i >= n.args.size() || n.args[i].kind == Arg::Kind::None; }
+double number_arg(const Node& n, size_t i, double fallback) {
+  if (i >= n.args.size()) return fallback;
+  const Arg& a = n.args[i];
+  if (a.kind == Arg::Kind::Double) return a.d;
+  if (a.kind == Arg::Kind::Int) return static_cast<double>(a.i);
+  if (a.kind == Arg::Kind::Bool) return a.b ? 1.0 : 0.0;
+  return fallback;
+}
+int64_t int_arg(const Node& n, size_t i, int64_t fallback) {
+  return i < n.args.size() && n.args[i].kind == Arg::Kind::Int ? n.args[i].i : fallback;
+}
+std::vector<int64_t> ints_arg(const Node& n, size_t i) {
+  return i < n.args.size() && n.args[i].kind == Arg::Kind::Ints ? n.args[i].ints : std::vector<int64_t>();
+}
+
+int pairwise_distance(Builder& b, int x1, int x2, double p, double eps, bool keepdim) {
+  int d = b.scalar_op("add", b.sub(x1, x2), eps);
+  Sizes s = b.sizes(d);
+  if (s.empty()) return b.call1("linalg_vector_norm", "default", {Arg::tensor(d), Arg::real(p)}, b.dtype(d), {});
+  Sizes out = s;
+  if (keepdim) out.back() = 1;
+  else out.pop_back();
+  return b.call1("linalg_vector_norm", "default",
+                 {Arg::tensor(d), Arg::real(p), Arg::int_list({static_cast<int64_t>(s.size()) - 1}), Arg::boolean(keepdim)},
+                 b.dtype(d), out);
+}
+
+int64_t product(const Sizes& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= s[i];
+  return p;
+}
+
+// a[M, K] x b[K, N] via mm.
+int matmul_2d(Builder& b, int x, int y) {
+  return b.call1("mm", "default", {Arg::tensor(x), Arg::tensor(y)}, b.dtype(x), {b.sizes(x)[0], b.sizes(y)[1]});
+}
+
+int permute(Builder& b, int x, const std::vector<int64_t>& perm) {
+  Sizes s;
+  for (int64_t p : perm) s.push_back(b.sizes(x)[static_cast<size_t>(p)]);
+  return b.call1("permute", "default", {Arg::tensor(x), Arg::int_list(perm)}, b.dtype(x), s);
+}
+
+// nll_loss over [N, C] log-probabilities and [N] int64 targets (no class weights).
+int nll_loss_2d(Builder& b, int logp, int target, int64_t reduction, int64_t ignore_index) {
+  const Sizes& s = b.sizes(logp);
+  if (s.size() != 2 || b.sizes(target).size() != 1 || b.dtype(target) != ScalarType::Int64) {
+    b.fail();
+    return logp;
+  }
+  int64_t n = s[0];
+  int valid = b.compare_scalar("ne", target, static_cast<double>(ignore_index));
+  int safe = b.call1("where", "ScalarOther", {Arg::tensor(valid), Arg::tensor(target), Arg::integer(0)}, ScalarType::Int64, {n});
+  int idx = b.call1("unsqueeze", "default", {Arg::tensor(safe), Arg::integer(1)}, ScalarType::Int64, {n, 1});
+  int picked = b.call1("gather", "default", {Arg::tensor(logp), Arg::integer(1), Arg::tensor(idx)}, b.dtype(logp), {n, 1});
+  int loss = b.unary("neg", b.call1("squeeze", "dim", {Arg::tensor(picked), Arg::integer(1)}, b.dtype(logp), {n}));
+  loss = b.where_scalar_other(valid, loss, 0.0);
+  if (reduction != kReductionMean) return b.reduce(loss, reduction);
+  int ones = b.call1("ones_like", "default", {Arg::tensor(loss)}, b.dtype(loss), {n});
+  int count = b.reduce(b.where_scalar_other(valid, ones, 0.0), kReductionSum);
+  return b.binary("div", b.reduce(loss, kReductionSum), count);
+}
+
+// Returns the value ids that replace the node's tensor outputs (in order), or empty when the
+// op has no decomposition here.
+using Decomposition = std::function<std::vector<int>(Builder&, const Node&)>;
+
+const std::map<std::string, Decomposition>& decompositions() {
+  static const std::map<std::string, Decomposition> table = {
+      {"aten::mse_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int d = b.sub(tensor_arg(n, 0), tensor_arg(n, 1));
+         return {b.reduce(b.mul(d, d), int_arg(n, 2, kReductionMean))};
+       }},
+      {"aten::l1_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         return {b.reduce(b.unary("abs", b.sub(tensor_arg(n, 0), tensor_arg(n, 1))), int_arg(n, 2, kReductionMean))};
+       }},
+      {"aten::smooth_l1_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         double beta = number_arg(n, 3, 1.0);
+         int d = b.unary("abs", b.sub(tensor_arg(n, 0), tensor_arg(n, 1)));
+         if (beta == 0) return {b.reduce(d, int_arg(n, 2, kReductionMean))};
+         int small = b.compare_scalar("lt", d, beta);
+         int quad = b.scalar_op("mul", b.mul(d, d), 0.5 / beta);
+         int lin = b.scalar_op("sub", d, 0.5 * beta);
+         return {b.reduce(b.where(small, quad, lin), int_arg(n, 2, kReductionMean))};
+       }},
+      {"aten::huber_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         double delta = number_arg(n, 3, 1.0);
+         int d = b.unary("abs", b.sub(tensor_arg(n, 0), tensor_arg(n, 1)));
+         int small = b.compare_scalar("lt", d, delta);
+         int quad = b.scalar_op("mul", b.mul(d, d), 0.5);
+         int lin = b.scalar_op("mul", b.scalar_op("sub", d, 0.5 * delta), delta);
+         return {b.reduce(b.where(small, quad, lin), int_arg(n, 2, kReductionMean))};
+       }},
+      {"aten::soft_margin_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int z = b.mul(b.unary("neg", tensor_arg(n, 1)), tensor_arg(n, 0));
+         return {b.reduce(b.unary("log1p", b.unary("exp", z)), int_arg(n, 2, kReductionMean))};
+       }},
+      {"aten::kl_div.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0), t = tensor_arg(n, 1);
+         bool log_target = number_arg(n, 3, 0) != 0;
+         int loss = log_target ? b.mul(b.unary("exp", t), b.sub(t, x)) : b.sub(b.binary("xlogy", t, t), b.mul(t, x));
+         return {b.reduce(loss, int_arg(n, 2, kReductionMean))};
+       }},
+      {"aten::margin_ranking_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int v = b.mul(b.unary("neg", tensor_arg(n, 2)), b.sub(tensor_arg(n, 0), tensor_arg(n, 1)));
+         v = b.clamp_min(b.scalar_op("add", v, number_arg(n, 3, 0.0)), 0.0);
+         return {b.reduce(v, int_arg(n, 4, kReductionMean))};
+       }},
+      {"aten::binary_cross_entropy.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0), t = tensor_arg(n, 1);
+         int lx = b.clamp_min(b.unary("log", x), -100.0);
+         int l1x = b.clamp_min(b.unary("log1p", b.unary("neg", x)), -100.0);
+         int one_minus_t = b.call1("rsub", "Scalar", {Arg::tensor(t), Arg::real(1.0)}, b.dtype(t), b.sizes(t));
+         int loss = b.unary("neg", b.add(b.mul(t, lx), b.mul(one_minus_t, l1x)));
+         if (!is_none(n, 2)) loss = b.mul(loss, tensor_arg(n, 2));
+         return {b.reduce(loss, int_arg(n, 3, kReductionMean))};
+       }},
+      {"aten::binary_cross_entropy_with_logits.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0), t = tensor_arg(n, 1);
+         int one_minus_t = b.call1("rsub", "Scalar", {Arg::tensor(t), Arg::real(1.0)}, b.dtype(t), b.sizes(t));
+         // log(1 + exp(-x)) computed stably: max(-x, 0) + log1p(exp(-|x|)).
+         int softplus_neg = b.add(b.clamp_min(b.unary("neg", x), 0.0),
+                                  b.unary("log1p", b.unary("exp", b.unary("neg", b.unary("abs", x)))));
+         int loss;
+         if (!is_none(n, 3)) {
+           int lw = b.scalar_op("add", b.mul(b.scalar_op("sub", tensor_arg(n, 3), 1.0), t), 1.0);
+           loss = b.add(b.mul(one_minus_t, x), b.mul(lw, softplus_neg));
+         } else {
+           loss = b.add(b.mul(one_minus_t, x), softplus_neg);
+         }
+         if (!is_none(n, 2)) loss = b.mul(loss, tensor_arg(n, 2));
+         return {b.reduce(loss, int_arg(n, 4, kReductionMean))};
+       }},
+      {"aten::hinge_embedding_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0), t = tensor_arg(n, 1);
+         double margin = number_arg(n, 2, 1.0);
+         int clamped = b.clamp_min(b.call1("rsub", "Scalar", {Arg::tensor(x), Arg::real(margin)}, b.dtype(x), b.sizes(x)), 0.0);
+         int out_margin = b.where_scalar_other(b.compare_scalar("ne", t, 1.0), clamped, 0.0);
+         int out_self = b.where_scalar_other(b.compare_scalar("ne", t, -1.0), x, 0.0);
+         return {b.reduce(b.add(out_margin, out_self), int_arg(n, 3, kReductionMean))};
+       }},
+      {"aten::poisson_nll_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0), t = tensor_arg(n, 1);
+         bool log_input = number_arg(n, 2, 1) != 0, full = number_arg(n, 3, 0) != 0;
+         double eps = number_arg(n, 4, 1e-8);
+         int loss = log_input ? b.sub(b.unary("exp", x), b.mul(t, x))
+                              : b.sub(x, b.mul(t, b.unary("log", b.scalar_op("add", x, eps))));
+         if (full) {  // Stirling term t*log(t) - t + 0.5*log(2*pi*t), where t > 1
+           int st = b.sub(b.mul(t, b.unary("log", t)), t);
+           st = b.add(st, b.scalar_op("mul", b.unary("log", b.scalar_op("mul", t, 2 * M_PI)), 0.5));
+           loss = b.add(loss, b.where_scalar_other(b.compare_scalar("gt", t, 1.0), st, 0.0));
+         }
+         return {b.reduce(loss, int_arg(n, 5, kReductionMean))};
+       }},
+      {"aten::pairwise_distance.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         return {pairwise_distance(b, tensor_arg(n, 0), tensor_arg(n, 1), number_arg(n, 2, 2.0), number_arg(n, 3, 1e-6),
+                                   number_arg(n, 4, 0) != 0)};
+       }},
+      {"aten::triplet_margin_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int a = tensor_arg(n, 0), p = tensor_arg(n, 1), ng = tensor_arg(n, 2);
+         double margin = number_arg(n, 3, 1.0), pn = number_arg(n, 4, 2.0), eps = number_arg(n, 5, 1e-6);
+         int dpos = pairwise_distance(b, a, p, pn, eps, false);
+         int dneg = pairwise_distance(b, a, ng, pn, eps, false);
+         if (number_arg(n, 6, 0) != 0) dneg = b.binary("minimum", dneg, pairwise_distance(b, p, ng, pn, eps, false), "default");
+         int loss = b.clamp_min(b.scalar_op("add", b.sub(dpos, dneg), margin), 0.0);
+         return {b.reduce(loss, int_arg(n, 7, kReductionMean))};
+       }},
+      {"aten::inner.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0), y = tensor_arg(n, 1);
+         Sizes sx = b.sizes(x), sy = b.sizes(y);
+         if (sx.empty() || sy.empty()) return {b.mul(x, y)};
+         if (sx.back() != sy.back()) return {};
+         int64_t k = sx.back(), ma = product(sx, 0, sx.size() - 1), mb = product(sy, 0, sy.size() - 1);
+         int prod = matmul_2d(b, b.view(x, {ma, k}), permute(b, b.view(y, {mb, k}), {1, 0}));
+         Sizes out(sx.begin(), sx.end() - 1);
+         out.insert(out.end(), sy.begin(), sy.end() - 1);
+         return {b.view(prod, out)};
+       }},
+      {"aten::tensordot.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0), y = tensor_arg(n, 1);
+         Sizes sx = b.sizes(x), sy = b.sizes(y);
+         std::vector<int64_t> dx = ints_arg(n, 2), dy = ints_arg(n, 3);
+         if (dx.size() != dy.size()) return {};
+         std::vector<bool> cx(sx.size(), false), cy(sy.size(), false);
+         for (size_t i = 0; i < dx.size(); ++i) {
+           if (dx[i] < 0) dx[i] += static_cast<int64_t>(sx.size());
+           if (dy[i] < 0) dy[i] += static_cast<int64_t>(sy.size());
+           if (dx[i] < 0 || dy[i] < 0 || dx[i] >= static_cast<int64_t>(sx.size()) || dy[i] >= static_cast<int64_t>(sy.size()) ||
+               sx[dx[i]] != sy[dy[i]]) {
+             return {};
+           }
+           cx[dx[i]] = cy[dy[i]] = true;
+         }
+         std::vector<int64_t> px, py;
+         Sizes out;
+         int64_t fa = 1, fb = 1, k = 1;
+         for (size_t i = 0; i < sx.size(); ++i) if (!cx[i]) { px.push_back(i); out.push_back(sx[i]); fa *= sx[i]; }
+         for (int64_t d : dx) { px.push_back(d); k *= sx[d]; }
+         for (int64_t d : dy) py.push_back(d);
+         for (size_t i = 0; i < sy.size(); ++i) if (!cy[i]) { py.push_back(i); out.push_back(sy[i]); fb *= sy[i]; }
+         int prod = matmul_2d(b, b.view(permute(b, x, px), {fa, k}), b.view(permute(b, y, py), {k, fb}));
+         return {b.view(prod, out)};
+       }},
+      {"aten::kron.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0), y = tensor_arg(n, 1);
+         Sizes sx = b.sizes(x), sy = b.sizes(y);
+         size_t r = std::max(sx.size(), sy.size());
+         sx.insert(sx.begin(), r - sx.size(), 1);
+         sy.insert(sy.begin(), r - sy.size(), 1);
+         Sizes ix, iy, out;
+         for (size_t i = 0; i < r; ++i) {
+           ix.push_back(sx[i]);
+           ix.push_back(1);
+           iy.push_back(1);
+           iy.push_back(sy[i]);
+           out.push_back(sx[i] * sy[i]);
+         }
+         return {b.view(b.mul(b.view(x, ix), b.view(y, iy)), out)};
+       }},
+      {"aten::cosine_similarity.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0), y = tensor_arg(n, 1);
+         if (b.sizes(x) != b.sizes(y) || b.sizes(x).empty()) return {};
+         int64_t rank = static_cast<int64_t>(b.sizes(x).size());
+         int64_t dim = int_arg(n, 2, 1);
+         if (dim < 0) dim += rank;
+         double eps = number_arg(n, 3, 1e-8);
+         auto normalized = [&](int v) {
+           Sizes kept = b.sizes(v);
+           kept[dim] = 1;
+           int norm = b.call1("linalg_vector_norm", "default",
+                              {Arg::tensor(v), Arg::real(2.0), Arg::int_list({dim}), Arg::boolean(true)}, b.dtype(v), kept);
+           return b.binary("div", v, b.clamp_min(norm, eps));
+         };
+         int prod = b.mul(normalized(x), normalized(y));
+         Sizes out = b.sizes(x);
+         out.erase(out.begin() + dim);
+         return {b.call1("sum", "dim_IntList", {Arg::tensor(prod), Arg::int_list({dim})}, b.dtype(x), out)};
+       }},
+      {"aten::nll_loss_nd.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         if (!is_none(n, 2)) return {};  // class weights
+         return {nll_loss_2d(b, tensor_arg(n, 0), tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
+       }},
+      {"aten::cross_entropy_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0);
+         if (!is_none(n, 2) || number_arg(n, 5, 0.0) != 0.0 || b.sizes(x).size() != 2) return {};
+         int logp = b.call1("log_softmax", "int", {Arg::tensor(x), Arg::integer(1)}, b.dtype(x), b.sizes(x));
+         return {nll_loss_2d(b, logp, tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
+       }},
+      {"aten::outer.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int a = tensor_arg(n, 0), c = tensor_arg(n, 1);
+         if (b.sizes(a).size() != 1) return {};
+         return {b.mul(b.view(a, {b.sizes(a)[0], 1}), c)};
+       }},
+      {"aten::vdot.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         return {b.reduce(b.mul(tensor_arg(n, 0), tensor_arg(n, 1)), kReductionSum)};
+       }},
+      {"aten::addr.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int self = tensor_arg(n, 0), v1 = tensor_arg(n, 1), v2 = tensor_arg(n, 2);
+         if (b.sizes(v1).size() != 1 || !is_floating(b.dtype(self))) return {};
+         double beta = number_arg(n, 3, 1.0), alpha = number_arg(n, 4, 1.0);
+         int o = b.mul(b.view(v1, {b.sizes(v1)[0], 1}), v2);
+         if (alpha != 1.0) o = b.scalar_op("mul", o, alpha);
+         if (beta == 0.0) return {o};
+         int s = beta == 1.0 ? self : b.scalar_op("mul", self, beta);
+         return {b.add(s, o)};
+       }},
+      {"aten::sum_to_size.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0);
+         Sizes target = ints_arg(n, 1), in = b.sizes(x);
+         if (target.size() > in.size()) return {};
+         size_t lead = in.size() - target.size();
+         std::vector<int64_t> dims;
+         for (size_t i = 0; i < in.size(); ++i) {
+           if (i < lead || (target[i - lead] == 1 && in[i] != 1)) dims.push_back(static_cast<int64_t>(i));
+         }
+         if (dims.empty()) return {b.call1("clone", "default", {Arg::tensor(x)}, b.dtype(x), in)};
+         Sizes kept = in;
+         for (int64_t d : dims) kept[d] = 1;
+         int s = b.call1("sum", "dim_IntList", {Arg::tensor(x), Arg::int_list(dims), Arg::boolean(true)}, b.dtype(x), kept);
+         return {b.view(s, target)};
+       }},
+      {"aten::rot90.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0);
+         std::vector<int64_t> dims = ints_arg(n, 2);
+         int64_t rank = static_cast<int64_t>(b.sizes(x).size());
+         if (dims.size() != 2 || rank < 2) return {};
+         int64_t d0 = dims[0] < 0 ? dims[0] + rank : dims[0], d1 = dims[1] < 0 ? dims[1] + rank : dims[1];
+         int64_t k = ((int_arg(n, 1, 1) % 4) + 4) % 4;
+         auto flip = [&](int v, std::vector<int64_t> ds) {
+           return b.call1("flip", "default", {Arg::tensor(v), Arg::int_list(ds)}, b.dtype(v), b.sizes(v));
+         };
+         auto transpose = [&](int v) {
+           Sizes s = b.sizes(v);
+           std::swap(s[d0], s[d1]);
+           return b.call1("transpose", "int", {Arg::tensor(v), Arg::integer(d0), Arg::integer(d1)}, b.dtype(v), s);
+         };
+         if (k == 0) return {b.call1("clone", "default", {Arg::tensor(x)}, b.dtype(x), b.sizes(x))};
+         if (k == 1) return {transpose(flip(x, {d1}))};
+         if (k == 2) return {flip(x, {d0, d1})};
+         return {transpose(flip(x, {d0}))};
+       }},
+      {"aten::adaptive_avg_pool1d.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0);
+         Sizes s = b.sizes(x), out = ints_arg(n, 1);
+         if (s.empty() || out.size() != 1) return {};
+         Sizes u = s;
+         u.insert(u.end() - 1, 1);
+         int xu = b.call1("unsqueeze", "default", {Arg::tensor(x), Arg::integer(-2)}, b.dtype(x), u);
+         Sizes p = u;
+         p.back() = out[0];
+         int pooled = b.call1("_adaptive_avg_pool2d", "default", {Arg::tensor(xu), Arg::int_list({1, out[0]})}, b.dtype(x), p);
+         Sizes r = s;
+         r.back() = out[0];
+         return {b.call1("squeeze", "dim", {Arg::tensor(pooled), Arg::integer(-2)}, b.dtype(x), r)};
+       }},
+      {"aten::adaptive_max_pool1d.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int x = tensor_arg(n, 0);
+         Sizes s = b.sizes(x), out = ints_arg(n, 1);
+         if (s.empty() || out.size() != 1) return {};
+         Sizes u = s;
+         u.insert(u.end() - 1, 1);
+         int xu = b.call1("unsqueeze", "default", {Arg::tensor(x), Arg::integer(-2)}, b.dtype(x), u);
+         Sizes p = u;
+         p.back() = out[0];
+         std::vector<int> pooled = b.call("adaptive_max_pool2d", "default", {Arg::tensor(xu), Arg::int_list({1, out[0]})},
+                                          {{b.dtype(x), p}, {ScalarType::Int64, p}});
+         Sizes r = s;
+         r.back() = out[0];
+         return {b.call1("squeeze", "dim", {Arg::tensor(pooled[0]), Arg::integer(-2)}, b.dtype(x), r),
+                 b.call1("squeeze", "dim", {Arg::tensor(pooled[1]), Arg::integer(-2)}, ScalarType::Int64, r)};
+       }},
+      {"aten::conv_transpose1d.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // (input, weight, bias, stride, padding, output_padding, groups, dilation)
+         if (n.args.size() < 8) return {};
+         int out = n.outputs[0].ref;
+         return {b.call1("convolution", "default",
+                         {n.args[0], n.args[1], n.args[2], n.args[3], n.args[4], n.args[7], Arg::boolean(true), n.args[5],
+                          n.args[6]},
+                         b.dtype(out), b.sizes(out))};
+       }},
+      {"aten::native_dropout_backward.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int grad = tensor_arg(n, 0), mask = tensor_arg(n, 1);
+         return {b.scalar_op("mul", b.where_scalar_other(mask, grad, 0.0), number_arg(n, 2, 1.0))};
+       }},
+      {"aten::_softmax_backward_data.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int grad = tensor_arg(n, 0), out = tensor_arg(n, 1);
+         int64_t rank = static_cast<int64_t>(b.sizes(out).size());
+         int64_t dim = int_arg(n, 2, -1);
+         if (rank == 0) return {};
+         if (dim < 0) dim += rank;
+         int go = b.mul(grad, out);
+         Sizes kept = b.sizes(go);
+         kept[dim] = 1;
+         int s = b.call1("sum", "dim_IntList", {Arg::tensor(go), Arg::int_list({dim}), Arg::boolean(true)}, b.dtype(go), kept);
+         return {b.sub(go, b.mul(out, s))};
+       }},
+  };
+  return table;
+}
+
+// upsample_nearest1d / _upsample_nearest_exact1d: an index_select with constant indices.
+std::vector<int> nearest_1d(Builder& b, const Node& n, bool exact) {
+  int x = tensor_arg(n, 0);
+  int out = n.outputs[0].ref;
+  Sizes s = b.sizes(x), o = b.sizes(out);
+  if (s.size() != 3 || o.size() != 3) return {};
+  int64_t in_len = s[2], out_len = o[2];
+  // As ATen computes it (UpSample.h): a float scale, 1/scale_factor when one is given.
+  float scale = out_len > 0 ? static_cast<float>(in_len) / static_cast<float>(out_len) : 0.0f;
+  if (n.args.size() > 2 && n.args[2].kind == Arg::Kind::Doubles && n.args[2].doubles.size() == 1 &&
+      n.args[2].doubles[0] > 0 && n.args[1].kind == Arg::Kind::None) {
+    scale = static_cast<float>(1.0 / n.args[2].doubles[0]);
+  }
+  std::vector<int64_t> idx(static_cast<size_t>(out_len));
+  for (int64_t i = 0; i < out_len; ++i) {
+    float src = exact ? std::floor((static_cast<float>(i) + 0.5f) * scale) : std::floor(static_cast<float>(i) * scale);
+    idx[i] = std::min<int64_t>(static_cast<int64_t>(src), in_len - 1);
+    if (!exact && out_len == in_len) idx[i] = i;
+    if (!exact && out_len == 2 * in_len) idx[i] = i >> 1;
+  }
+  int index = b.int64_constant(idx);
+  return {b.call1("index_select", "default", {Arg::tensor(x), Arg::integer(2), Arg::tensor(index)}, b.dtype(x), o)};
+}
+
+}  // namespace
+
+absl::StatusOr<int> decompose_composites(Graph& g, const std::function<bool(const std::string&)>& has_kernel) {
+  int changes = 0;
+  std::vector<Node> result;
+  std::vector<std::pair<int, int>> replacements;  // (old output, new value)
+  std::vector<Node> old = std::move(g.nodes);
+  g.nodes.clear();
+  for (Node& n : old) {
+    std::string key = n.kernel_name();
+    const Decomposition* d = nullptr;
+    auto it = decompositions().find(key);
+    if (it != decompositions().end()) d = &it->second;
+    bool nearest = key == "aten::upsample_nearest1d.vec" || key == "aten::_upsample_nearest_exact1d.vec";
+    bool candidate = !n.erased && (d != nullptr || nearest) && n.schema != nullptr && !has_kernel(key);
+    if (candidate) {
+      for (const Arg& a : n.args) {
+        for (int r : a.value_refs()) if (g.values[r].is_dynamic()) candidate = false;
+      }
+      for (const Arg& a : n.outputs) {
+        if (a.kind != Arg::Kind::Tensor || g.values[a.ref].is_dynamic()) candidate = false;
+      }
+    }
+    if (!candidate) {
+      result.push_back(std::move(n));
+      continue;
+    }
+    size_t values_before = g.values.size(), constants_before = g.constants.size();
+    Builder b(g, n);
+    std::vector<int> outs = nearest ? nearest_1d(b, n, key == "aten::_upsample_nearest_exact1d.vec") : (*d)(b, n);
+    bool ok = !b.failed() && !outs.empty() && outs.size() == n.outputs.size();
+    for (size_t i = 0; ok && i < outs.size(); ++i) {
+      const Value& want = g.values[n.outputs[i].ref];
+      const Value& got = g.values[outs[i]];
+      ok = want.dtype == got.dtype && want.sizes == got.sizes;
+    }
+    for (const Node& m : b.nodes()) ok = ok && has_kernel(m.kernel_name());
+    if (!ok) {  // leave the op as it is; the kernel check reports it
+      g.values.resize(values_before);
+      g.constants.resize(constants_before);
+      for (auto it2 = g.by_name.begin(); it2 != g.by_name.end();) {
+        it2 = it2->second >= static_cast<int>(values_before) ? g.by_name.erase(it2) : std::next(it2);
+      }
+      result.push_back(std::move(n));
+      continue;
+    }
+    for (size_t i = 0; i < outs.size(); ++i) replacements.emplace_back(n.outputs[i].ref, outs[i]);
+    for (Node& m : b.nodes()) result.push_back(std::move(m));
+    ++changes;
+  }
+  g.nodes = std::move(result);
+  for (const auto& [from, to] : replacements) g.replace_uses(from, to);
+  g.compact();
+  return changes;
+}
+
+}  // namespace exporter
+}  // namespace ember

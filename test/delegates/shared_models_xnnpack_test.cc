@@ -1,0 +1,333 @@
+// XNNPACK end to end: every image model in shared/models exports with the XNNPACK partitioner
+// (as `ember export --backend xnnpack` does), runs with the runtime and matches PyTorch
+// (relative L2 <= 1e-4), with the bulk of each CNN delegated; plus a differential test of
+// every delegated op type against its portable kernel on random inputs (odd sizes,
+// broadcasting).
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
+#include "exporter/exporter.h"
+#include "exporter/ops/op_schemas.h"
+#include "gtest/gtest.h"
+#include "runtime/kernel/kernel_registry.h"
+#include "test/exporter/pte_runner.h"
+#include "test/exporter/shared_dir.h"
+
+namespace ember {
+namespace exporter {
+namespace {
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+std::vector<NpyArray> read_all(const std::string& dir, const std::string& prefix) {
+  std::vector<NpyArray> out;
+  for (int i = 0; exists(dir + "/" + prefix + std::to_string(i) + ".npy"); ++i) {
+    auto a = read_npy(dir + "/" + prefix + std::to_string(i) + ".npy");
+    EXPECT_TRUE(a.ok()) << a.status();
+    if (a.ok()) out.push_back(std::move(*a));
+  }
+  return out;
+}
+
+ExportOptions xnnpack_options() {
+  ExportOptions o;
+  o.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
+  return o;
+}
+
+class XnnpackSharedModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(XnnpackSharedModel, ExportsDelegatedRunsAndMatchesPyTorch) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "shared/ data not found";
+  const std::string dir = shared + "/models/" + GetParam();
+  auto r = export_pt2_file(dir + "/model.pt2", xnnpack_options());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->backends.size(), 1u);
+  const BackendSummary& x = r->backends[0];
+  int portable = 0;
+  std::string left;
+  for (const auto& [op, n] : r->portable_ops) {
+    portable += n;
+    left += " " + op + " x" + std::to_string(n);
+  }
+  std::printf("[xnnpack] %s: %d ops in %d delegates, %d ops on portable kernels:%s\n", GetParam().c_str(), x.nodes,
+              x.delegates, portable, left.c_str());
+  // Every convolution and linear layer is delegated.
+  for (const char* op : {"aten::conv2d.default", "aten::convolution.default", "aten::linear.default", "aten::addmm.default"}) {
+    EXPECT_EQ(r->portable_ops.count(op), 0u) << op << " left on the portable kernels";
+  }
+  EXPECT_GT(x.ops.count("aten::conv2d.default") + x.ops.count("aten::convolution.default"), 0u);
+  if (GetParam() != "vit_tiny") {  // CNNs: most of the graph is delegated
+    EXPECT_GE(x.nodes, 3 * portable) << "too little of the CNN went to XNNPACK";
+  }
+
+  testing::PteRunner runner;
+  ASSERT_EQ(runner.load(r->pte), "");
+  std::vector<NpyArray> inputs = read_all(dir, "input_");
+  std::vector<NpyArray> expected = read_all(dir, "output_");
+  ASSERT_FALSE(inputs.empty());
+  ASSERT_EQ(runner.run(inputs), "");
+  for (size_t i = 0; i < expected.size(); ++i) {
+    NpyArray got = runner.output(i);
+    EXPECT_EQ(got.shape, expected[i].shape) << "output " << i;
+    const double err = testing::relative_l2(got, expected[i]);
+    std::printf("[xnnpack] %s output %zu: relative L2 %.3g\n", GetParam().c_str(), i, err);
+    EXPECT_LE(err, 1e-4) << "output " << i;
+  }
+  // A second run reuses the runtime (same result).
+  NpyArray first = runner.output(0);
+  ASSERT_EQ(runner.run(inputs), "");
+  EXPECT_EQ(runner.output(0).data, first.data);
+}
+
+INSTANTIATE_TEST_SUITE_P(ImageModels, XnnpackSharedModel,
+                         ::testing::Values("small_cnn", "mobilenet_v2", "mobilenet_v3_small", "resnet18",
+                                           "efficientnet_b0", "squeezenet1_1", "vit_tiny"));
+
+// ---- op-level differential test: XNNPACK delegate vs portable kernel ----
+
+struct OpGraph {
+  Graph g;
+  std::mt19937 rng{1234};
+  std::vector<NpyArray> inputs;
+
+  int value(const std::string& name, std::vector<int64_t> sizes, ValueRole role) {
+    Value v;
+    v.name = name;
+    v.dtype = ScalarType::Float32;
+    v.sizes = sizes;
+    v.dynamic_dims.assign(sizes.size(), false);
+    v.role = role;
+    return g.add_value(v);
+  }
+  std::vector<float> random(int64_t n, float lo, float hi) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& f : v) f = d(rng);
+    return v;
+  }
+  static int64_t numel(const std::vector<int64_t>& s) {
+    int64_t n = 1;
+    for (int64_t d : s) n *= d;
+    return n;
+  }
+  int input(std::vector<int64_t> sizes, float lo = -1, float hi = 1) {
+    const int v = value("in" + std::to_string(inputs.size()), sizes, ValueRole::UserInput);
+    g.inputs.push_back(v);
+    NpyArray a;
+    a.shape = sizes;
+    std::vector<float> data = random(numel(sizes), lo, hi);
+    a.data.resize(data.size() * 4);
+    std::memcpy(a.data.data(), data.data(), a.data.size());
+    inputs.push_back(std::move(a));
+    return v;
+  }
+  int constant(std::vector<int64_t> sizes, float lo = -1, float hi = 1) {
+    Constant c;
+    c.name = "c" + std::to_string(g.constants.size());
+    c.sizes = sizes;
+    std::vector<float> data = random(numel(sizes), lo, hi);
+    c.data.resize(data.size() * 4);
+    std::memcpy(c.data.data(), data.data(), c.data.size());
+    g.constants.push_back(c);
+    const int v = value(c.name, sizes, ValueRole::Constant);
+    g.values[v].constant = static_cast<int>(g.constants.size()) - 1;
+    return v;
+  }
+  int node(const std::string& op, const std::string& overload, std::vector<Arg> args, std::vector<int64_t> out_sizes) {
+    Node n;
+    n.op = op;
+    n.overload = overload;
+    n.schema = find_op_schema(op, overload);
+    n.args = std::move(args);
+    const int out = value("out" + std::to_string(g.nodes.size()), out_sizes, ValueRole::Activation);
+    g.values[out].producer = static_cast<int>(g.nodes.size());
+    n.outputs = {Arg::tensor(out)};
+    g.nodes.push_back(n);
+    return out;
+  }
+  void output(int v) { g.outputs.push_back(GraphOutput{v, false, 0}); }
+};
+
+struct OpCase {
+  std::string name;
+  std::function<void(OpGraph&)> build;
+};
+
+Arg ints(std::vector<int64_t> v) { return Arg::int_list(std::move(v)); }
+Arg t(int v) { return Arg::tensor(v); }
+
+std::vector<OpCase> op_cases() {
+  using A = Arg;
+  std::vector<OpCase> c;
+  c.push_back({"conv2d_3x3_pad1_odd", [](OpGraph& o) {
+    int x = o.input({1, 3, 7, 5}), w = o.constant({4, 3, 3, 3}), b = o.constant({4});
+    o.output(o.node("aten::conv2d", "default", {t(x), t(w), t(b), ints({1, 1}), ints({1, 1}), ints({1, 1}), A::integer(1)}, {1, 4, 7, 5}));
+  }});
+  c.push_back({"conv2d_stride2_dilation2_groups2_batch2", [](OpGraph& o) {
+    int x = o.input({2, 4, 9, 11}), w = o.constant({6, 2, 3, 3}), b = o.constant({6});
+    o.output(o.node("aten::conv2d", "default", {t(x), t(w), t(b), ints({2, 2}), ints({1, 2}), ints({2, 2}), A::integer(2)}, {2, 6, 4, 6}));
+  }});
+  c.push_back({"convolution_depthwise_no_bias", [](OpGraph& o) {
+    int x = o.input({1, 5, 8, 7}), w = o.constant({5, 1, 3, 3});
+    o.output(o.node("aten::convolution", "default", {t(x), t(w), A::none(), ints({1, 1}), ints({1, 1}), ints({1, 1}), A::boolean(false), ints({0, 0}), A::integer(5)}, {1, 5, 8, 7}));
+  }});
+  c.push_back({"conv2d_1x1_then_relu", [](OpGraph& o) {
+    int x = o.input({1, 6, 5, 3}), w = o.constant({3, 6, 1, 1}), b = o.constant({3});
+    int y = o.node("aten::conv2d", "default", {t(x), t(w), t(b), ints({1, 1}), ints({0, 0}), ints({1, 1}), A::integer(1)}, {1, 3, 5, 3});
+    o.output(o.node("aten::relu", "default", {t(y)}, {1, 3, 5, 3}));
+  }});
+  c.push_back({"linear_2d", [](OpGraph& o) {
+    int x = o.input({3, 7}), w = o.constant({5, 7}), b = o.constant({5});
+    o.output(o.node("aten::linear", "default", {t(x), t(w), t(b)}, {3, 5}));
+  }});
+  c.push_back({"linear_3d_no_bias", [](OpGraph& o) {
+    int x = o.input({2, 3, 7}), w = o.constant({5, 7});
+    o.output(o.node("aten::linear", "default", {t(x), t(w), A::none()}, {2, 3, 5}));
+  }});
+  c.push_back({"addmm", [](OpGraph& o) {
+    int b = o.constant({5}), x = o.input({3, 7}), w = o.constant({7, 5});
+    o.output(o.node("aten::addmm", "default", {t(b), t(x), t(w), A::integer(1), A::integer(1)}, {3, 5}));
+  }});
+  c.push_back({"mm", [](OpGraph& o) {
+    int x = o.input({3, 7}), w = o.constant({7, 5});
+    o.output(o.node("aten::mm", "default", {t(x), t(w)}, {3, 5}));
+  }});
+  for (const char* u : {"relu", "sigmoid", "hardswish", "silu", "hardsigmoid"}) {
+    std::string op = u;
+    c.push_back({op + "_4d", [op](OpGraph& o) {
+      int x = o.input({2, 3, 5, 7}, -4, 4);
+      o.output(o.node("aten::" + op, "default", {t(x)}, {2, 3, 5, 7}));
+    }});
+    c.push_back({op + "_2d", [op](OpGraph& o) {
+      int x = o.input({3, 5}, -4, 4);
+      o.output(o.node("aten::" + op, "default", {t(x)}, {3, 5}));
+    }});
+  }
+  c.push_back({"relu6", [](OpGraph& o) {
+    int x = o.input({1, 3, 4, 5}, -8, 8);
+    o.output(o.node("aten::relu6", "default", {t(x)}, {1, 3, 4, 5}));
+  }});
+  c.push_back({"hardtanh", [](OpGraph& o) {
+    int x = o.input({3, 5});
+    o.output(o.node("aten::hardtanh", "default", {t(x), A::real(-0.5), A::real(0.25)}, {3, 5}));
+  }});
+  c.push_back({"clamp_min_only", [](OpGraph& o) {
+    int x = o.input({1, 2, 3, 3});
+    o.output(o.node("aten::clamp", "default", {t(x), A::real(-0.2), A::none()}, {1, 2, 3, 3}));
+  }});
+  c.push_back({"max_pool2d_k3s2p1", [](OpGraph& o) {
+    int x = o.input({1, 3, 9, 10});
+    o.output(o.node("aten::max_pool2d", "default", {t(x), ints({3, 3}), ints({2, 2}), ints({1, 1}), ints({1, 1}), A::boolean(false)}, {1, 3, 5, 5}));
+  }});
+  c.push_back({"max_pool2d_ceil_mode", [](OpGraph& o) {
+    int x = o.input({1, 3, 10, 9});
+    o.output(o.node("aten::max_pool2d", "default", {t(x), ints({3, 3}), ints({2, 2}), ints({0, 0}), ints({1, 1}), A::boolean(true)}, {1, 3, 5, 4}));
+  }});
+  c.push_back({"avg_pool2d_k2s2", [](OpGraph& o) {
+    int x = o.input({2, 3, 7, 9});
+    o.output(o.node("aten::avg_pool2d", "default", {t(x), ints({2, 2}), ints({2, 2}), ints({0, 0}), A::boolean(false), A::boolean(true), A::none()}, {2, 3, 3, 4}));
+  }});
+  c.push_back({"adaptive_avg_pool2d_1x1", [](OpGraph& o) {
+    int x = o.input({1, 5, 7, 3});
+    o.output(o.node("aten::adaptive_avg_pool2d", "default", {t(x), ints({1, 1})}, {1, 5, 1, 1}));
+  }});
+  c.push_back({"mean_hw_keepdim", [](OpGraph& o) {
+    int x = o.input({2, 5, 3, 7});
+    o.output(o.node("aten::mean", "dim", {t(x), ints({-1, -2}), A::boolean(true), A::none()}, {2, 5, 1, 1}));
+  }});
+  for (const char* b : {"add", "sub", "mul", "div"}) {
+    std::string op = b;
+    const bool alpha = op == "add" || op == "sub";
+    c.push_back({op + "_4d_broadcast_activation", [op, alpha](OpGraph& o) {
+      int x = o.input({2, 3, 4, 5}), y = o.input({1, 3, 1, 1}, 0.5, 1.5);
+      std::vector<Arg> args = {t(x), t(y)};
+      if (alpha) args.push_back(A::integer(1));
+      o.output(o.node("aten::" + op, "Tensor", args, {2, 3, 4, 5}));
+    }});
+    c.push_back({op + "_4d_constant_channel", [op, alpha](OpGraph& o) {
+      int x = o.input({1, 3, 5, 2}), y = o.constant({3, 1, 1}, 0.5, 1.5);
+      std::vector<Arg> args = {t(x), t(y)};
+      if (alpha) args.push_back(A::integer(1));
+      o.output(o.node("aten::" + op, "Tensor", args, {1, 3, 5, 2}));
+    }});
+    c.push_back({op + "_4d_constant_full", [op, alpha](OpGraph& o) {
+      int x = o.input({1, 3, 5, 2}), y = o.constant({1, 3, 5, 2}, 0.5, 1.5);
+      std::vector<Arg> args = {t(x), t(y)};
+      if (alpha) args.push_back(A::integer(1));
+      o.output(o.node("aten::" + op, "Tensor", args, {1, 3, 5, 2}));
+    }});
+    c.push_back({op + "_2d_broadcast_row", [op, alpha](OpGraph& o) {
+      int x = o.input({3, 5}), y = o.input({5}, 0.5, 1.5);
+      std::vector<Arg> args = {t(x), t(y)};
+      if (alpha) args.push_back(A::integer(1));
+      o.output(o.node("aten::" + op, "Tensor", args, {3, 5}));
+    }});
+  }
+  c.push_back({"softmax_int_last_dim", [](OpGraph& o) {
+    int x = o.input({3, 7}, -3, 3);
+    o.output(o.node("aten::softmax", "int", {t(x), A::integer(-1), A::none()}, {3, 7}));
+  }});
+  c.push_back({"_softmax_3d", [](OpGraph& o) {
+    int x = o.input({2, 3, 11}, -3, 3);
+    o.output(o.node("aten::_softmax", "default", {t(x), A::integer(2), A::boolean(false)}, {2, 3, 11}));
+  }});
+  c.push_back({"prelu_per_channel", [](OpGraph& o) {
+    int x = o.input({1, 3, 4, 5}), w = o.constant({3}, 0, 0.5);
+    o.output(o.node("aten::prelu", "default", {t(x), t(w)}, {1, 3, 4, 5}));
+  }});
+  c.push_back({"constant_pad_nd_4d", [](OpGraph& o) {
+    int x = o.input({1, 2, 3, 4});
+    o.output(o.node("aten::constant_pad_nd", "default", {t(x), ints({1, 2, 0, 1}), A::real(0.5)}, {1, 2, 4, 7}));
+  }});
+  c.push_back({"upsample_bilinear2d", [](OpGraph& o) {
+    int x = o.input({1, 2, 3, 5});
+    Arg none = A::none();
+    o.output(o.node("aten::upsample_bilinear2d", "vec", {t(x), ints({6, 7}), A::boolean(false), none}, {1, 2, 6, 7}));
+  }});
+  return c;
+}
+
+class XnnpackOpVsPortable : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(XnnpackOpVsPortable, Matches) {
+  OpGraph o;
+  GetParam().build(o);
+  for (const Node& n : o.g.nodes) {
+    if (find_kernel(n.kernel_name().c_str()) == nullptr) {
+      GTEST_SKIP() << "no portable kernel for " << n.kernel_name();
+    }
+  }
+  auto portable = export_graph(o.g, ExportOptions());
+  ASSERT_TRUE(portable.ok()) << portable.status();
+  auto delegated = export_graph(o.g, xnnpack_options());
+  ASSERT_TRUE(delegated.ok()) << delegated.status();
+  ASSERT_EQ(delegated->backends.size(), 1u);
+  EXPECT_EQ(delegated->backends[0].nodes, static_cast<int>(o.g.nodes.size())) << "not every node was delegated";
+  EXPECT_TRUE(delegated->portable_ops.empty());
+  testing::PteRunner a, b;
+  ASSERT_EQ(a.load(portable->pte), "");
+  ASSERT_EQ(b.load(delegated->pte), "");
+  ASSERT_EQ(a.run(o.inputs), "");
+  ASSERT_EQ(b.run(o.inputs), "");
+  NpyArray want = a.output(0), got = b.output(0);
+  EXPECT_EQ(got.shape, want.shape);
+  EXPECT_LE(testing::relative_l2(got, want), 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, XnnpackOpVsPortable, ::testing::ValuesIn(op_cases()),
+                         [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace exporter
+}  // namespace ember
