@@ -1,6 +1,6 @@
 // Assorted ops: searchsorted/bucketize, histc, frexp, isin, rot90, outer, sum_to_size,
 // dist, cross/linalg_cross, as_strided_scatter, unique_consecutive, _unique2,
-// trapezoid/trapz, cumulative_trapezoid, kron.
+// trapezoid/trapz, cumulative_trapezoid, kron, histogram.bin_ct, resize.
 #include <cmath>
 
 #include "kernels/portable/util/copy.h"
@@ -542,8 +542,90 @@ Error cumulative_trapezoid(KernelContext& ctx, EValue** args, size_t n) {
   return Error::Ok;
 }
 
+// histogram.bin_ct(self, bins, *, range?, weight?, density, hist, bin_edges)
+Error histogram(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(7)) return a.error();
+  const Tensor* in = a.tensor(0);
+  int64_t bins = a.int_value(1);
+  const Tensor* weight = a.optional_tensor(3);
+  bool density = a.bool_value(4);
+  Tensor* hist = a.out(5);
+  Tensor* edges = a.out(6);
+  if (!a.ok() || !require_contiguous(a, in) || (weight && !require_contiguous(a, weight))) return a.error();
+  if (bins <= 0) return a.fail("bins must be positive"), a.error();
+  if (weight && weight->numel() != in->numel()) return a.fail("weight must match the input"), a.error();
+  int64_t total = in->numel();
+  double lo = 0, hi = 0;
+  const EValue& range = a.at(2);
+  if (range.tag == ValueTag::DoubleList && range.as_double_list.size() == 2) {
+    lo = range.as_double_list[0];
+    hi = range.as_double_list[1];
+  } else if (!range.is_none()) {
+    return a.fail("range must be None or two floats"), a.error();
+  } else if (total > 0) {
+    lo = hi = load_as<double>(in->data, in->dtype, 0);
+    for (int64_t i = 1; i < total; ++i) {
+      double v = load_as<double>(in->data, in->dtype, i);
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+  }
+  if (lo == hi) {
+    lo -= 0.5;
+    hi += 0.5;
+  }
+  Shape hs, es;
+  hs.push(bins);
+  es.push(bins + 1);
+  if (!resize_to(a, hist, hs) || !resize_to(a, edges, es)) return a.error();
+  for (int64_t b = 0; b <= bins; ++b) {
+    store_as<double>(edges->data, edges->dtype, b, lo + (hi - lo) * static_cast<double>(b) / static_cast<double>(bins));
+  }
+  for (int64_t b = 0; b < bins; ++b) store_as<double>(hist->data, hist->dtype, b, 0);
+  double sum = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    double v = load_as<double>(in->data, in->dtype, i);
+    if (!(v >= lo && v <= hi)) continue;
+    int64_t b = static_cast<int64_t>((v - lo) * static_cast<double>(bins) / (hi - lo));
+    if (b >= bins) b = bins - 1;
+    double w = weight ? load_as<double>(weight->data, weight->dtype, i) : 1.0;
+    store_as<double>(hist->data, hist->dtype, b, load_as<double>(hist->data, hist->dtype, b) + w);
+    sum += w;
+  }
+  if (density && sum != 0) {
+    double width = (hi - lo) / static_cast<double>(bins);
+    for (int64_t b = 0; b < bins; ++b) {
+      store_as<double>(hist->data, hist->dtype, b, load_as<double>(hist->data, hist->dtype, b) / (sum * width));
+    }
+  }
+  return Error::Ok;
+}
+
+// resize(self, size[], memory_format?, out): the first min(numel) elements kept in order,
+// the rest zero.
+Error resize(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(4)) return a.error();
+  const Tensor* in = a.tensor(0);
+  Span<const int64_t> size = a.int_list(1);
+  Tensor* out = a.out(3);
+  if (!a.ok() || !require_contiguous(a, in)) return a.error();
+  Shape s;
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] < 0 || !s.push(size[i])) return a.fail("invalid size"), a.error();
+  }
+  if (!resize_to(a, out, s)) return a.error();
+  int64_t keep = in->numel() < s.numel() ? in->numel() : s.numel();
+  copy_convert(in->data, in->dtype, out->data, out->dtype, keep);
+  for (int64_t i = keep; i < s.numel(); ++i) store_as<int64_t>(out->data, out->dtype, i, 0);
+  return Error::Ok;
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL("aten::histogram.bin_ct", histogram);
+EMBER_REGISTER_KERNEL("aten::resize.default", resize);
 EMBER_REGISTER_KERNEL("aten::kron.default", kron);
 EMBER_REGISTER_KERNEL("aten::cumulative_trapezoid.x", cumulative_trapezoid);
 EMBER_REGISTER_KERNEL("aten::cumulative_trapezoid.dx", cumulative_trapezoid);
