@@ -562,11 +562,26 @@ Error Method::execute() {
       case Instruction::Kind::Nop:
         break;
     }
-    if (memory_.temp_allocator != nullptr) memory_.temp_allocator->reset();
+    size_t temp_needed = 0;
+    if (memory_.temp_allocator != nullptr) {
+      temp_needed = memory_.temp_allocator->last_failure_bytes();
+      memory_.temp_allocator->reset();
+    }
     if (err != Error::Ok) {
       if (diag_.message[0] == 0) {
         fail(&diag_, err, "instruction %zu (%s) failed: %s", pc,
              ins.kind == Instruction::Kind::Kernel ? ins.op_name : "delegate", error_name(err));
+      }
+      if (err == Error::OutOfMemory && temp_needed > 0) {
+        // Say how much scratch the instruction wanted (kernels only see a null pointer).
+        char kernel_message[sizeof(diag_.message)];
+        std::memcpy(kernel_message, diag_.message, sizeof(kernel_message));
+        fail(&diag_, err, "%s; temp allocator: %zu bytes given, at least %zu needed", kernel_message,
+             memory_.temp_allocator->size(), temp_needed);
+      } else if (err == Error::OutOfMemory && memory_.temp_allocator == nullptr) {
+        char kernel_message[sizeof(diag_.message)];
+        std::memcpy(kernel_message, diag_.message, sizeof(kernel_message));
+        fail(&diag_, err, "%s; the method has no temp allocator (MemoryManager::temp_allocator)", kernel_message);
       }
       return err;
     }

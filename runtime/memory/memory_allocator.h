@@ -25,6 +25,7 @@ class MemoryAllocator {
     if (base_ == nullptr || padding > size_ - used_ || bytes > size_ - used_ - padding) {
       failed_bytes_ = (needed < bytes || failed_bytes_ + needed < failed_bytes_) ? SIZE_MAX
                                                                                  : failed_bytes_ + needed;
+      last_failure_ = (needed < bytes || used_ + needed < used_) ? SIZE_MAX : used_ + needed;
       return nullptr;
     }
     used_ += needed;
@@ -38,7 +39,10 @@ class MemoryAllocator {
     return static_cast<T*>(allocate(count * sizeof(T), alignof(T) < 8 ? 8 : alignof(T)));
   }
 
-  void reset() { used_ = 0; }
+  void reset() {
+    used_ = 0;
+    last_failure_ = 0;
+  }
   size_t used() const { return used_; }
   size_t size() const { return size_; }
   size_t high_water() const { return high_water_; }
@@ -46,6 +50,8 @@ class MemoryAllocator {
   size_t bytes_needed() const {
     return failed_bytes_ > SIZE_MAX - high_water_ ? SIZE_MAX : high_water_ + failed_bytes_;
   }
+  // Total bytes the last failed request since reset() would have needed (0: none failed).
+  size_t last_failure_bytes() const { return last_failure_; }
 
  private:
   uint8_t* base_ = nullptr;
@@ -53,6 +59,7 @@ class MemoryAllocator {
   size_t used_ = 0;
   size_t high_water_ = 0;
   size_t failed_bytes_ = 0;
+  size_t last_failure_ = 0;
 };
 
 }  // namespace ember
