@@ -230,8 +230,12 @@ const Case kCases[] = {
        TensorDesc d; d.sizes = {4}; d.arena_offset = 120; m.add_tensor(d); m.set_arena_sizes({128});
      }, "overruns arena 0"},
     {"arena offset overflow", [](ProgramBuilder&, MethodBuilder& m) {
-       TensorDesc d; d.sizes = {4}; d.arena_offset = ~uint64_t{0} - 8; m.add_tensor(d); m.set_arena_sizes({128});
+       // Aligned (a multiple of 8), so the overflow check, not the alignment check, rejects it.
+       TensorDesc d; d.sizes = {4}; d.arena_offset = ~uint64_t{0} - 7; m.add_tensor(d); m.set_arena_sizes({128});
      }, "overruns arena 0"},
+    {"misaligned arena offset", [](ProgramBuilder&, MethodBuilder& m) {
+       TensorDesc d; d.sizes = {4}; d.arena_offset = 2; m.add_tensor(d); m.set_arena_sizes({128});
+     }, "is misaligned"},
     {"segment index", [](ProgramBuilder&, MethodBuilder& m) {
        TensorDesc d; d.sizes = {2}; d.location = Location::Constant; d.segment_index = 3; m.add_tensor(d);
      }, "refers to data segment 3"},
