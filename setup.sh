@@ -10,6 +10,7 @@ PACKAGES=(
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev pkg-config
   nlohmann-json3-dev libzip-dev libpng-dev
+  clang-14 libclang-rt-14-dev zlib1g-dev
   python3
 )
 

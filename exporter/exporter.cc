@@ -24,6 +24,12 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     r.conv_bn_folded = *f;
     eliminate_dead_code(g);
   }
+  if (options.fold_constants) {
+    auto f = fold_constants(g);
+    if (!f.ok()) return f.status();
+    r.constants_folded = *f;
+    if (*f > 0) eliminate_dead_code(g);
+  }
   std::vector<DelegateRecord> delegates;
   if (!options.partitioners.empty()) make_activations_ssa(g);
   for (const auto& p : options.partitioners) {

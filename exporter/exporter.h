@@ -21,6 +21,7 @@ struct ExportOptions {
   std::string method_name = "forward";
   std::vector<std::shared_ptr<Partitioner>> partitioners;  // in priority order
   bool fold_conv_bn = true;
+  bool fold_constants = true;  // needs the kernel library linked (it runs the kernels)
   bool check_kernels = true;
 };
 
@@ -39,6 +40,7 @@ struct ExportResult {
   size_t num_nodes_imported = 0;
   size_t num_nodes_final = 0;
   int conv_bn_folded = 0;
+  int constants_folded = 0;
   std::vector<BackendSummary> backends;    // one per partitioner, in priority order
   std::map<std::string, int> portable_ops; // ops left on the portable kernels (final graph)
 };

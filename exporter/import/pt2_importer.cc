@@ -24,6 +24,12 @@ const json* field(const json& j, const char* key) {
   auto it = j.find(key);
   return it == j.end() ? nullptr : &*it;
 }
+// j[key] or null: nlohmann's const operator[] asserts (UB with NDEBUG) on a missing key.
+const json& member(const json& j, const char* key) {
+  static const json null_json;
+  const json* f = field(j, key);
+  return f != nullptr ? *f : null_json;
+}
 bool get_int(const json& j, const char* key, int64_t* out) {
   const json* f = field(j, key);
   if (f == nullptr || !f->is_number_integer()) return false;
@@ -288,7 +294,7 @@ absl::Status Importer::read_signature(const json& sig) {
   }
   for (const json& spec : *ins) {
     std::string kind = tag_of(spec);
-    const json& body = spec[kind];
+    const json& body = member(spec, kind.c_str());
     if (kind == "user_input") {
       const json* arg = field(body, "arg");
       std::string t = arg ? tag_of(*arg) : "";
@@ -330,7 +336,7 @@ absl::Status Importer::read_signature(const json& sig) {
   }
   for (const json& spec : *outs) {
     std::string kind = tag_of(spec);
-    const json& body = spec[kind];
+    const json& body = member(spec, kind.c_str());
     const json* arg = field(body, "arg");
     if (arg == nullptr) return bad("output spec '" + kind + "' has no arg");
     if (kind == "user_output") {
@@ -363,7 +369,7 @@ absl::Status Importer::read_signature(const json& sig) {
       } else {
         for (const json& in : *ins) {
           if (tag_of(in) == "buffer" && get_str(in["buffer"], "buffer_name") == target) {
-            to = g_.find(get_str(in["buffer"]["arg"], "name"));
+            to = g_.find(get_str(member(in["buffer"], "arg"), "name"));
           }
         }
       }
@@ -529,14 +535,15 @@ absl::Status Importer::read_node(const json& node) {
   } else if (target.find("getitem") != std::string::npos) {
     // Multi-output selection: the output aliases one element of the input list.
     if (inputs->size() != 2 || outputs->size() != 1) return bad(where + ": malformed getitem");
-    auto list = convert_arg((*inputs)[0]["arg"], where);
+    auto list = convert_arg(member((*inputs)[0], "arg"), where);
     if (!list.ok()) return list.status();
-    const json& idx = (*inputs)[1]["arg"];
+    const json& idx = member((*inputs)[1], "arg");
     int64_t k = 0;
-    if (!get_int(idx, "as_int", &k) || list->refs.empty() || k < 0 || k >= static_cast<int64_t>(list->refs.size())) {
+    if (!get_int(idx, "as_int", &k) || list->refs.empty() || k < 0 || k >= static_cast<int64_t>(list->refs.size()) ||
+        list->refs[static_cast<size_t>(k)] < 0) {
       return bad(where + ": unsupported getitem");
     }
-    std::string out_name = get_str((*outputs)[0]["as_tensor"], "name");
+    std::string out_name = get_str(member((*outputs)[0], "as_tensor"), "name");
     g_.by_name[out_name] = list->refs[static_cast<size_t>(k)];
     return absl::OkStatus();
   } else {

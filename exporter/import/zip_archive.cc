@@ -64,12 +64,31 @@ absl::StatusOr<std::vector<uint8_t>> ZipArchive::read(const std::string& name) c
   if (zip_stat(z, name.c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) {
     return absl::NotFoundError(path_ + ": archive has no entry '" + name + "'");
   }
+  // The sizes in the archive are untrusted: a stored entry's two sizes must agree, and the
+  // buffer grows with the bytes actually read (a corrupt size field must not make us
+  // allocate gigabytes up front).
+  if ((st.valid & ZIP_STAT_COMP_METHOD) && (st.valid & ZIP_STAT_COMP_SIZE) &&
+      st.comp_method == ZIP_CM_STORE && st.comp_size != st.size) {
+    return absl::DataLossError(path_ + ": entry '" + name + "' is corrupt (stored entry sizes disagree)");
+  }
   zip_file_t* f = zip_fopen(z, name.c_str(), 0);
   if (f == nullptr) return absl::DataLossError(path_ + ": cannot open entry '" + name + "': " + zip_strerror(z));
-  std::vector<uint8_t> data(static_cast<size_t>(st.size));
-  zip_int64_t got = data.empty() ? 0 : zip_fread(f, data.data(), st.size);
+  std::vector<uint8_t> data;
+  constexpr zip_uint64_t kChunk = 1 << 20;
+  bool ok = true;
+  while (data.size() < st.size) {
+    zip_uint64_t want = std::min<zip_uint64_t>(kChunk, st.size - data.size());
+    size_t old = data.size();
+    data.resize(old + static_cast<size_t>(want));
+    zip_int64_t got = zip_fread(f, data.data() + old, want);
+    if (got <= 0) {
+      ok = false;
+      break;
+    }
+    data.resize(old + static_cast<size_t>(got));
+  }
   zip_fclose(f);
-  if (got < 0 || static_cast<zip_uint64_t>(got) != st.size) {
+  if (!ok || data.size() != st.size) {
     return absl::DataLossError(path_ + ": entry '" + name + "' is truncated or corrupt");
   }
   return data;

@@ -28,6 +28,11 @@ absl::StatusOr<int> canonicalize(Graph& g);
 // shapes are left alone.
 absl::StatusOr<int> decompose_composites(Graph& g, const std::function<bool(const std::string&)>& has_kernel);
 
+// Runs every node whose inputs are all constants (static shapes, deterministic op, a kernel
+// linked in) through its portable kernel at export time; its outputs become constants.
+// Skips folds that would grow the program by more than 2x the inputs + 64 KB.
+absl::StatusOr<int> fold_constants(Graph& g);
+
 // Removes nodes whose outputs are unused and that write nothing in place.
 int eliminate_dead_code(Graph& g);
 

@@ -4,7 +4,10 @@
 //
 // Thread-safety: init/destroy are called from the thread that loads the method; execute
 // from the thread that executes it. A backend shared by several methods must keep its
-// per-delegate state in the handle it returns from init.
+// per-delegate state in the handle it returns from init: Methods on different threads may
+// call init/execute/destroy of one backend concurrently (guard any state shared between
+// handles). register_backend() is not thread-safe: register at static-initialisation time
+// (or before any program loads); find_backend() may then be called from any thread.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,7 @@
 #include "runtime/core/tensor.h"
 
+#include <cstdint>
+
 namespace ember {
 
 bool Tensor::is_contiguous() const {
@@ -14,15 +16,20 @@ Error resize_tensor(Tensor& tensor, Span<const int64_t> new_sizes) {
   if (new_sizes.size() != tensor.rank) return Error::InvalidArgument;
   size_t numel = 1;
   bool same = true;
+  bool overflow = false;  // sizes from a malformed program may multiply past SIZE_MAX
   for (size_t i = 0; i < new_sizes.size(); ++i) {
     if (new_sizes[i] < 0) return Error::InvalidArgument;
     if (new_sizes[i] != tensor.sizes[i]) same = false;
-    numel *= static_cast<size_t>(new_sizes[i]);
+    size_t s = static_cast<size_t>(new_sizes[i]);
+    if (s != 0 && numel > SIZE_MAX / s) overflow = true;
+    numel *= s;
   }
   if (same) return Error::Ok;
   if (!tensor.dynamic) return Error::OutOfBounds;
   // Capacity, not per-dimension bounds, is what keeps kernels inside their memory.
-  if (numel * element_size(tensor.dtype) > tensor.capacity_bytes) return Error::OutOfBounds;
+  if (numel != 0 && (overflow || numel > tensor.capacity_bytes / element_size(tensor.dtype))) {
+    return Error::OutOfBounds;
+  }
   for (size_t i = 0; i < new_sizes.size(); ++i) tensor.sizes[i] = new_sizes[i];
   return Error::Ok;
 }

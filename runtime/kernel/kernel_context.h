@@ -11,7 +11,9 @@
 namespace ember {
 
 // Runs fn(context, i) for i in [0, count), possibly in parallel; returns when all are done.
-// Implementations must not allocate per call (see runtime/threadpool).
+// Implementations must not allocate per call (see runtime/threadpool). Thread-safety: a
+// pool handed to several Methods that execute concurrently must accept concurrent
+// parallel_for() calls (or give each Method its own pool, as Module does).
 class ThreadPool {
  public:
   virtual ~ThreadPool() = default;

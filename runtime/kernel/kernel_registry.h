@@ -3,6 +3,12 @@
 // the first tensor argument. Methods resolve every operator once at init into a function
 // pointer; execute never looks anything up.
 //
+// Thread-safety: register_kernel() is not thread-safe; kernels register during static
+// initialisation (EMBER_REGISTER_KERNEL) or before any method loads. After that the table
+// is read-only and find_kernel() may be called from any thread. A kernel must be reentrant:
+// Methods on different threads call it concurrently with their own arguments (no mutable
+// globals; scratch comes from ctx.allocate_temp()).
+//
 // Kernel calling convention: `args` holds the op's schema arguments in schema order
 // (defaults filled in by the exporter), followed by its outputs (out-variants: outputs are
 // preallocated; a kernel resizes them within capacity with resize_tensor()).

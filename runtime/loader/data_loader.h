@@ -2,6 +2,10 @@
 //
 // load() returns a FreeableBuffer that stays valid until it is freed (or destroyed); the
 // Program keeps the buffers it needs for its whole life.
+//
+// Thread-safety: the loaders here (buffer, file via pread, mmap) keep no mutable state after
+// opening, so concurrent load()/size() calls on one loader are safe; Program::load only
+// calls them while loading. A custom DataLoader shared by threads must be safe likewise.
 #pragma once
 
 #include <cstddef>

@@ -2,7 +2,9 @@
 //
 // The caller owns the buffer and keeps it alive while anything allocated from it is in use.
 // reset() makes all allocations invalid at once. `high_water()` reports the most bytes ever
-// used, so an embedder can size the buffer exactly. Not thread-safe.
+// used, so an embedder can size the buffer exactly.
+// Thread-safety: none; one allocator per Method (kernels take scratch on the executing
+// thread before fanning work out to a thread pool). Never share one between concurrent Methods.
 #pragma once
 
 #include <cstddef>

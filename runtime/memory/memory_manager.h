@@ -6,7 +6,9 @@
 //    MethodMeta::arena_size(i). Activations, inputs and mutable state live here.
 //  - temp_allocator: scratch for kernels, reset after every instruction. May be null when
 //    no kernel needs scratch.
-// The manager only refers to these; the caller owns them.
+// The manager only refers to these; the caller owns them. Thread-safety: give every Method
+// its own MemoryManager, allocators and arenas; Methods running concurrently must not share
+// any of them (planned arenas hold the method's activations and inputs).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include "runtime/program/program_validator.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "runtime/core/scalar_type.h"
@@ -11,6 +12,15 @@ namespace ember {
 namespace {
 
 using flatbuffers::uoffset_t;
+
+// The FlatBuffer verifier (flatbuffers 2.0.8) checks a vector's alignment for its 4-byte
+// length only, not for its elements: 8-byte elements may sit at 4 mod 8 and reading them
+// would be a misaligned access. The program buffer itself is 8-byte aligned (checked).
+template <typename T>
+bool elements_aligned(const flatbuffers::Vector<T>* v) {
+  // An empty vector has no elements to misread (FlatBuffers does not pad those).
+  return v == nullptr || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
+}
 
 // a + b <= limit, without overflow.
 bool fits(uint64_t offset, uint64_t size, uint64_t limit) {
@@ -28,6 +38,7 @@ class MethodValidator {
     name_ = method_->name()->c_str();
     if (method_->values() == nullptr) return bad("method '%s' has no value table", name_);
     num_values_ = method_->values()->size();
+    if (!elements_aligned(method_->arena_sizes())) return bad("method '%s' has a misaligned arena_sizes vector", name_);
     for (uoffset_t i = 0; i < num_values_; ++i) EMBER_TRY(check_value(i));
     EMBER_TRY(check_index_list(method_->inputs(), "input"));
     EMBER_TRY(check_index_list(method_->outputs(), "output"));
@@ -102,6 +113,7 @@ class MethodValidator {
     if (!is_valid_scalar_type(static_cast<int>(t->dtype()))) {
       return bad("tensor %u has unknown dtype %d", i, static_cast<int>(t->dtype()));
     }
+    if (!elements_aligned(t->sizes())) return bad("tensor %u has a misaligned sizes vector", i);
     uint32_t rank = t->sizes() ? t->sizes()->size() : 0;
     if (rank > static_cast<uint32_t>(kMaxRank)) return bad("tensor %u has rank %u > %d", i, rank, kMaxRank);
     uint64_t numel = 1;
@@ -178,6 +190,7 @@ class MethodValidator {
       case schema::ValueKind::IntList: {
         const schema::IntList* list = value->value_as_IntList();
         if (list->items() == nullptr) return bad("int list %u has no items", i);
+        if (!elements_aligned(list->items())) return bad("int list %u is misaligned", i);
         if (list->value_refs() != nullptr) {
           if (list->value_refs()->size() != list->items()->size()) {
             return bad("int list %u: value_refs and items differ in length", i);
@@ -193,6 +206,7 @@ class MethodValidator {
         return Error::Ok;
       }
       case schema::ValueKind::DoubleList:
+        if (!elements_aligned(value->value_as_DoubleList()->items())) return bad("double list %u is misaligned", i);
         return value->value_as_DoubleList()->items() ? Error::Ok : bad("double list %u is null", i);
       case schema::ValueKind::BoolList:
         return value->value_as_BoolList()->items() ? Error::Ok : bad("bool list %u is null", i);

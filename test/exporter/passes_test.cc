@@ -278,3 +278,53 @@ TEST(ConvBatchNormFold, KeepsInPlaceConsumers) {
 }  // namespace
 }  // namespace exporter
 }  // namespace ember
+
+namespace ember {
+namespace exporter {
+namespace {
+
+TEST(ConstantFold, RunsWeightOnlyNodesAtExportTime) {
+  Graph g;
+  // w (2x3 constant) -> permute -> wt (3x2); x (user) + wt -> y. Only the permute folds.
+  int w = constant(g, "w", {2, 3}, {1, 2, 3, 4, 5, 6});
+  int wt = tensor(g, "wt", {3, 2});
+  int x = tensor(g, "x", {3, 2}, ValueRole::UserInput);
+  int y = tensor(g, "y", {3, 2});
+  g.inputs = {x};
+  add_node(g, node("aten::permute", "default", {Arg::tensor(w), Arg::int_list({1, 0})}, {wt}));
+  add_node(g, node("aten::add", "Tensor", {Arg::tensor(x), Arg::tensor(wt), Arg::real(1.0)}, {y}));
+  g.outputs.push_back(GraphOutput{y});
+  auto folded = fold_constants(g);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  EXPECT_EQ(*folded, 1);
+  ASSERT_EQ(g.num_live_nodes(), 1u);
+  EXPECT_EQ(g.nodes[0].op, "aten::add");
+  const Value& folded_value = g.values[wt];
+  ASSERT_EQ(folded_value.role, ValueRole::Constant);
+  const Constant& c = g.constants[folded_value.constant];
+  const float* data = reinterpret_cast<const float*>(c.data.data());
+  const float expected[] = {1, 4, 2, 5, 3, 6};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(data[i], expected[i]) << i;
+}
+
+TEST(ConstantFold, LeavesRandomAndInputDependentNodesAlone) {
+  Graph g;
+  int w = constant(g, "w", {4}, {1, 2, 3, 4});
+  int x = tensor(g, "x", {4}, ValueRole::UserInput);
+  int r = tensor(g, "r", {4});
+  int y = tensor(g, "y", {4});
+  g.inputs = {x};
+  add_node(g, node("aten::rand_like", "default", {Arg::tensor(w), Arg::none(), Arg::none(), Arg::none(),
+                                                   Arg::none(), Arg::none()}, {r}));
+  add_node(g, node("aten::mul", "Tensor", {Arg::tensor(x), Arg::tensor(w)}, {y}));
+  g.outputs.push_back(GraphOutput{y});
+  g.outputs.push_back(GraphOutput{r});
+  auto folded = fold_constants(g);
+  ASSERT_TRUE(folded.ok());
+  EXPECT_EQ(*folded, 0);
+  EXPECT_EQ(g.num_live_nodes(), 2u);
+}
+
+}  // namespace
+}  // namespace exporter
+}  // namespace ember

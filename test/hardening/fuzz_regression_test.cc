@@ -23,6 +23,8 @@ namespace {
 // File name -> text the failure must mention (in the load error or a method/run error).
 const std::map<std::string, std::string> kExpected = {
     {"misaligned_arena_offset.pte", "misaligned"},
+    {"misaligned_sizes_vector.pte", "misaligned sizes vector"},
+    {"stored_entry_size_lie.pt2", "stored entry sizes disagree"},
 };
 
 std::string regressions_dir() {

@@ -131,9 +131,9 @@ int export_command(int argc, char** argv) {
     std::fprintf(stderr, "ember export: cannot write %s\n", out.c_str());
     return 1;
   }
-  std::printf("wrote %s: %zu bytes, %zu instructions (%zu nodes imported, %d conv+bn folded), "
+  std::printf("wrote %s: %zu bytes, %zu instructions (%zu nodes imported, %d conv+bn folded, %d constant-folded), "
               "%zu values, %zu segments (%zu bytes)\n",
-              out.c_str(), r->pte.size(), r->stats.num_instructions, r->num_nodes_imported, r->conv_bn_folded,
+              out.c_str(), r->pte.size(), r->stats.num_instructions, r->num_nodes_imported, r->conv_bn_folded, r->constants_folded,
               r->stats.num_values, r->stats.num_segments, r->stats.constant_bytes);
   std::printf("memory plan (%s): arena %zu bytes = shared %zu + inputs/state %zu; lower bound %zu "
               "(by size %zu, by first use %zu)\n",

@@ -51,7 +51,6 @@ inline void store(Tensor& t, int64_t offset, int64_t count, const double* src) {
   for (int64_t i = 0; i < count; ++i) store_as<double>(t.data, t.dtype, offset + i, src[i]);
 }
 
-inline double sign1(double x) { return x >= 0 || std::signbit(x) == 0 ? (x < 0 ? -1.0 : 1.0) : -1.0; }
 inline double copysign_d(double a, double b) { return std::signbit(b) ? -std::fabs(a) : std::fabs(a); }
 
 // ---------------------------------------------------------------------------------------

@@ -1,7 +1,12 @@
-// Batch normalisation over dim 1 of float32 [N, C, ...] tensors:
-// batch_norm.default, native_batch_norm.default, _native_batch_norm_legit_no_training.default.
-// Evaluation uses running statistics; training mode (batch statistics) is computed but the
-// running statistics are not updated (inference runtime).
+// Batch normalisation over dim 1 of float32 [N, C, ...] tensors: batch_norm.default,
+// native_batch_norm.default, _native_batch_norm_legit{,_no_training,_functional}.default,
+// _native_batch_norm_legit.no_stats, _batch_norm_with_update{,_functional}.default, and
+// instance_norm.default.
+// Evaluation uses running statistics. Training mode normalises with the batch mean and the
+// biased variance, returns mean / invstd, and moves the running statistics by `momentum`
+// towards the batch mean and the unbiased variance: in place for the ops whose schema marks
+// them mutable (batch_norm, native_batch_norm, _native_batch_norm_legit,
+// _batch_norm_with_update, instance_norm), as extra outputs for the *_functional ops.
 #include <cmath>
 
 #include "kernels/portable/linalg/vector_ops.h"
@@ -20,10 +25,15 @@ struct BatchNormArgs {
   Tensor* running_mean = nullptr;
   Tensor* running_var = nullptr;
   bool training = false;
+  double momentum = 0.1;
   double eps = 1e-5;
+  bool update_in_place = false;   // training: update running_mean/var (the (a!) schema args)
   Tensor* out = nullptr;
   Tensor* save_mean = nullptr;    // optional outputs
   Tensor* save_invstd = nullptr;
+  Tensor* reserve = nullptr;      // _batch_norm_with_update*: always empty
+  Tensor* running_mean_out = nullptr;  // *_functional: updated running statistics
+  Tensor* running_var_out = nullptr;
 };
 
 bool check_channel_vector(KernelArgs& a, const Tensor* t, int64_t channels) {
@@ -33,19 +43,20 @@ bool check_channel_vector(KernelArgs& a, const Tensor* t, int64_t channels) {
   return true;
 }
 
-// Writes per-channel statistics to an optional [C] output, or leaves it empty ([0]) when it
-// was planned empty (PyTorch returns empty tensors in evaluation mode).
-bool write_stat(KernelArgs& a, Tensor* t, const float* values, int64_t channels, bool empty_ok) {
+inline bool planned_empty(const Tensor* t) { return t != nullptr && t->rank == 1 && t->max_sizes[0] == 0; }
+
+// Resizes an optional per-channel statistics output to [C] (or leaves a planned-empty [0],
+// as PyTorch returns empty tensors in evaluation mode).
+bool prepare_stat(KernelArgs& a, Tensor* t, int64_t channels, bool empty_ok) {
   if (t == nullptr) return true;
   if (!require_float(a, t)) return false;
-  if (t->rank == 1 && t->sizes[0] == 0 && empty_ok) return true;
-  if (values == nullptr) return channels == 0 || a.fail("missing statistics", Error::Internal);
-  const int64_t shape[1] = {channels};
+  if (empty_ok && planned_empty(t)) return true;
   if (t->rank != 1) return a.fail("statistics output must be 1-D");
-  if (!resize_out(a, t, shape, 1)) return false;
-  for (int64_t c = 0; c < channels; ++c) t->data_as<float>()[c] = values[c];
-  return true;
+  const int64_t shape[1] = {channels};
+  return resize_out(a, t, shape, 1);
 }
+
+inline bool writes(const Tensor* t) { return t != nullptr && t->rank == 1 && t->sizes[0] > 0; }
 
 Error run_batch_norm(KernelContext& ctx, KernelArgs& a, BatchNormArgs& b) {
   if (!require_float(a, b.input) || !require_float(a, b.out)) return a.error();
@@ -60,76 +71,73 @@ Error run_batch_norm(KernelContext& ctx, KernelArgs& a, BatchNormArgs& b) {
   if (!b.training && (b.running_mean == nullptr || b.running_var == nullptr)) {
     return ctx.fail(Error::InvalidArgument, "evaluation mode needs running_mean and running_var");
   }
+  if ((b.running_mean_out != nullptr || b.running_var_out != nullptr) &&
+      (b.running_mean == nullptr || b.running_var == nullptr)) {
+    return ctx.fail(Error::InvalidArgument, "updated running statistics need running_mean and running_var");
+  }
   if (!resize_out(a, b.out, b.input->sizes, b.input->rank)) return a.error();
-  const float* x = b.input->data_as<float>();
-  // Training mode needs batch statistics first: 2 * C floats of scratch (mean, invstd).
-  float* stats = nullptr;
-  if (b.training) {
-    stats = static_cast<float*>(ctx.allocate_temp(sizeof(float) * 2 * static_cast<size_t>(channels)));
-    if (stats == nullptr && channels > 0) {
-      return ctx.fail(Error::OutOfMemory, "training-mode batch_norm needs 8 * channels bytes of temp memory");
-    }
-    const double count = static_cast<double>(batch * inner);
-    for (int64_t c = 0; c < channels; ++c) {
-      double s = 0.0, ss = 0.0;
-      for (int64_t nb = 0; nb < batch; ++nb) {
-        const float* p = x + (nb * channels + c) * inner;
-        for (int64_t i = 0; i < inner; ++i) s += p[i];
-      }
-      const double mean = count > 0 ? s / count : 0.0;
-      for (int64_t nb = 0; nb < batch; ++nb) {
-        const float* p = x + (nb * channels + c) * inner;
-        for (int64_t i = 0; i < inner; ++i) ss += (p[i] - mean) * (p[i] - mean);
-      }
-      const double var = count > 0 ? ss / count : 0.0;
-      stats[c] = static_cast<float>(mean);
-      stats[channels + c] = static_cast<float>(1.0 / std::sqrt(var + b.eps));
+  if (!prepare_stat(a, b.save_mean, channels, !b.training) || !prepare_stat(a, b.save_invstd, channels, !b.training) ||
+      !prepare_stat(a, b.running_mean_out, channels, false) || !prepare_stat(a, b.running_var_out, channels, false)) {
+    return a.error();
+  }
+  if (b.reserve != nullptr) {
+    const int64_t zero[1] = {0};
+    if (b.reserve->rank != 1 || resize_tensor(*b.reserve, Span<const int64_t>(zero, 1)) != Error::Ok) {
+      return ctx.fail(Error::InvalidArgument, "reserve output must be a 1-D empty tensor");
     }
   }
-  const BatchNormArgs& args = b;
+  const float* x = b.input->data_as<float>();
   float* o = b.out->data_as<float>();
-  parallel_for_range(ctx, batch * channels, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) {
-      const int64_t c = plane % channels;
-      double mean, invstd;
-      if (stats != nullptr) {
-        mean = stats[c];
-        invstd = stats[channels + c];
+  const BatchNormArgs& args = b;
+  const double count = static_cast<double>(batch * inner);
+  // One channel at a time: statistics (batch or running), normalisation of its N planes,
+  // then the per-channel outputs. No scratch memory; parallel over channels.
+  parallel_for_range(ctx, channels, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      double mean, var, invstd;
+      const double rm = args.running_mean != nullptr ? args.running_mean->data_as<float>()[c] : 0.0;
+      const double rv = args.running_var != nullptr ? args.running_var->data_as<float>()[c] : 1.0;
+      if (args.training) {
+        double s = 0.0, ss = 0.0;
+        for (int64_t nb = 0; nb < batch; ++nb) {
+          const float* p = x + (nb * channels + c) * inner;
+          for (int64_t i = 0; i < inner; ++i) s += p[i];
+        }
+        mean = count > 0 ? s / count : 0.0;
+        for (int64_t nb = 0; nb < batch; ++nb) {
+          const float* p = x + (nb * channels + c) * inner;
+          for (int64_t i = 0; i < inner; ++i) ss += (p[i] - mean) * (p[i] - mean);
+        }
+        var = count > 0 ? ss / count : 0.0;
       } else {
-        mean = args.running_mean->data_as<float>()[c];
-        invstd = 1.0 / std::sqrt(static_cast<double>(args.running_var->data_as<float>()[c]) + args.eps);
+        mean = rm;
+        var = rv;
       }
+      invstd = 1.0 / std::sqrt(var + args.eps);
       const double w = args.weight != nullptr ? args.weight->data_as<float>()[c] : 1.0;
       const double bb = args.bias != nullptr ? args.bias->data_as<float>()[c] : 0.0;
       const float sc = static_cast<float>(w * invstd), sh = static_cast<float>(bb - mean * w * invstd);
-      scale_shift(inner, x + plane * inner, sc, sh, o + plane * inner);
-    }
-  });
-  // Statistics outputs: batch statistics in training mode; in evaluation mode PyTorch returns
-  // empty tensors, so a planned [0] stays empty and a planned [C] gets the running statistics.
-  float* mean_out = nullptr;
-  float* invstd_out = nullptr;
-  if (b.save_mean != nullptr || b.save_invstd != nullptr) {
-    if (stats == nullptr && channels > 0) {
-      bool want = (b.save_mean != nullptr && !(b.save_mean->rank == 1 && b.save_mean->sizes[0] == 0)) ||
-                  (b.save_invstd != nullptr && !(b.save_invstd->rank == 1 && b.save_invstd->sizes[0] == 0));
-      if (want) {
-        stats = static_cast<float*>(ctx.allocate_temp(sizeof(float) * 2 * static_cast<size_t>(channels)));
-        if (stats == nullptr) return ctx.fail(Error::OutOfMemory, "statistics outputs need temp memory");
-        for (int64_t c = 0; c < channels; ++c) {
-          stats[c] = b.running_mean->data_as<float>()[c];
-          stats[channels + c] = static_cast<float>(
-              1.0 / std::sqrt(static_cast<double>(b.running_var->data_as<float>()[c]) + b.eps));
-        }
+      for (int64_t nb = 0; nb < batch; ++nb) {
+        const int64_t plane = nb * channels + c;
+        scale_shift(inner, x + plane * inner, sc, sh, o + plane * inner);
+      }
+      if (writes(args.save_mean)) args.save_mean->data_as<float>()[c] = static_cast<float>(mean);
+      if (writes(args.save_invstd)) args.save_invstd->data_as<float>()[c] = static_cast<float>(invstd);
+      // Running statistics: biased variance normalises, the unbiased one updates.
+      double new_rm = rm, new_rv = rv;
+      if (args.training) {
+        const double unbiased = count > 1 ? var * count / (count - 1) : var;
+        new_rm = (1.0 - args.momentum) * rm + args.momentum * mean;
+        new_rv = (1.0 - args.momentum) * rv + args.momentum * unbiased;
+      }
+      if (args.running_mean_out != nullptr) args.running_mean_out->data_as<float>()[c] = static_cast<float>(new_rm);
+      if (args.running_var_out != nullptr) args.running_var_out->data_as<float>()[c] = static_cast<float>(new_rv);
+      if (args.training && args.update_in_place) {
+        if (args.running_mean != nullptr) args.running_mean->data_as<float>()[c] = static_cast<float>(new_rm);
+        if (args.running_var != nullptr) args.running_var->data_as<float>()[c] = static_cast<float>(new_rv);
       }
     }
-    mean_out = stats;
-    invstd_out = stats != nullptr ? stats + channels : nullptr;
-  }
-  if (!write_stat(a, b.save_mean, mean_out, channels, !b.training) ||
-      !write_stat(a, b.save_invstd, invstd_out, channels, !b.training)) {
-    return a.error();
-  }
+  });
   return Error::Ok;
 }
 
@@ -144,7 +152,9 @@ Error batch_norm(KernelContext& ctx, EValue** args, size_t n) {
   b.running_mean = a.optional_tensor(3);
   b.running_var = a.optional_tensor(4);
   b.training = a.bool_value(5);
+  b.momentum = a.scalar(6);
   b.eps = a.scalar(7);
+  b.update_in_place = true;
   b.out = a.tensor(9);
   if (!a.ok()) return a.error();
   return run_batch_norm(ctx, a, b);
@@ -162,7 +172,9 @@ Error native_batch_norm(KernelContext& ctx, EValue** args, size_t n) {
   b.running_mean = a.optional_tensor(3);
   b.running_var = a.optional_tensor(4);
   b.training = a.bool_value(5);
+  b.momentum = a.scalar(6);
   b.eps = a.scalar(7);
+  b.update_in_place = true;
   b.out = a.tensor(8);
   b.save_mean = a.tensor(9);
   b.save_invstd = a.tensor(10);
@@ -189,12 +201,179 @@ Error native_batch_norm_legit_no_training(KernelContext& ctx, EValue** args, siz
   return run_batch_norm(ctx, a, b);
 }
 
+// _native_batch_norm_legit(input, weight?, bias?, running_mean(a!), running_var(b!), training,
+//   momentum, eps) -> (out, save_mean, save_invstd); _functional takes the running statistics
+//   by value and returns their updated values as two more outputs.
+template <bool kFunctional>
+Error native_batch_norm_legit(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(kFunctional ? 13 : 11)) return a.error();
+  BatchNormArgs b;
+  b.input = a.tensor(0);
+  b.weight = a.optional_tensor(1);
+  b.bias = a.optional_tensor(2);
+  b.running_mean = a.tensor(3);
+  b.running_var = a.tensor(4);
+  b.training = a.bool_value(5);
+  b.momentum = a.scalar(6);
+  b.eps = a.scalar(7);
+  b.update_in_place = !kFunctional;
+  b.out = a.tensor(8);
+  b.save_mean = a.tensor(9);
+  b.save_invstd = a.tensor(10);
+  if (kFunctional) {
+    b.running_mean_out = a.tensor(11);
+    b.running_var_out = a.tensor(12);
+  }
+  if (!a.ok()) return a.error();
+  return run_batch_norm(ctx, a, b);
+}
+
+// _native_batch_norm_legit.no_stats(input, weight?, bias?, training, momentum, eps)
+//   -> (out, save_mean, save_invstd)
+Error native_batch_norm_legit_no_stats(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(9)) return a.error();
+  BatchNormArgs b;
+  b.input = a.tensor(0);
+  b.weight = a.optional_tensor(1);
+  b.bias = a.optional_tensor(2);
+  b.training = a.bool_value(3);
+  b.momentum = a.scalar(4);
+  b.eps = a.scalar(5);
+  b.out = a.tensor(6);
+  b.save_mean = a.tensor(7);
+  b.save_invstd = a.tensor(8);
+  if (!a.ok()) return a.error();
+  if (!b.training) return ctx.fail(Error::InvalidArgument, "no_stats batch norm needs training=True");
+  return run_batch_norm(ctx, a, b);
+}
+
+// _batch_norm_with_update(input, weight?, bias?, running_mean(a!), running_var(b!), momentum, eps)
+//   -> (out, save_mean, save_invstd, reserve); _functional returns the updated running
+//   statistics as two more outputs instead of writing them.
+template <bool kFunctional>
+Error batch_norm_with_update(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(kFunctional ? 13 : 11)) return a.error();
+  BatchNormArgs b;
+  b.input = a.tensor(0);
+  b.weight = a.optional_tensor(1);
+  b.bias = a.optional_tensor(2);
+  b.running_mean = a.tensor(3);
+  b.running_var = a.tensor(4);
+  b.training = true;
+  b.momentum = a.scalar(5);
+  b.eps = a.scalar(6);
+  b.update_in_place = !kFunctional;
+  b.out = a.tensor(7);
+  b.save_mean = a.tensor(8);
+  b.save_invstd = a.tensor(9);
+  b.reserve = a.tensor(10);
+  if (kFunctional) {
+    b.running_mean_out = a.tensor(11);
+    b.running_var_out = a.tensor(12);
+  }
+  if (!a.ok()) return a.error();
+  return run_batch_norm(ctx, a, b);
+}
+
+// instance_norm(input, weight?, bias?, running_mean?, running_var?, use_input_stats, momentum,
+//   eps, cudnn_enabled) -> out. With use_input_stats each (n, c) plane is normalised by its own
+//   statistics and the running statistics (when given) move towards the batch average of the
+//   per-instance mean / unbiased variance; otherwise the running statistics are used.
+Error instance_norm(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(10)) return a.error();
+  Tensor* in = a.tensor(0);
+  Tensor* weight = a.optional_tensor(1);
+  Tensor* bias = a.optional_tensor(2);
+  Tensor* rm = a.optional_tensor(3);
+  Tensor* rv = a.optional_tensor(4);
+  const bool use_input_stats = a.bool_value(5);
+  const double momentum = a.scalar(6);
+  const double eps = a.scalar(7);
+  Tensor* out = a.tensor(9);
+  if (!a.ok()) return a.error();
+  if (!use_input_stats) {
+    BatchNormArgs b;
+    b.input = in;
+    b.weight = weight;
+    b.bias = bias;
+    b.running_mean = rm;
+    b.running_var = rv;
+    b.eps = eps;
+    b.out = out;
+    return run_batch_norm(ctx, a, b);
+  }
+  if (!require_float(a, in) || !require_float(a, out)) return a.error();
+  if (in->rank < 2) return ctx.fail(Error::InvalidArgument, "instance_norm input must be at least 2-D");
+  const int64_t batch = in->sizes[0], channels = in->sizes[1];
+  int64_t inner = 1;
+  for (int d = 2; d < in->rank; ++d) inner *= in->sizes[d];
+  if (!check_channel_vector(a, weight, channels) || !check_channel_vector(a, bias, channels) ||
+      !check_channel_vector(a, rm, channels) || !check_channel_vector(a, rv, channels)) {
+    return a.error();
+  }
+  if (!resize_out(a, out, in->sizes, in->rank)) return a.error();
+  const float* x = in->data_as<float>();
+  float* o = out->data_as<float>();
+  const double count = static_cast<double>(inner);
+  auto plane_stats = [&](int64_t plane, double* mean, double* var) {
+    const float* p = x + plane * inner;
+    double s = 0.0, ss = 0.0;
+    for (int64_t i = 0; i < inner; ++i) s += p[i];
+    *mean = count > 0 ? s / count : 0.0;
+    for (int64_t i = 0; i < inner; ++i) ss += (p[i] - *mean) * (p[i] - *mean);
+    *var = count > 0 ? ss / count : 0.0;
+  };
+  parallel_for_range(ctx, batch * channels, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const int64_t c = plane % channels;
+      double mean, var;
+      plane_stats(plane, &mean, &var);
+      const double invstd = 1.0 / std::sqrt(var + eps);
+      const double w = weight != nullptr ? weight->data_as<float>()[c] : 1.0;
+      const double bb = bias != nullptr ? bias->data_as<float>()[c] : 0.0;
+      scale_shift(inner, x + plane * inner, static_cast<float>(w * invstd),
+                  static_cast<float>(bb - mean * w * invstd), o + plane * inner);
+    }
+  });
+  if (rm != nullptr || rv != nullptr) {
+    for (int64_t c = 0; c < channels; ++c) {
+      double mean_sum = 0.0, var_sum = 0.0;
+      for (int64_t nb = 0; nb < batch; ++nb) {
+        double mean, var;
+        plane_stats(nb * channels + c, &mean, &var);
+        mean_sum += mean;
+        var_sum += count > 1 ? var * count / (count - 1) : var;
+      }
+      if (batch == 0) continue;
+      if (rm != nullptr) {
+        float& r = rm->data_as<float>()[c];
+        r = static_cast<float>((1.0 - momentum) * r + momentum * mean_sum / static_cast<double>(batch));
+      }
+      if (rv != nullptr) {
+        float& r = rv->data_as<float>()[c];
+        r = static_cast<float>((1.0 - momentum) * r + momentum * var_sum / static_cast<double>(batch));
+      }
+    }
+  }
+  return Error::Ok;
+}
+
 }  // namespace
 
 EMBER_REGISTER_KERNEL("aten::batch_norm.default", batch_norm);
 EMBER_REGISTER_KERNEL("aten::native_batch_norm.default", native_batch_norm);
 EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit_no_training.default",
                       native_batch_norm_legit_no_training);
+EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit.default", native_batch_norm_legit<false>);
+EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit.no_stats", native_batch_norm_legit_no_stats);
+EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit_functional.default", native_batch_norm_legit<true>);
+EMBER_REGISTER_KERNEL("aten::_batch_norm_with_update.default", batch_norm_with_update<false>);
+EMBER_REGISTER_KERNEL("aten::_batch_norm_with_update_functional.default", batch_norm_with_update<true>);
+EMBER_REGISTER_KERNEL("aten::instance_norm.default", instance_norm);
 
 }  // namespace portable
 }  // namespace ember
