@@ -244,8 +244,12 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
   h.segment_area_offset = segments_.empty() ? 0 : align64(kFileHeaderSize + fbb_.GetSize());
   h.segment_area_size = segment_bytes_.size();
   size_t total = segments_.empty() ? kFileHeaderSize + fbb_.GetSize() : h.segment_area_offset + segment_bytes_.size();
-  std::vector<uint8_t> file(total, 0);
-  write_file_header(h, file.data());
+  // The header is written to a fixed array first: writing it straight into a fresh vector
+  // trips GCC 12's -Warray-bounds false positive at -O2.
+  uint8_t header[kFileHeaderSize];
+  write_file_header(h, header);
+  std::vector<uint8_t> file(header, header + kFileHeaderSize);
+  file.resize(total, 0);
   std::memcpy(file.data() + kFileHeaderSize, fbb_.GetBufferPointer(), fbb_.GetSize());
   if (!segment_bytes_.empty()) std::memcpy(file.data() + h.segment_area_offset, segment_bytes_.data(), segment_bytes_.size());
   if (stats != nullptr) {

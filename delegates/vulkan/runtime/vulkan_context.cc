@@ -66,7 +66,10 @@ bool pick_device(VkInstance instance, DeviceCandidate* best) {
       best->device = d;
       best->type = props.deviceType;
       best->queue_family = static_cast<uint32_t>(family);
-      std::strncpy(best->name, props.deviceName, sizeof(best->name) - 1);
+      // Bounded copy that always terminates (the driver's name may fill its whole array).
+      size_t n = strnlen(props.deviceName, sizeof(best->name) - 1);
+      std::memcpy(best->name, props.deviceName, n);
+      best->name[n] = '\0';
     }
   }
   return best_rank >= 0;
