@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs on the device machine (GPU + 16 cores, PyTorch and onnxruntime installed) over a bundle
+# made by make_device_bundle.sh: exports every bundled model for vulkan, xnnpack and the
+# portable kernels with Ember's own exporter, checks each program's output against the
+# PyTorch reference (relative L2), benchmarks them with `ember bench`, then times PyTorch
+# eager and onnxruntime on the same CPU (torch_compare.py). Results: OUTDIR/*.json, a log.
+# Usage: tools/bench/device_compare.sh BUNDLE OUTDIR [THREADS...]   (default threads: 1 2)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bundle=$(cd "$1" && pwd); out=$2; shift 2
+threads=${*:-1 2}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$bundle/lib
+E=$bundle/bin/ember
+# The NVIDIA Vulkan driver's manifest (the loader itself travels in the bundle).
+for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+           /etc/vulkan/icd.d/nvidia_icd.json; do
+  if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd; break; fi
+done
+echo "vulkan driver manifest: ${VK_DRIVER_FILES:-none found}"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
+lscpu | grep -E '^(Model name|CPU\(s\))' || true
+
+work=$(mktemp -d)
+for mdir in "$bundle"/models/*/; do
+  m=$(basename "$mdir")
+  for b in vulkan xnnpack portable; do
+    pte=$work/$m.$b.pte
+    if ! "$E" export "$mdir/model.pt2" -o "$pte" --backend "$b" >"$out/$m.$b.export.log" 2>&1; then
+      echo "$m $b: export failed: $(tail -1 "$out/$m.$b.export.log")"; continue
+    fi
+    grep '^partition' "$out/$m.$b.export.log" | sed "s/^/$m $b: /"
+    ins=()
+    for f in "$mdir"/input_*.npy; do ins+=(--input "$f"); done
+    rm -rf "$work/run"; mkdir -p "$work/run"
+    if "$E" run "$pte" "${ins[@]}" --output-dir "$work/run" >"$out/$m.$b.run.log" 2>&1; then
+      python3 - "$work/run/output_0.npy" "$mdir/output_0.npy" "$m $b" <<'PY'
+import sys, numpy as np
+a, r = np.load(sys.argv[1]).astype(np.float64), np.load(sys.argv[2]).astype(np.float64)
+print(f"{sys.argv[3]}: relative L2 vs PyTorch {np.linalg.norm(a - r) / max(np.linalg.norm(r), 1e-30):.2e}")
+PY
+    else
+      echo "$m $b: run failed: $(tail -1 "$out/$m.$b.run.log")"; continue
+    fi
+    bt=$threads; [ "$b" = vulkan ] && bt=1   # the GPU path uses one CPU thread
+    for t in $bt; do
+      "$E" bench "$pte" --warmup 5 --iterations 30 --threads "$t" --json "$out/$m.$b.t$t.json" >/dev/null 2>&1 ||
+        echo "$m $b t$t: bench failed"
+    done
+  done
+done
+python3 "$here/torch_compare.py" "$bundle/models" "$out" $threads
+python3 "$here/summarize_bench.py" "$out"
