@@ -79,6 +79,15 @@ absl::StatusOr<int> canonicalize(Graph& g) {
       if (sv.role == ValueRole::Constant) sv.role = ValueRole::MutableState;
       if (n.outputs.size() == 1 && n.outputs[0].kind == Arg::Kind::Tensor) {
         int out = n.outputs[0].ref;
+        if (out != self && (n.op == "aten::resize_" || n.op == "aten::resize_as_")) {
+          // A resize may change the shape, which the planned buffer of `self` cannot take:
+          // it becomes the functional op writing its own output (the data it keeps is the
+          // same prefix of `self`).
+          n.op = functional;
+          n.schema = fs;
+          ++changes;
+          continue;
+        }
         if (out != self) {
           g.replace_uses(out, self);
           // Later nodes may read the buffer under its own name; nothing else to redirect.

@@ -2,6 +2,7 @@
 // linked kernel library has no kernel for the composite op and has kernels for every op of
 // the replacement. Shapes are static here (a node with a dynamic tensor is left alone).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -225,6 +226,295 @@ int nll_loss_2d(Builder& b, int logp, int target, int64_t reduction, int64_t ign
   int ones = b.call1("ones_like", "default", {Arg::tensor(loss)}, b.dtype(loss), {n});
   int count = b.reduce(b.where_scalar_other(valid, ones, 0.0), kReductionSum);
   return b.binary("div", b.reduce(loss, kReductionSum), count);
+}
+
+// ---- helpers of the linear-algebra and loss decompositions below ----
+
+int sum_dims(Builder& b, int x, const std::vector<int64_t>& dims, bool keepdim) {
+  Sizes s = b.sizes(x), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    bool summed = std::find(dims.begin(), dims.end(), static_cast<int64_t>(i)) != dims.end();
+    if (!summed) out.push_back(s[i]);
+    else if (keepdim) out.push_back(1);
+  }
+  return b.call1("sum", "dim_IntList", {Arg::tensor(x), Arg::int_list(dims), Arg::boolean(keepdim)}, b.dtype(x), out);
+}
+
+int expand_to(Builder& b, int x, const Sizes s) {
+  if (b.sizes(x) == s) return x;
+  return b.call1("expand", "default", {Arg::tensor(x), Arg::int_list(s)}, b.dtype(x), s);
+}
+
+// One einsum operand: a value and one label per dimension (letters; ellipsis dims 1000+k).
+struct EinsumTerm {
+  int id;
+  std::vector<int> labels;
+};
+
+// Parses one comma-separated term of an einsum equation for a tensor of `rank` dims whose
+// ellipsis covers the last `ellipsis` of `max_ellipsis` broadcast dims.
+bool einsum_labels(const std::string& term, int64_t rank, int64_t max_ellipsis, std::vector<int>* labels,
+                   int64_t* ellipsis_dims) {
+  int64_t letters = 0;
+  bool has_ellipsis = false;
+  for (size_t i = 0; i < term.size(); ++i) {
+    if (term.compare(i, 3, "...") == 0) {
+      if (has_ellipsis) return false;
+      has_ellipsis = true;
+      i += 2;
+    } else if (std::isalpha(static_cast<unsigned char>(term[i]))) {
+      ++letters;
+    } else {
+      return false;
+    }
+  }
+  int64_t e = has_ellipsis ? rank - letters : 0;
+  if (e < 0 || (!has_ellipsis && letters != rank && rank >= 0)) return false;
+  *ellipsis_dims = e;
+  if (max_ellipsis < 0) return true;  // counting pass
+  labels->clear();
+  for (size_t i = 0; i < term.size(); ++i) {
+    if (term.compare(i, 3, "...") == 0) {
+      for (int64_t k = 0; k < e; ++k) labels->push_back(static_cast<int>(1000 + max_ellipsis - e + k));
+      i += 2;
+    } else {
+      labels->push_back(term[i]);
+    }
+  }
+  return true;
+}
+
+// einsum by pairwise contraction (left to right) with bmm, summing labels as soon as no later
+// term or the output needs them. Repeated labels within one term (diagonals) are left alone.
+std::vector<int> einsum(Builder& b, const Node& n) {
+  if (n.args.size() < 2 || n.args[0].kind != Arg::Kind::String || n.args[1].kind != Arg::Kind::Tensors) return {};
+  std::string eq;
+  for (char c : n.args[0].s) if (c != ' ') eq.push_back(c);
+  const std::vector<int>& ids = n.args[1].refs;
+  if (ids.empty()) return {};
+  ScalarType dt = b.dtype(ids[0]);
+  if (!is_floating(dt)) return {};
+  for (int id : ids) if (b.dtype(id) != dt) return {};
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != ids.size()) return {};
+  int64_t max_e = 0;
+  std::vector<EinsumTerm> ops(ids.size());
+  for (size_t k = 0; k < ids.size(); ++k) {
+    int64_t e = 0;
+    if (!einsum_labels(terms[k], static_cast<int64_t>(b.sizes(ids[k]).size()), -1, nullptr, &e)) return {};
+    max_e = std::max(max_e, e);
+  }
+  std::map<int, int64_t> size_of;
+  std::map<int, int> count;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    int64_t e = 0;
+    ops[k].id = ids[k];
+    if (!einsum_labels(terms[k], static_cast<int64_t>(b.sizes(ids[k]).size()), max_e, &ops[k].labels, &e)) return {};
+    for (size_t d = 0; d < ops[k].labels.size(); ++d) {
+      int l = ops[k].labels[d];
+      if (std::count(ops[k].labels.begin(), ops[k].labels.end(), l) != 1) return {};  // diagonal
+      int64_t s = b.sizes(ids[k])[d];
+      auto it = size_of.find(l);
+      if (it != size_of.end() && it->second != s && it->second != 1 && s != 1) return {};
+      size_of[l] = it == size_of.end() || it->second == 1 ? s : it->second;
+      ++count[l];
+    }
+  }
+  std::vector<int> out_labels;
+  if (arrow != std::string::npos) {
+    std::string rhs = eq.substr(arrow + 2);
+    for (size_t i = 0; i < rhs.size(); ++i) {
+      if (rhs.compare(i, 3, "...") == 0) {
+        for (int64_t k = 0; k < max_e; ++k) out_labels.push_back(static_cast<int>(1000 + k));
+        i += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(rhs[i])) && size_of.count(rhs[i]) &&
+                 std::count(out_labels.begin(), out_labels.end(), rhs[i]) == 0) {
+        out_labels.push_back(rhs[i]);
+      } else {
+        return {};
+      }
+    }
+  } else {
+    for (int64_t k = 0; k < max_e; ++k) out_labels.push_back(static_cast<int>(1000 + k));
+    for (const auto& [l, c] : count) if (l < 1000 && c == 1) out_labels.push_back(l);
+  }
+  auto needed_after = [&](size_t k, int l) {
+    if (std::find(out_labels.begin(), out_labels.end(), l) != out_labels.end()) return true;
+    for (size_t j = k + 1; j < ops.size(); ++j) {
+      if (std::find(ops[j].labels.begin(), ops[j].labels.end(), l) != ops[j].labels.end()) return true;
+    }
+    return false;
+  };
+  auto has = [](const EinsumTerm& t, int l) { return std::find(t.labels.begin(), t.labels.end(), l) != t.labels.end(); };
+  // Sums out the labels of `t` that neither `other` (when given), a term after `k` nor the output needs.
+  auto reduce_private = [&](EinsumTerm& t, const EinsumTerm* other, size_t k) {
+    std::vector<int64_t> dims;
+    std::vector<int> kept;
+    for (size_t d = 0; d < t.labels.size(); ++d) {
+      int l = t.labels[d];
+      if ((other == nullptr || !has(*other, l)) && !needed_after(k, l)) dims.push_back(static_cast<int64_t>(d));
+      else kept.push_back(l);
+    }
+    if (dims.empty()) return;
+    t.id = sum_dims(b, t.id, dims, false);
+    t.labels = kept;
+  };
+  auto arrange = [&](EinsumTerm& t, const std::vector<int>& order) {
+    std::vector<int64_t> perm;
+    Sizes s;
+    for (int l : order) {
+      perm.push_back(std::find(t.labels.begin(), t.labels.end(), l) - t.labels.begin());
+      s.push_back(size_of[l]);
+    }
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    if (!identity) t.id = permute(b, t.id, perm);
+    t.labels = order;
+    t.id = expand_to(b, t.id, s);  // size-1 dims broadcast against the other term
+  };
+  EinsumTerm cur = ops[0];
+  reduce_private(cur, ops.size() > 1 ? &ops[1] : nullptr, 0);
+  for (size_t k = 1; k < ops.size(); ++k) {
+    EinsumTerm rhs = ops[k];
+    reduce_private(rhs, &cur, k);
+    reduce_private(cur, &rhs, k);
+    std::vector<int> batch, left, right, contracted;
+    for (int l : cur.labels) {
+      if (!has(rhs, l)) left.push_back(l);
+      else if (needed_after(k, l)) batch.push_back(l);
+      else contracted.push_back(l);
+    }
+    for (int l : rhs.labels) if (!has(cur, l)) right.push_back(l);
+    auto prod = [&](const std::vector<int>& ls) {
+      int64_t p = 1;
+      for (int l : ls) p *= size_of[l];
+      return p;
+    };
+    std::vector<int> lo = batch, ro = batch;
+    lo.insert(lo.end(), left.begin(), left.end());
+    lo.insert(lo.end(), contracted.begin(), contracted.end());
+    ro.insert(ro.end(), contracted.begin(), contracted.end());
+    ro.insert(ro.end(), right.begin(), right.end());
+    arrange(cur, lo);
+    arrange(rhs, ro);
+    int64_t nb = prod(batch), m = prod(left), kk = prod(contracted), nn = prod(right);
+    int x = b.view(cur.id, {nb, m, kk}), y = b.view(rhs.id, {nb, kk, nn});
+    int z = b.call1("bmm", "default", {Arg::tensor(x), Arg::tensor(y)}, dt, {nb, m, nn});
+    std::vector<int> labels = batch;
+    labels.insert(labels.end(), left.begin(), left.end());
+    labels.insert(labels.end(), right.begin(), right.end());
+    Sizes s;
+    for (int l : labels) s.push_back(size_of[l]);
+    cur.id = b.view(z, s);
+    cur.labels = labels;
+  }
+  reduce_private(cur, nullptr, ops.size());
+  for (int l : cur.labels) if (!has(EinsumTerm{0, out_labels}, l)) return {};
+  arrange(cur, out_labels);
+  if (cur.id == ids[0]) cur.id = b.call1("clone", "default", {Arg::tensor(cur.id)}, dt, b.sizes(cur.id));
+  return {cur.id};
+}
+
+// The last dimension of each tensor split into `chunks` zero-padded pieces (ATen _chunk_cat).
+std::vector<int> chunk_cat(Builder& b, const Node& n) {
+  if (n.args.size() < 3 || n.args[0].kind != Arg::Kind::Tensors || n.args[0].refs.empty()) return {};
+  const std::vector<int>& ids = n.args[0].refs;
+  int64_t chunks = int_arg(n, 2, 0), rank = static_cast<int64_t>(b.sizes(ids[0]).size());
+  int64_t dim = int_arg(n, 1, 0);
+  if (dim < 0) dim += rank;
+  if (chunks < 1 || dim < 0 || dim >= rank) return {};
+  std::vector<int> pieces;
+  for (int id : ids) {
+    const Sizes s = b.sizes(id);
+    if (static_cast<int64_t>(s.size()) != rank || b.dtype(id) != b.dtype(ids[0])) return {};
+    for (int64_t d = 0; d < dim; ++d) if (s[d] != b.sizes(ids[0])[d]) return {};
+    int64_t per = (s[dim] + chunks - 1) / chunks;
+    int x = id;
+    if (per * chunks != s[dim]) {
+      std::vector<int64_t> pad(2 * (rank - dim), 0);  // last dim first
+      pad[2 * (rank - 1 - dim) + 1] = per * chunks - s[dim];
+      Sizes padded = s;
+      padded[dim] = per * chunks;
+      x = b.call1("constant_pad_nd", "default", {Arg::tensor(x), Arg::int_list(pad), Arg::real(0.0)}, b.dtype(x), padded);
+    }
+    Sizes v(s.begin(), s.begin() + dim);
+    v.push_back(chunks);
+    v.push_back(per * product(s, dim + 1, s.size()));
+    pieces.push_back(b.view(x, v));
+  }
+  Sizes out = b.sizes(pieces[0]);
+  out.back() = 0;
+  for (int p : pieces) out.back() += b.sizes(p).back();
+  return {b.call1("cat", "default", {Arg::tensor_list(pieces), Arg::integer(dim + 1)}, b.dtype(ids[0]), out)};
+}
+
+// multi_margin_loss: per row sum_{j != y} max(0, margin - x[y] + x[j])^p * w[y] / C.
+std::vector<int> multi_margin_loss(Builder& b, const Node& n) {
+  int x = tensor_arg(n, 0), t = tensor_arg(n, 1);
+  const Sizes xs = b.sizes(x);
+  double p = number_arg(n, 2, 1.0), margin = number_arg(n, 3, 1.0);
+  int64_t reduction = int_arg(n, 5, kReductionMean);
+  if (xs.size() > 2 || (p != 1.0 && p != 2.0) || b.dtype(t) != ScalarType::Int64 || !is_floating(b.dtype(x))) return {};
+  int64_t rows = xs.size() == 2 ? xs[0] : 1, c = xs.empty() ? 1 : xs.back();
+  if (product(b.sizes(t), 0, b.sizes(t).size()) != rows) return {};
+  int x2 = b.view(x, {rows, c});
+  int t2 = b.view(t, {rows, 1});
+  int xy = b.call1("gather", "default", {Arg::tensor(x2), Arg::integer(1), Arg::tensor(t2)}, b.dtype(x), {rows, 1});
+  int z = b.clamp_min(b.scalar_op("add", b.sub(x2, xy), margin), 0.0);
+  if (p == 2.0) z = b.mul(z, z);
+  if (!is_none(n, 4)) {
+    int w = tensor_arg(n, 4);
+    if (w < 0 || b.dtype(w) != b.dtype(x) || b.sizes(w).size() != 1) return {};
+    int wy = b.call1("gather", "default", {Arg::tensor(w), Arg::integer(0), Arg::tensor(b.view(t, {rows}))}, b.dtype(w), {rows});
+    z = b.mul(z, b.view(wy, {rows, 1}));
+  }
+  std::vector<int64_t> classes(static_cast<size_t>(c));
+  for (int64_t j = 0; j < c; ++j) classes[j] = j;
+  int not_target = b.call1("ne", "Tensor", {Arg::tensor(t2), Arg::tensor(b.view(b.int64_constant(classes), {1, c}))},
+                           ScalarType::Bool, {rows, c});
+  int per_row = b.scalar_op("div", sum_dims(b, b.where_scalar_other(not_target, z, 0.0), {1}, false), static_cast<double>(c));
+  if (reduction == kReductionNone) return {b.view(per_row, b.sizes(t).empty() ? Sizes{} : Sizes{rows})};
+  return {b.reduce(per_row, reduction)};
+}
+
+// multilabel_margin_loss: targets are the labels before the first negative entry of each row;
+// loss = sum over target slots j and non-target classes k of max(0, 1 - x[t_j] + x[k]) / C.
+std::vector<int> multilabel_margin_loss(Builder& b, const Node& n) {
+  int x = tensor_arg(n, 0), t = tensor_arg(n, 1);
+  const Sizes xs = b.sizes(x);
+  int64_t reduction = int_arg(n, 2, kReductionMean);
+  if (xs.size() > 2 || b.dtype(t) != ScalarType::Int64 || b.sizes(t) != xs || !is_floating(b.dtype(x))) return {};
+  int64_t rows = xs.size() == 2 ? xs[0] : 1, c = xs.empty() ? 1 : xs.back();
+  ScalarType dt = b.dtype(x);
+  int x2 = b.view(x, {rows, c}), t2 = b.view(t, {rows, c});
+  int ended = b.call1("cumsum", "default", {Arg::tensor(b.compare_scalar("lt", t2, 0.0)), Arg::integer(1)},
+                      ScalarType::Int64, {rows, c});
+  int valid = b.compare_scalar("eq", ended, 0.0);  // slot j holds a target label
+  int safe = b.call1("where", "ScalarOther", {Arg::tensor(valid), Arg::tensor(t2), Arg::integer(0)}, ScalarType::Int64, {rows, c});
+  std::vector<int64_t> classes(static_cast<size_t>(c));
+  for (int64_t j = 0; j < c; ++j) classes[j] = j;
+  int hit = b.call1("eq", "Tensor", {Arg::tensor(b.view(safe, {rows, c, 1})), Arg::tensor(b.view(b.int64_constant(classes), {1, 1, c}))},
+                    ScalarType::Bool, {rows, c, c});
+  hit = b.call1("logical_and", "default", {Arg::tensor(hit), Arg::tensor(b.view(valid, {rows, c, 1}))}, ScalarType::Bool, {rows, c, c});
+  int is_target = b.call1("any", "dim", {Arg::tensor(hit), Arg::integer(1)}, ScalarType::Bool, {rows, c});
+  int xt = b.call1("gather", "default", {Arg::tensor(x2), Arg::integer(1), Arg::tensor(safe)}, dt, {rows, c});
+  int z = b.call1("rsub", "Scalar", {Arg::tensor(b.view(xt, {rows, c, 1})), Arg::real(1.0)}, dt, {rows, c, 1});
+  z = b.clamp_min(b.add(z, b.view(x2, {rows, 1, c})), 0.0);
+  int pair = b.call1("logical_and", "default",
+                     {Arg::tensor(b.view(valid, {rows, c, 1})),
+                      Arg::tensor(b.view(b.call1("logical_not", "default", {Arg::tensor(is_target)}, ScalarType::Bool, {rows, c}), {rows, 1, c}))},
+                     ScalarType::Bool, {rows, c, c});
+  int per_row = b.scalar_op("div", sum_dims(b, b.where_scalar_other(pair, z, 0.0), {1, 2}, false), static_cast<double>(c));
+  if (reduction == kReductionNone) return {b.view(per_row, xs.size() == 2 ? Sizes{rows} : Sizes{})};
+  return {b.reduce(per_row, reduction)};
 }
 
 // Returns the value ids that replace the node's tensor outputs (in order), or empty when the
@@ -519,6 +809,132 @@ const std::map<std::string, Decomposition>& decompositions() {
          kept[dim] = 1;
          int s = b.call1("sum", "dim_IntList", {Arg::tensor(go), Arg::int_list({dim}), Arg::boolean(true)}, b.dtype(go), kept);
          return {b.sub(go, b.mul(out, s))};
+       }},
+      // ---- linear algebra and losses over ops with kernels (static shapes) ----
+      {"aten::einsum.default", einsum},
+      {"aten::_chunk_cat.default", chunk_cat},
+      {"aten::multi_margin_loss.default", multi_margin_loss},
+      {"aten::multilabel_margin_loss.default", multilabel_margin_loss},
+      {"aten::addbmm.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // beta * self + alpha * sum_b b1[b] @ b2[b] == addmm(self, [N, B*M], [B*M, P]).
+         int self = tensor_arg(n, 0), b1 = tensor_arg(n, 1), b2 = tensor_arg(n, 2);
+         const Sizes s1 = b.sizes(b1), s2 = b.sizes(b2);
+         if (s1.size() != 3 || s2.size() != 3 || s1[0] != s2[0] || s1[2] != s2[1] || !is_floating(b.dtype(self)) ||
+             b.dtype(b1) != b.dtype(self) || b.dtype(b2) != b.dtype(self)) {
+           return {};
+         }
+         int x = b.view(permute(b, b1, {1, 0, 2}), {s1[1], s1[0] * s1[2]});
+         int y = b.view(b2, {s2[0] * s2[1], s2[2]});
+         return {b.call1("addmm", "default", {Arg::tensor(self), Arg::tensor(x), Arg::tensor(y), n.args[3], n.args[4]},
+                         b.dtype(self), {s1[1], s2[2]})};
+       }},
+      {"aten::block_diag.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // Each tensor (0-d: 1x1, 1-d: 1xn) zero-padded to the total width, then stacked by rows.
+         if (n.args.empty() || n.args[0].kind != Arg::Kind::Tensors || n.outputs.empty()) return {};
+         ScalarType dt = b.dtype(n.outputs[0].ref);
+         int64_t rows = 0, cols = 0;
+         std::vector<Sizes> shapes;
+         for (int id : n.args[0].refs) {
+           Sizes s = b.sizes(id);
+           if (s.size() > 2 || b.dtype(id) != dt) return {};
+           while (s.size() < 2) s.insert(s.begin(), 1);
+           shapes.push_back(s);
+           rows += s[0];
+           cols += s[1];
+         }
+         std::vector<int> parts;
+         int64_t left = 0;
+         for (size_t i = 0; i < shapes.size(); ++i) {
+           int x = b.view(n.args[0].refs[i], shapes[i]);
+           int64_t right = cols - left - shapes[i][1];
+           parts.push_back(b.call1("constant_pad_nd", "default", {Arg::tensor(x), Arg::int_list({left, right}), Arg::real(0.0)}, dt,
+                                   {shapes[i][0], cols}));
+           left += shapes[i][1];
+         }
+         return {b.call1("cat", "default", {Arg::tensor_list(parts), Arg::integer(0)}, dt, {rows, cols})};
+       }},
+      {"aten::cartesian_prod.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // One tensor: itself; k tensors: the columns of their meshgrid ("ij"), flattened.
+         if (n.args.empty() || n.args[0].kind != Arg::Kind::Tensors || n.args[0].refs.empty()) return {};
+         const std::vector<int>& ids = n.args[0].refs;
+         ScalarType dt = b.dtype(ids[0]);
+         Sizes grid;
+         for (int id : ids) {
+           if (b.sizes(id).size() != 1 || b.dtype(id) != dt) return {};
+           grid.push_back(b.sizes(id)[0]);
+         }
+         if (ids.size() == 1) return {b.call1("clone", "default", {Arg::tensor(ids[0])}, dt, grid)};
+         int64_t total = product(grid, 0, grid.size());
+         std::vector<int> columns;
+         for (size_t i = 0; i < ids.size(); ++i) {
+           Sizes one(grid.size(), 1);
+           one[i] = grid[i];
+           columns.push_back(b.view(expand_to(b, b.view(ids[i], one), grid), {total}));
+         }
+         return {b.call1("stack", "default", {Arg::tensor_list(columns), Arg::integer(1)}, dt,
+                         {total, static_cast<int64_t>(ids.size())})};
+       }},
+      {"aten::cosine_embedding_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // ATen: cos = sum(x1*x2) / sqrt((sum(x1^2) + 1e-12) * (sum(x2^2) + 1e-12)) over the last dim;
+         // loss = 1 - cos where target == 1, max(0, cos - margin) where target == -1, else 0.
+         int x1 = tensor_arg(n, 0), x2 = tensor_arg(n, 1), t = tensor_arg(n, 2);
+         const Sizes s = b.sizes(x1);
+         if (s.empty() || s.size() > 2 || b.sizes(x2) != s || !is_floating(b.dtype(x1)) || b.dtype(t) != b.dtype(x1)) return {};
+         int64_t last = static_cast<int64_t>(s.size()) - 1;
+         int prod = sum_dims(b, b.mul(x1, x2), {last}, false);
+         int m1 = b.scalar_op("add", sum_dims(b, b.mul(x1, x1), {last}, false), 1e-12);
+         int m2 = b.scalar_op("add", sum_dims(b, b.mul(x2, x2), {last}, false), 1e-12);
+         int cos = b.binary("div", prod, b.unary("sqrt", b.mul(m1, m2)));
+         if (b.sizes(t) != b.sizes(cos)) return {};
+         int pos = b.call1("rsub", "Scalar", {Arg::tensor(cos), Arg::real(1.0)}, b.dtype(cos), b.sizes(cos));
+         int neg = b.clamp_min(b.scalar_op("sub", cos, number_arg(n, 3, 0.0)), 0.0);
+         int loss = b.add(b.where_scalar_other(b.compare_scalar("eq", t, 1.0), pos, 0.0),
+                          b.where_scalar_other(b.compare_scalar("eq", t, -1.0), neg, 0.0));
+         return {b.reduce(loss, int_arg(n, 4, kReductionMean))};
+       }},
+      {"aten::bilinear.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // out[r, o] = sum_ij x1[r, i] W[o, i, j] x2[r, j] + bias[o]: x1 @ W' (W' = [I, O*J]), times x2, summed over j.
+         int x1 = tensor_arg(n, 0), x2 = tensor_arg(n, 1), w = tensor_arg(n, 2);
+         const Sizes s1 = b.sizes(x1), s2 = b.sizes(x2), sw = b.sizes(w);
+         if (s1.empty() || s2.empty() || sw.size() != 3 || s1.back() != sw[1] || s2.back() != sw[2] ||
+             Sizes(s1.begin(), s1.end() - 1) != Sizes(s2.begin(), s2.end() - 1) || !is_floating(b.dtype(w)) ||
+             b.dtype(x1) != b.dtype(w) || b.dtype(x2) != b.dtype(w)) {
+           return {};
+         }
+         int64_t rows = product(s1, 0, s1.size() - 1), o = sw[0], i = sw[1], j = sw[2];
+         int wt = b.view(permute(b, w, {1, 0, 2}), {i, o * j});
+         int t = b.view(matmul_2d(b, b.view(x1, {rows, i}), wt), {rows, o, j});
+         int y = sum_dims(b, b.mul(t, b.view(x2, {rows, 1, j})), {2}, false);
+         if (!is_none(n, 3)) y = b.add(y, tensor_arg(n, 3));
+         Sizes out(s1.begin(), s1.end() - 1);
+         out.push_back(o);
+         return {b.view(y, out)};
+       }},
+      {"aten::_trilinear.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // i1 * i2 * i3, each unsqueezed at its expand dims to a common rank, summed over sumdim.
+         int ins[3] = {tensor_arg(n, 0), tensor_arg(n, 1), tensor_arg(n, 2)};
+         int64_t total = static_cast<int64_t>(b.sizes(ins[0]).size() + ints_arg(n, 3).size());
+         int prod = -1;
+         for (int k = 0; k < 3; ++k) {
+           std::vector<int64_t> expand = ints_arg(n, 3 + k);
+           const Sizes s = b.sizes(ins[k]);
+           if (static_cast<int64_t>(s.size() + expand.size()) != total || b.dtype(ins[k]) != b.dtype(ins[0])) return {};
+           Sizes u;
+           size_t next = 0;
+           for (int64_t d = 0; d < total; ++d) {
+             if (std::find(expand.begin(), expand.end(), d) != expand.end()) u.push_back(1);
+             else u.push_back(s[next++]);
+           }
+           int v = b.view(ins[k], u);
+           prod = prod < 0 ? v : b.mul(prod, v);
+         }
+         std::vector<int64_t> sumdim = ints_arg(n, 6);
+         if (sumdim.empty()) return {prod};
+         return {sum_dims(b, prod, sumdim, false)};
+       }},
+      {"aten::resize_as.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int self = tensor_arg(n, 0), templ = tensor_arg(n, 1);
+         return {b.call1("resize", "default", {Arg::tensor(self), Arg::int_list(b.sizes(templ))}, b.dtype(self), b.sizes(templ))};
        }},
   };
   return table;
