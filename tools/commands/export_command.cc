@@ -1,5 +1,6 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]
-//                              [--no-fold] [--vulkan-allow-cpu] [--xnnpack-threads N] [--verbose]
+//                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
+//                              [--verbose]
 // Backends are tried in the order given: each partitioner claims what it supports among the
 // nodes the earlier ones left; the rest runs on the portable kernels.
 #include <cstdio>
@@ -29,6 +30,10 @@ void usage() {
       "  --method NAME       method name in the program (default: forward)\n"
       "  --no-fold           skip conv+batch_norm folding\n"
       "  --vulkan-allow-cpu  let the Vulkan delegates run on a CPU Vulkan device (lavapipe)\n"
+      "  --vulkan-fp16       Vulkan delegates store weights and activations as fp16 (weights take half\n"
+      "                      the bytes; shaders still compute in fp32; expect ~1e-3..1e-2 relative\n"
+      "                      error). Inputs/outputs stay float32. Needs a device with 16-bit storage\n"
+      "                      buffers: init fails with NotSupported otherwise (re-export without it)\n"
       "  --xnnpack-threads N fallback XNNPACK thread count when the runtime has no thread pool\n"
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
 }
@@ -37,7 +42,7 @@ int export_command(int argc, char** argv) {
   std::string in, out;
   exporter::ExportOptions options;
   std::vector<std::string> backends;
-  bool verbose = false, vulkan_allow_cpu = false;
+  bool verbose = false, vulkan_allow_cpu = false, vulkan_fp16 = false;
   int xnnpack_threads = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -87,6 +92,8 @@ int export_command(int argc, char** argv) {
       verbose = true;
     } else if (a == "--vulkan-allow-cpu") {
       vulkan_allow_cpu = true;
+    } else if (a == "--vulkan-fp16") {
+      vulkan_fp16 = true;
     } else if (a == "--xnnpack-threads") {
       const char* v = value("--xnnpack-threads");
       if (!v) return 2;
@@ -111,12 +118,21 @@ int export_command(int argc, char** argv) {
     std::fprintf(stderr, "ember export: need IN.pt2 and -o OUT.pte (see ember export --help)\n");
     return 2;
   }
+  if (vulkan_fp16) {
+    bool vulkan = false;
+    for (const std::string& b : backends) vulkan |= b == "vulkan";
+    if (!vulkan) {
+      std::fprintf(stderr, "ember export: --vulkan-fp16 needs --backend vulkan\n");
+      return 2;
+    }
+  }
   for (const std::string& b : backends) {
     if (b == "xnnpack") {
       options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>(xnnpack_threads));
     } else if (b == "vulkan") {
       vulkan::VulkanPartitionerOptions vo;
       vo.allow_cpu = vulkan_allow_cpu;
+      vo.fp16 = vulkan_fp16;
       options.partitioners.push_back(std::make_shared<vulkan::VulkanPartitioner>(vo));
     }
   }

@@ -1,9 +1,11 @@
 #include "delegates/vulkan/exporter/vulkan_partitioner.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "delegates/vulkan/vulkan_blob_builder.h"
+#include "delegates/vulkan/vulkan_fp16.h"
 
 namespace ember {
 namespace vulkan {
@@ -225,12 +227,27 @@ std::vector<std::vector<int>> VulkanPartitioner::claim(const Graph& g) {
 absl::StatusOr<exporter::DelegateBlob> VulkanPartitioner::preprocess(const Graph& g,
                                                                      const exporter::Partition& p) {
   VulkanBlobBuilder b;
+  b.set_fp16(options_.fp16);
   exporter::ConstantSlots slots(g);
   std::map<int, int> ids;
   for (int v : p.inputs) {
     const Value& val = g.values[v];
     if (val.type != exporter::ValueType::Tensor) return absl::InvalidArgumentError("vulkan: symbolic partition input");
-    if (val.role == exporter::ValueRole::Constant && val.constant >= 0) {
+    if (val.role == exporter::ValueRole::Constant && val.constant >= 0 && options_.fp16 &&
+        val.dtype == ScalarType::Float32) {
+      // fp16: a Float16 copy of the weight in its own slot (same layout, half the bytes).
+      const exporter::Constant& c = g.constants[val.constant];
+      const size_t n = c.data.size() / sizeof(float);
+      if (static_cast<int64_t>(n) != numel(val.sizes)) return absl::InternalError("vulkan: constant size mismatch");
+      std::vector<float> f32(n);
+      std::vector<uint8_t> f16(n * sizeof(uint16_t));
+      if (n > 0) {
+        std::memcpy(f32.data(), c.data.data(), n * sizeof(float));
+        floats_to_halves(f32.data(), reinterpret_cast<uint16_t*>(f16.data()), n);
+      }
+      const uint32_t slot = slots.add(val.constant, c.name + ".fp16", ScalarType::Float16, val.sizes, std::move(f16));
+      ids[v] = b.constant_in_slot(val.sizes, VkDType::Float16, static_cast<int32_t>(slot));
+    } else if (val.role == exporter::ValueRole::Constant && val.constant >= 0) {
       // Weights stay in the program's segments (PyTorch layouts are the shaders' layouts).
       ids[v] = b.constant_in_slot(val.sizes, vk_dtype(val.dtype), static_cast<int32_t>(slots.existing(val.constant)));
     } else {

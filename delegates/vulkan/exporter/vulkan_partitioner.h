@@ -4,7 +4,8 @@
 // Constants read by a partition stay in the program's data segments: the blob names each by
 // constant slot (exporter::DelegateBlob::constants); the runtime reads them in place at init
 // and uploads them to the GPU once. They are not delegate-call arguments. Compile specs:
-// exporter::kSummarySpec (claimed ops, for `ember inspect`), "allow_cpu" when set.
+// exporter::kSummarySpec (claimed ops, for `ember inspect`), "allow_cpu" when set. With
+// options.fp16 the weights are written as fp16 (see VulkanPartitionerOptions::fp16).
 #pragma once
 
 #include <string>
@@ -18,6 +19,10 @@ namespace vulkan {
 struct VulkanPartitionerOptions {
   bool allow_cpu = false;   // compile spec "allow_cpu": may run on a CPU Vulkan device
   size_t min_nodes = 1;     // smaller runs stay on the portable kernels
+  // fp16 storage (`ember export --vulkan-fp16`): blobs set CompileOptions.fp16 and float32
+  // weights become Float16 constants (new graph constants, half the bytes; the float32
+  // original is still emitted if a portable op reads it). Inputs/outputs stay float32.
+  bool fp16 = false;
 };
 
 class VulkanPartitioner final : public exporter::Partitioner {

@@ -36,6 +36,37 @@ const uint32_t kEmbedding[] =
 #include "delegates/vulkan/shaders/embedding.inc"
     ;
 
+const uint32_t kConv2dFp16[] =
+#include "delegates/vulkan/shaders/conv2d_fp16.inc"
+    ;
+const uint32_t kMatmulFp16[] =
+#include "delegates/vulkan/shaders/matmul_fp16.inc"
+    ;
+const uint32_t kBinaryFp16[] =
+#include "delegates/vulkan/shaders/binary_fp16.inc"
+    ;
+const uint32_t kUnaryFp16[] =
+#include "delegates/vulkan/shaders/unary_fp16.inc"
+    ;
+const uint32_t kPool2dFp16[] =
+#include "delegates/vulkan/shaders/pool2d_fp16.inc"
+    ;
+const uint32_t kSoftmaxFp16[] =
+#include "delegates/vulkan/shaders/softmax_fp16.inc"
+    ;
+const uint32_t kLayerNormFp16[] =
+#include "delegates/vulkan/shaders/layer_norm_fp16.inc"
+    ;
+const uint32_t kReduceMeanFp16[] =
+#include "delegates/vulkan/shaders/reduce_mean_fp16.inc"
+    ;
+const uint32_t kStridedCopyFp16[] =
+#include "delegates/vulkan/shaders/strided_copy_fp16.inc"
+    ;
+const uint32_t kEmbeddingFp16[] =
+#include "delegates/vulkan/shaders/embedding_fp16.inc"
+    ;
+
 #define EMBER_SHADER(name, var, bindings, push) \
   ShaderInfo{name, var, sizeof(var) / sizeof(var[0]), bindings, push}
 
@@ -50,6 +81,17 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("reduce_mean", kReduceMean, 2, 0),
     EMBER_SHADER("strided_copy", kStridedCopy, 2, 112),
     EMBER_SHADER("embedding", kEmbedding, 3, 0),
+    // fp16-storage variants, same order (kFp16Offset + id).
+    EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0),
+    EMBER_SHADER("matmul_fp16", kMatmulFp16, 4, 0),
+    EMBER_SHADER("binary_fp16", kBinaryFp16, 3, 112),
+    EMBER_SHADER("unary_fp16", kUnaryFp16, 2, 4),
+    EMBER_SHADER("pool2d_fp16", kPool2dFp16, 2, 0),
+    EMBER_SHADER("softmax_fp16", kSoftmaxFp16, 2, 0),
+    EMBER_SHADER("layer_norm_fp16", kLayerNormFp16, 4, 0),
+    EMBER_SHADER("reduce_mean_fp16", kReduceMeanFp16, 2, 0),
+    EMBER_SHADER("strided_copy_fp16", kStridedCopyFp16, 2, 112),
+    EMBER_SHADER("embedding_fp16", kEmbeddingFp16, 3, 0),
 };
 
 }  // namespace

@@ -1,5 +1,4 @@
 // The compute shaders, compiled to SPIR-V at build time (glslc, see BUILD) and embedded.
-// Numeric ids match fb::Shader in vulkan_graph.fbs.
 #pragma once
 
 #include <cstddef>
@@ -8,14 +7,24 @@
 namespace ember {
 namespace vulkan {
 
+// Ids 0..9 match fb::Shader; kFp16Offset + id is the same shader compiled with
+// -DSTORAGE_FP16 (float16_t storage buffers, fp32 arithmetic; see fp16_storage.h).
 enum class ShaderId : uint8_t {
   Conv2d = 0, Matmul = 1, Binary = 2, Unary = 3, Pool2d = 4, Softmax = 5, LayerNorm = 6,
   ReduceMean = 7, StridedCopy = 8, Embedding = 9,
 };
-constexpr int kNumShaders = 10;
+constexpr int kNumBaseShaders = 10;
+constexpr int kFp16Offset = kNumBaseShaders;
+constexpr int kNumShaders = 2 * kNumBaseShaders;
+
+// The fp16-storage variant of a base shader (identity for a variant already).
+inline ShaderId fp16_variant(ShaderId id) {
+  int i = static_cast<int>(id);
+  return static_cast<ShaderId>(i < kFp16Offset ? i + kFp16Offset : i);
+}
 
 struct ShaderInfo {
-  const char* name;
+  const char* name;              // "conv2d", "conv2d_fp16", ...
   const uint32_t* spirv;
   size_t spirv_words;
   uint32_t num_bindings;         // storage buffers at bindings 0..n-1 of set 0

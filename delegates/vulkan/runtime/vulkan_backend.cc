@@ -49,5 +49,12 @@ Backend& vulkan_backend() {
 
 void set_allow_cpu_device(bool allow) { VulkanContext::set_allow_cpu_device(allow); }
 
+bool fp16_supported() {
+  Result<VulkanContext*> ctx = VulkanContext::get(false, nullptr);
+  return ctx.ok() && (*ctx)->storage_buffer16();
+}
+
+void set_hide_fp16_features(bool hide) { VulkanContext::set_hide_fp16_features(hide); }
+
 }  // namespace vulkan
 }  // namespace ember

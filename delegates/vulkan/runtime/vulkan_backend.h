@@ -6,6 +6,8 @@
 // Environment: EMBER_VULKAN_ALLOW_CPU=1 has the same effect for every delegate.
 // is_available() is true when any Vulkan device with a compute queue exists; init() fails
 // with NotSupported (and a message) when the only device is a CPU one and that is not allowed.
+// fp16 blobs (exported with --vulkan-fp16) need 16-bit storage buffers: init() fails with
+// NotSupported, saying to re-export without --vulkan-fp16, on a device without them.
 #pragma once
 
 #include "runtime/backend/backend.h"
@@ -18,6 +20,12 @@ Backend& vulkan_backend();
 
 // Process-wide switch equivalent to EMBER_VULKAN_ALLOW_CPU=1.
 void set_allow_cpu_device(bool allow);
+
+// Whether the device can run fp16 blobs (storageBuffer16BitAccess); false without a device.
+// Initialises the Vulkan context (CPU devices count when allowed, see above).
+bool fp16_supported();
+// Tests: pretend the device lacks 16-bit storage (fp16 blobs then fail init cleanly).
+void set_hide_fp16_features(bool hide);
 
 }  // namespace vulkan
 }  // namespace ember

@@ -90,6 +90,8 @@ Global& global() {
 
 }  // namespace
 
+std::atomic<bool> VulkanContext::g_hide_fp16_{false};
+
 bool VulkanContext::cpu_allowed() {
   if (g_allow_cpu_override.load()) return true;
   const char* env = std::getenv("EMBER_VULKAN_ALLOW_CPU");
@@ -166,6 +168,38 @@ Error VulkanContext::create(Diagnostic* diag) {
   vkGetPhysicalDeviceProperties(physical_, &props_);
   vkGetPhysicalDeviceMemoryProperties(physical_, &mem_props_);
 
+  // 16-bit features: query (Vulkan 1.1 core entry point), then enable what exists.
+  bool float16_ext = false;
+  {
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> exts(n);
+    if (n > 0 && vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n, exts.data()) >= 0) {
+      for (uint32_t i = 0; i < n; ++i)
+        float16_ext |= std::strcmp(exts[i].extensionName, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) == 0;
+    }
+  }
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16{};
+  f16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
+  VkPhysicalDevice16BitStorageFeatures s16{};
+  s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  s16.pNext = float16_ext ? &f16 : nullptr;
+  VkPhysicalDeviceFeatures2 features{};
+  features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  features.pNext = &s16;
+  vkGetPhysicalDeviceFeatures2(physical_, &features);
+  storage_buffer16_ = s16.storageBuffer16BitAccess == VK_TRUE;
+  shader_float16_ = float16_ext && f16.shaderFloat16 == VK_TRUE;
+  // Enable only these (and nothing else the query reported).
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16_on{};
+  f16_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
+  f16_on.shaderFloat16 = shader_float16_ ? VK_TRUE : VK_FALSE;
+  VkPhysicalDevice16BitStorageFeatures s16_on{};
+  s16_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  s16_on.storageBuffer16BitAccess = storage_buffer16_ ? VK_TRUE : VK_FALSE;
+  s16_on.pNext = shader_float16_ ? &f16_on : nullptr;
+  const char* f16_ext_name = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
+
   float priority = 1.0f;
   VkDeviceQueueCreateInfo q{};
   q.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
@@ -176,6 +210,9 @@ Error VulkanContext::create(Diagnostic* diag) {
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &q;
+  info.pNext = &s16_on;
+  info.enabledExtensionCount = shader_float16_ ? 1 : 0;
+  info.ppEnabledExtensionNames = shader_float16_ ? &f16_ext_name : nullptr;
   EMBER_VK_TRY(diag, vkCreateDevice(physical_, &info, nullptr, &device_), "creating the logical device");
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   pipelines_.attach(device_);

@@ -15,6 +15,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "delegates/vulkan/runtime/pipeline_cache.h"
@@ -53,6 +54,16 @@ class VulkanContext {
   bool unified_memory() const;
   PipelineCache& pipelines() { return pipelines_; }
 
+  // 16-bit device features (VkPhysicalDevice16BitStorageFeatures::storageBuffer16BitAccess,
+  // VkPhysicalDeviceShaderFloat16Int8Features::shaderFloat16). Each one the device has is
+  // enabled at device creation, since the process-wide device is created before any graph
+  // says whether it runs in fp16. fp16 graphs need storage_buffer16 only (their shaders do
+  // fp32 arithmetic); shader_float16 is recorded for shaders that compute in fp16.
+  bool storage_buffer16() const { return storage_buffer16_ && !g_hide_fp16_; }
+  bool shader_float16() const { return shader_float16_ && !g_hide_fp16_; }
+  // Tests: make the two queries above report false (simulates a device without them).
+  static void set_hide_fp16_features(bool hide) { g_hide_fp16_ = hide; }
+
   // Submits one command buffer and waits for `fence` (which must be unsignalled); resets it.
   Error submit_and_wait(VkCommandBuffer cb, VkFence fence, Diagnostic* diag);
 
@@ -67,6 +78,9 @@ class VulkanContext {
   uint32_t queue_family_ = 0;
   VkPhysicalDeviceProperties props_{};
   VkPhysicalDeviceMemoryProperties mem_props_{};
+  bool storage_buffer16_ = false;
+  bool shader_float16_ = false;
+  static std::atomic<bool> g_hide_fp16_;
   std::mutex queue_mutex_;
   PipelineCache pipelines_;
 };

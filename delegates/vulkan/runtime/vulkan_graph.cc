@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "delegates/vulkan/runtime/fp16_storage.h"
 #include "delegates/vulkan/runtime/vulkan_context.h"
 #include "delegates/vulkan/runtime/vulkan_status.h"
 #include "delegates/vulkan/vulkan_graph_generated.h"
@@ -520,9 +521,8 @@ Error VulkanGraph::parse(Span<const uint8_t> blob, const BackendInitContext& ini
   if (g->version() != 1) {
     return fail(diag, Error::VersionMismatch, "vulkan blob: version %u, this runtime reads version 1", g->version());
   }
-  if (g->options() != nullptr && g->options()->fp16()) {
-    return fail(diag, Error::NotSupported, "vulkan: fp16 execution is not implemented; export with fp16 off");
-  }
+  fp16_ = g->options() != nullptr && g->options()->fp16();
+  if (fp16_) EMBER_TRY(require_fp16_storage(*context_, diag));
   if (g->tensors() == nullptr) return fail(diag, Error::InvalidProgram, "vulkan blob: no tensor table");
   const uint32_t ni = g->input_args() != 0 ? g->input_args() : g->num_inputs(), no = g->num_outputs();
   if (g->num_inputs() > ni || g->num_inputs() > g->tensors()->size() || no > g->tensors()->size()) {
@@ -555,7 +555,7 @@ Error VulkanGraph::parse(Span<const uint8_t> blob, const BackendInitContext& ini
         return fail(diag, Error::NotSupported, "vulkan: tensor %u has more than 2^31 elements", i);
       }
     }
-    t.nbytes = static_cast<size_t>(n) * es;
+    t.nbytes = t.device_nbytes = static_cast<size_t>(n) * es;
     switch (ft->kind()) {
       case fb::TensorKind::Internal:
         break;
@@ -610,10 +610,12 @@ Error VulkanGraph::parse(Span<const uint8_t> blob, const BackendInitContext& ini
   for (uint32_t k = 0; k < no; ++k)
     if (outputs_[k] < 0) return fail(diag, Error::InvalidProgram, "vulkan blob: output %u has no tensor", k);
 
+  if (fp16_) EMBER_TRY(prepare_fp16_tensors(tensors_, diag));
   Lowering lowering(tensors_, dispatches_, diag);
   if (g->nodes() != nullptr) {
     for (uint32_t i = 0; i < g->nodes()->size(); ++i) EMBER_TRY(lowering.lower(g->nodes()->Get(i), i));
   }
+  if (fp16_) use_fp16_shaders(tensors_, dispatches_);
   for (uint32_t k = 0; k < no; ++k) {
     if (!tensors_[outputs_[k]].available) {
       return fail(diag, Error::InvalidProgram, "vulkan blob: output %u (tensor %d) is never produced", k, outputs_[k]);
@@ -636,14 +638,14 @@ Error VulkanGraph::allocate(Diagnostic* diag) {
   for (size_t i = 0; i < tensors_.size(); ++i) {
     if (tensors_[i].root == static_cast<int>(i)) {
       tensors_[i].buffer = static_cast<int>(sizes.size());
-      sizes.push_back(tensors_[i].nbytes);
+      sizes.push_back(tensors_[i].device_nbytes);
     }
   }
   EMBER_TRY(device_.create(context_, sizes, MemoryClass::Device, diag));
   if (!device_.host_visible()) {
     std::vector<VkDeviceSize> io;
-    for (int t : inputs_) io.push_back(t >= 0 ? tensors_[t].nbytes : 0);
-    for (int t : outputs_) io.push_back(tensors_[t].nbytes);
+    for (int t : inputs_) io.push_back(t >= 0 ? tensors_[t].device_nbytes : 0);
+    for (int t : outputs_) io.push_back(tensors_[t].device_nbytes);
     EMBER_TRY(staging_.create(context_, io, MemoryClass::Staging, diag));
   }
   VkDevice dev = context_->device();
@@ -670,12 +672,12 @@ Error VulkanGraph::upload_constants(Diagnostic* diag) {
     if (tensors_[i].kind == static_cast<uint8_t>(fb::TensorKind::Constant)) consts.push_back(static_cast<int>(i));
   if (consts.empty()) return Error::Ok;
   if (device_.host_visible()) {
-    for (int c : consts) std::memcpy(device_buffer(c).mapped, tensors_[c].constant.data(), tensors_[c].nbytes);
+    for (int c : consts) write_device_bytes(tensors_[c], tensors_[c].constant.data(), device_buffer(c).mapped);
     return Error::Ok;
   }
   BufferSet staging;
   std::vector<VkDeviceSize> sizes;
-  for (int c : consts) sizes.push_back(tensors_[c].nbytes);
+  for (int c : consts) sizes.push_back(tensors_[c].device_nbytes);
   EMBER_TRY(staging.create(context_, sizes, MemoryClass::Staging, diag));
   VkCommandBufferBeginInfo bi{};
   bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
@@ -683,8 +685,8 @@ Error VulkanGraph::upload_constants(Diagnostic* diag) {
   EMBER_VK_TRY(diag, vkBeginCommandBuffer(command_buffer_, &bi), "recording the weight upload");
   for (size_t i = 0; i < consts.size(); ++i) {
     const TensorInfo& t = tensors_[consts[i]];
-    std::memcpy(staging[i].mapped, t.constant.data(), t.nbytes);
-    VkBufferCopy region{0, 0, t.nbytes};
+    write_device_bytes(t, t.constant.data(), staging[i].mapped);
+    VkBufferCopy region{0, 0, t.device_nbytes};
     vkCmdCopyBuffer(command_buffer_, staging[i].buffer, device_buffer(consts[i]).buffer, 1, &region);
   }
   EMBER_VK_TRY(diag, vkEndCommandBuffer(command_buffer_), "recording the weight upload");
@@ -752,7 +754,7 @@ Error VulkanGraph::record(Diagnostic* diag) {
   if (staged && !inputs_.empty()) {
     for (size_t k = 0; k < inputs_.size(); ++k) {
       if (inputs_[k] < 0) continue;
-      VkBufferCopy region{0, 0, tensors_[inputs_[k]].nbytes};
+      VkBufferCopy region{0, 0, tensors_[inputs_[k]].device_nbytes};
       vkCmdCopyBuffer(cb, staging_[k].buffer, device_buffer(inputs_[k]).buffer, 1, &region);
     }
     barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -782,7 +784,7 @@ Error VulkanGraph::record(Diagnostic* diag) {
             VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_TRANSFER_READ_BIT);
     for (size_t k = 0; k < outputs_.size(); ++k) {
-      VkBufferCopy region{0, 0, tensors_[outputs_[k]].nbytes};
+      VkBufferCopy region{0, 0, tensors_[outputs_[k]].device_nbytes};
       vkCmdCopyBuffer(cb, device_buffer(outputs_[k]).buffer, staging_[inputs_.size() + k].buffer, 1, &region);
     }
     barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
@@ -827,12 +829,12 @@ Error VulkanGraph::execute(EValue** args, size_t num_args, Diagnostic* diag) {
   for (size_t k = 0; k < ni; ++k) {
     if (inputs_[k] < 0) continue;
     void* dst = staged ? staging_[k].mapped : device_buffer(inputs_[k]).mapped;
-    std::memcpy(dst, args[k]->as_tensor->data, tensors_[inputs_[k]].nbytes);
+    write_device_bytes(tensors_[inputs_[k]], args[k]->as_tensor->data, dst);
   }
   EMBER_TRY(context_->submit_and_wait(command_buffer_, fence_, diag));
   for (size_t k = 0; k < no; ++k) {
     const void* src = staged ? staging_[ni + k].mapped : device_buffer(outputs_[k]).mapped;
-    std::memcpy(args[ni + k]->as_tensor->data, src, tensors_[outputs_[k]].nbytes);
+    read_device_bytes(tensors_[outputs_[k]], src, args[ni + k]->as_tensor->data);
   }
   return Error::Ok;
 }

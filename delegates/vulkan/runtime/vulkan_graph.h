@@ -54,7 +54,10 @@ class VulkanGraph {
     int root = -1;      // tensor owning the buffer (differs for views)
     bool available = false;
     Span<const uint8_t> constant;
-    size_t nbytes = 0;
+    size_t nbytes = 0;         // at the delegate boundary (float32 for fp16 tensors)
+    size_t device_nbytes = 0;  // of the device buffer (half of nbytes for fp16 tensors)
+    bool fp16 = false;         // float tensor stored as fp16 on the device (fp16_storage.h)
+    bool constant_fp16 = false;  // `constant` holds fp16 bytes already
     int buffer = -1;    // index into device_ (roots only)
   };
   struct Dispatch {
@@ -79,6 +82,7 @@ class VulkanGraph {
   }
 
   VulkanContext* context_;
+  bool fp16_ = false;         // blob CompileOptions.fp16: fp16 storage (fp16_storage.h)
   std::vector<TensorInfo> tensors_;
   std::vector<Dispatch> dispatches_;
   std::vector<int> inputs_;   // tensor id per input argument; -1: ignored argument

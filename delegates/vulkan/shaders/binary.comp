@@ -1,4 +1,12 @@
 #version 450
+// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
+// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
+#ifdef STORAGE_FP16
+#extension GL_EXT_shader_16bit_storage : require
+#define FLOAT_T float16_t
+#else
+#define FLOAT_T float
+#endif
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
 layout(local_size_x_id = 0) in;
@@ -12,9 +20,9 @@ layout(push_constant) uniform Params {
   int rank; int numel; int pad0; int pad1;
   int sizes[8]; int sa[8]; int sb[8];
 } p;
-layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
-layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer A { FLOAT_T a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B { FLOAT_T b[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Y { FLOAT_T y[]; };
 void main() {
   uint id = linear_id();
   if (id >= uint(p.numel)) return;
@@ -26,11 +34,11 @@ void main() {
     ia += i * p.sa[d];
     ib += i * p.sb[d];
   }
-  float va = a[ia], vb = b[ib];
+  float va = float(a[ia]), vb = float(b[ib]);
   float r;
   if (OP == 0) r = va + ALPHA * vb;
   else if (OP == 1) r = va - ALPHA * vb;
   else if (OP == 2) r = va * vb;
   else r = va / vb;
-  y[id] = r;
+  y[id] = FLOAT_T(r);
 }

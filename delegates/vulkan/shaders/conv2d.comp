@@ -1,4 +1,12 @@
 #version 450
+// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
+// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
+#ifdef STORAGE_FP16
+#extension GL_EXT_shader_16bit_storage : require
+#define FLOAT_T float16_t
+#else
+#define FLOAT_T float
+#endif
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
 layout(local_size_x_id = 0) in;
@@ -26,10 +34,10 @@ layout(constant_id = 17) const int HAS_BIAS = 0;
 layout(constant_id = 18) const int ACT = 0;
 layout(constant_id = 19) const float ACT_MIN = 0.0;
 layout(constant_id = 20) const float ACT_MAX = 0.0;
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) readonly buffer W { float w[]; };
-layout(std430, set = 0, binding = 2) readonly buffer B { float b[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer W { FLOAT_T w[]; };
+layout(std430, set = 0, binding = 2) readonly buffer B { FLOAT_T b[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { FLOAT_T y[]; };
 void main() {
   uint id = linear_id();
   if (id >= uint(N * OC * OH * OW)) return;
@@ -40,7 +48,7 @@ void main() {
   int n = t / OC;
   int icg = IC / G;
   int g = oc / (OC / G);
-  float acc = HAS_BIAS != 0 ? b[oc] : 0.0;
+  float acc = HAS_BIAS != 0 ? float(b[oc]) : 0.0;
   int ih0 = oh * SH - PH;
   int iw0 = ow * SW - PW;
   for (int ic = 0; ic < icg; ++ic) {
@@ -52,10 +60,10 @@ void main() {
       for (int kw = 0; kw < KW; ++kw) {
         int iw = iw0 + kw * DW;
         if (iw < 0 || iw >= IW) continue;
-        acc += x[(xbase + ih) * IW + iw] * w[(wbase + kh) * KW + kw];
+        acc += float(x[(xbase + ih) * IW + iw]) * float(w[(wbase + kh) * KW + kw]);
       }
     }
   }
   if (ACT == 1) acc = min(max(acc, ACT_MIN), ACT_MAX);
-  y[id] = acc;
+  y[id] = FLOAT_T(acc);
 }

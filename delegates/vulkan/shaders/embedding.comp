@@ -1,4 +1,12 @@
 #version 450
+// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
+// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
+#ifdef STORAGE_FP16
+#extension GL_EXT_shader_16bit_storage : require
+#define FLOAT_T float16_t
+#else
+#define FLOAT_T float
+#endif
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
 layout(local_size_x_id = 0) in;
@@ -10,9 +18,9 @@ layout(constant_id = 1) const int NIDX = 1;
 layout(constant_id = 2) const int D = 1;
 layout(constant_id = 3) const int V = 1;
 layout(constant_id = 4) const int IDX64 = 1;
-layout(std430, set = 0, binding = 0) readonly buffer W { float w[]; };
+layout(std430, set = 0, binding = 0) readonly buffer W { FLOAT_T w[]; };
 layout(std430, set = 0, binding = 1) readonly buffer I { int ind[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Y { FLOAT_T y[]; };
 void main() {
   uint id = linear_id();
   if (id >= uint(NIDX * D)) return;
@@ -21,5 +29,5 @@ void main() {
   int row = IDX64 != 0 ? ind[2 * i] : ind[i];
   if (IDX64 != 0 && ind[2 * i + 1] != (row < 0 ? -1 : 0)) row = -1;
   if (row < 0) row += V;
-  y[id] = (row >= 0 && row < V) ? w[row * D + d] : 0.0;
+  y[id] = FLOAT_T((row >= 0 && row < V) ? float(w[row * D + d]) : 0.0);
 }

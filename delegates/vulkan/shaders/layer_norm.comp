@@ -1,4 +1,12 @@
 #version 450
+// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
+// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
+#ifdef STORAGE_FP16
+#extension GL_EXT_shader_16bit_storage : require
+#define FLOAT_T float16_t
+#else
+#define FLOAT_T float
+#endif
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
 layout(local_size_x_id = 0) in;
@@ -11,25 +19,25 @@ layout(constant_id = 2) const int COLS = 1;
 layout(constant_id = 3) const int HAS_W = 0;
 layout(constant_id = 4) const int HAS_B = 0;
 layout(constant_id = 5) const float EPS = 1e-5;
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) readonly buffer W { float w[]; };
-layout(std430, set = 0, binding = 2) readonly buffer B { float b[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer W { FLOAT_T w[]; };
+layout(std430, set = 0, binding = 2) readonly buffer B { FLOAT_T b[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { FLOAT_T y[]; };
 void main() {
   uint id = linear_id();
   if (id >= uint(ROWS)) return;
   int base = int(id) * COLS;
   float mean = 0.0;
-  for (int c = 0; c < COLS; ++c) mean += x[base + c];
+  for (int c = 0; c < COLS; ++c) mean += float(x[base + c]);
   mean /= float(COLS);
   float var = 0.0;
-  for (int c = 0; c < COLS; ++c) { float d = x[base + c] - mean; var += d * d; }
+  for (int c = 0; c < COLS; ++c) { float d = float(x[base + c]) - mean; var += d * d; }
   var /= float(COLS);
   float rstd = inversesqrt(var + EPS);
   for (int c = 0; c < COLS; ++c) {
-    float v = (x[base + c] - mean) * rstd;
-    if (HAS_W != 0) v *= w[c];
-    if (HAS_B != 0) v += b[c];
-    y[base + c] = v;
+    float v = (float(x[base + c]) - mean) * rstd;
+    if (HAS_W != 0) v *= float(w[c]);
+    if (HAS_B != 0) v += float(b[c]);
+    y[base + c] = FLOAT_T(v);
   }
 }

@@ -1,4 +1,12 @@
 #version 450
+// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
+// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
+#ifdef STORAGE_FP16
+#extension GL_EXT_shader_16bit_storage : require
+#define FLOAT_T float16_t
+#else
+#define FLOAT_T float
+#endif
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
 layout(local_size_x_id = 0) in;
@@ -18,10 +26,10 @@ layout(constant_id = 8) const int HAS_BIAS = 0;
 layout(constant_id = 9) const int ACT = 0;
 layout(constant_id = 10) const float ACT_MIN = 0.0;
 layout(constant_id = 11) const float ACT_MAX = 0.0;
-layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
-layout(std430, set = 0, binding = 1) readonly buffer Bm { float bm[]; };
-layout(std430, set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer A { FLOAT_T a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Bm { FLOAT_T bm[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Bias { FLOAT_T bias[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { FLOAT_T y[]; };
 void main() {
   uint id = linear_id();
   if (id >= uint(BATCH * M * N)) return;
@@ -31,13 +39,13 @@ void main() {
   int bt = t / M;
   int abase = bt * A_BS + m * K;
   int bbase = bt * B_BS;
-  float acc = HAS_BIAS != 0 ? bias[n] : 0.0;
+  float acc = HAS_BIAS != 0 ? float(bias[n]) : 0.0;
   if (TRANS_B != 0) {
     int row = bbase + n * K;
-    for (int k = 0; k < K; ++k) acc += a[abase + k] * bm[row + k];
+    for (int k = 0; k < K; ++k) acc += float(a[abase + k]) * float(bm[row + k]);
   } else {
-    for (int k = 0; k < K; ++k) acc += a[abase + k] * bm[bbase + k * N + n];
+    for (int k = 0; k < K; ++k) acc += float(a[abase + k]) * float(bm[bbase + k * N + n]);
   }
   if (ACT == 1) acc = min(max(acc, ACT_MIN), ACT_MAX);
-  y[id] = acc;
+  y[id] = FLOAT_T(acc);
 }

@@ -1,4 +1,12 @@
 #version 450
+// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
+// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
+#ifdef STORAGE_FP16
+#extension GL_EXT_shader_16bit_storage : require
+#define FLOAT_T float16_t
+#else
+#define FLOAT_T float
+#endif
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
 layout(local_size_x_id = 0) in;
@@ -22,8 +30,8 @@ layout(constant_id = 13) const int DW = 1;
 layout(constant_id = 14) const int MODE = 0;  // 0 max, 1 avg, 2 adaptive avg
 layout(constant_id = 15) const int COUNT_INCLUDE_PAD = 1;
 layout(constant_id = 16) const int DIVISOR = 0;  // avg divisor_override (0: none)
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { FLOAT_T y[]; };
 void main() {
   uint id = linear_id();
   if (id >= uint(NC * OH * OW)) return;
@@ -40,11 +48,11 @@ void main() {
       for (int kw = 0; kw < KW; ++kw) {
         int iw = ow * SW - PW + kw * DW;
         if (iw < 0 || iw >= IW) continue;
-        float v = x[base + ih * IW + iw];
+        float v = float(x[base + ih * IW + iw]);
         if (v > m || isnan(v)) m = v;
       }
     }
-    y[id] = m;
+    y[id] = FLOAT_T(m);
     return;
   }
   int hs, he, ws, we;
@@ -64,6 +72,6 @@ void main() {
   }
   float s = 0.0;
   for (int ih = hs; ih < he; ++ih)
-    for (int iw = ws; iw < we; ++iw) s += x[base + ih * IW + iw];
-  y[id] = s / divisor;
+    for (int iw = ws; iw < we; ++iw) s += float(x[base + ih * IW + iw]);
+  y[id] = FLOAT_T(s / divisor);
 }

@@ -1,4 +1,12 @@
 #version 450
+// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
+// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
+#ifdef STORAGE_FP16
+#extension GL_EXT_shader_16bit_storage : require
+#define FLOAT_T float16_t
+#else
+#define FLOAT_T float
+#endif
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
 layout(local_size_x_id = 0) in;
@@ -9,8 +17,8 @@ uint linear_id() {
 layout(constant_id = 1) const int OUTER = 1;
 layout(constant_id = 2) const int R = 1;
 layout(constant_id = 3) const int INNER = 1;
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { FLOAT_T y[]; };
 void main() {
   uint id = linear_id();
   if (id >= uint(OUTER * INNER)) return;
@@ -18,6 +26,6 @@ void main() {
   int i = int(id) % INNER;
   int base = o * R * INNER + i;
   float s = 0.0;
-  for (int r = 0; r < R; ++r) s += x[base + r * INNER];
-  y[id] = s / float(R);
+  for (int r = 0; r < R; ++r) s += float(x[base + r * INNER]);
+  y[id] = FLOAT_T(s / float(R));
 }

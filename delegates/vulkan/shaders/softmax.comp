@@ -1,4 +1,12 @@
 #version 450
+// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
+// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
+#ifdef STORAGE_FP16
+#extension GL_EXT_shader_16bit_storage : require
+#define FLOAT_T float16_t
+#else
+#define FLOAT_T float
+#endif
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
 layout(local_size_x_id = 0) in;
@@ -10,8 +18,8 @@ layout(constant_id = 1) const int OUTER = 1;
 layout(constant_id = 2) const int D = 1;
 layout(constant_id = 3) const int INNER = 1;
 layout(constant_id = 4) const int LOG = 0;
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { FLOAT_T y[]; };
 void main() {
   uint id = linear_id();
   if (id >= uint(OUTER * INNER)) return;
@@ -19,14 +27,14 @@ void main() {
   int i = int(id) % INNER;
   int base = o * D * INNER + i;
   float m = uintBitsToFloat(0xff800000u);
-  for (int d = 0; d < D; ++d) m = max(m, x[base + d * INNER]);
+  for (int d = 0; d < D; ++d) m = max(m, float(x[base + d * INNER]));
   float s = 0.0;
-  for (int d = 0; d < D; ++d) s += exp(x[base + d * INNER] - m);
+  for (int d = 0; d < D; ++d) s += exp(float(x[base + d * INNER]) - m);
   if (LOG != 0) {
     float ls = log(s);
-    for (int d = 0; d < D; ++d) y[base + d * INNER] = x[base + d * INNER] - m - ls;
+    for (int d = 0; d < D; ++d) y[base + d * INNER] = FLOAT_T(float(x[base + d * INNER]) - m - ls);
   } else {
     float inv = 1.0 / s;
-    for (int d = 0; d < D; ++d) y[base + d * INNER] = exp(x[base + d * INNER] - m) * inv;
+    for (int d = 0; d < D; ++d) y[base + d * INNER] = FLOAT_T(exp(float(x[base + d * INNER]) - m) * inv);
   }
 }

@@ -1,4 +1,12 @@
 #version 450
+// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
+// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
+#ifdef STORAGE_FP16
+#extension GL_EXT_shader_16bit_storage : require
+#define FLOAT_T float16_t
+#else
+#define FLOAT_T float
+#endif
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
 layout(local_size_x_id = 0) in;
@@ -10,8 +18,8 @@ layout(constant_id = 1) const int OP = 0;  // schema UnaryOp
 layout(constant_id = 2) const float MINV = 0.0;
 layout(constant_id = 3) const float MAXV = 0.0;
 layout(push_constant) uniform Params { int numel; } p;
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { FLOAT_T y[]; };
 // erf, Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7).
 float erf_approx(float v) {
   float s = sign(v);
@@ -25,7 +33,7 @@ float sigmoid(float v) { return 1.0 / (1.0 + exp(-v)); }
 void main() {
   uint id = linear_id();
   if (id >= uint(p.numel)) return;
-  float v = x[id];
+  float v = float(x[id]);
   float r;
   if (OP == 0) r = max(v, 0.0);
   else if (OP == 1 || OP == 2) r = min(max(v, MINV), MAXV);
@@ -35,5 +43,5 @@ void main() {
   else if (OP == 6) r = 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
   else if (OP == 7) r = 0.5 * v * (1.0 + tanh_safe(0.79788456080286536 * (v + 0.044715 * v * v * v)));
   else r = tanh_safe(v);
-  y[id] = r;
+  y[id] = FLOAT_T(r);
 }

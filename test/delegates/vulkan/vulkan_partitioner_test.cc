@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "delegates/vulkan/exporter/vulkan_partitioner.h"
+#include "delegates/vulkan/vulkan_fp16.h"
+#include "delegates/vulkan/vulkan_graph_generated.h"
 #include "test/delegates/vulkan/vulkan_test_util.h"
 
 namespace ember {
@@ -99,6 +101,57 @@ TEST(VulkanPartitionerTest, ClaimsLinearReluAndRunsTheBlob) {
   (void)r;
   // Running delegated programs (weights from segments) is covered end to end by
   // //test/delegates:shared_models_vulkan_test and vulkan_graph_test.
+}
+
+TEST(VulkanPartitionerTest, Fp16OptionWritesHalfWeightsAndFlagsTheBlob) {
+  Floats w = random_floats(15, 70), bias = random_floats(3, 71);
+  Graph g;
+  int x = tensor(g, "x", {2, 5}, ValueRole::UserInput);
+  int wv = tensor(g, "w", {3, 5}, ValueRole::Constant, &w);
+  int bv = tensor(g, "b", {3}, ValueRole::Constant, &bias);
+  int l = tensor(g, "l", {2, 3});
+  g.inputs = {x};
+  node(g, "aten::linear", "default", {Arg::tensor(x), Arg::tensor(wv), Arg::tensor(bv)}, l);
+  exporter::GraphOutput go;
+  go.value = l;
+  g.outputs = {go};
+  VulkanPartitionerOptions o;
+  o.fp16 = true;
+  VulkanPartitioner part(o);
+  std::vector<exporter::DelegateRecord> delegates;
+  auto made = exporter::apply_partitioner(g, part, &delegates);
+  ASSERT_TRUE(made.ok()) << made.status();
+  ASSERT_EQ(delegates.size(), 1u);
+  const exporter::DelegateBlob& blob = delegates[0].blob;
+  // Both weights are new Float16 graph constants (2 bytes per element) replacing the originals.
+  ASSERT_EQ(blob.constants.size(), 2u);
+  const Floats* src[] = {&w, &bias};
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_GE(blob.constants[i], 0);
+    ASSERT_NE(blob.constants[i], g.values[i == 0 ? wv : bv].constant);
+    const exporter::Constant& c = g.constants[static_cast<size_t>(blob.constants[i])];
+    EXPECT_EQ(c.dtype, ScalarType::Float16);
+    ASSERT_EQ(c.data.size(), src[i]->size() * 2);
+    for (size_t k = 0; k < src[i]->size(); ++k) {
+      uint16_t h;
+      std::memcpy(&h, c.data.data() + 2 * k, 2);
+      EXPECT_EQ(h, float_to_half((*src[i])[k]));
+    }
+  }
+  EXPECT_EQ(blob.replaced, (std::vector<int>{g.values[wv].constant, g.values[bv].constant}));
+  // The blob asks for fp16 and names its weights Float16.
+  flatbuffers::Verifier verifier(blob.data.data(), blob.data.size());
+  ASSERT_TRUE(fb::VerifyGraphBuffer(verifier));
+  const fb::Graph* fg = fb::GetGraph(blob.data.data());
+  ASSERT_NE(fg->options(), nullptr);
+  EXPECT_TRUE(fg->options()->fp16());
+  int f16 = 0, f32 = 0;
+  for (const fb::Tensor* t : *fg->tensors()) {
+    if (t->kind() == fb::TensorKind::Constant) f16 += t->dtype() == fb::DType::Float16;
+    else f32 += t->dtype() == fb::DType::Float32;
+  }
+  EXPECT_EQ(f16, 2);
+  EXPECT_EQ(f32, 2);  // input and output stay float32
 }
 
 }  // namespace
