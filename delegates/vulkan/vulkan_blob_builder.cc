@@ -324,7 +324,13 @@ std::vector<uint8_t> VulkanBlobBuilder::build() const {
       }
     }
     auto sizes = f.CreateVector(t.sizes);
-    ts.push_back(fb::CreateTensor(f, static_cast<uint32_t>(i), static_cast<fb::DType>(t.dtype), sizes,
+    // fp16 graphs: only constants may be Float16; a view/copy of an fp16 weight is float32
+    // (logically; the runtime stores every float tensor of the graph as fp16).
+    VkDType dtype = t.dtype;
+    if (fp16_ && dtype == VkDType::Float16 && (t.kind == static_cast<uint8_t>(fb::TensorKind::Internal) ||
+                                               t.kind == static_cast<uint8_t>(fb::TensorKind::Output)))
+      dtype = VkDType::Float32;
+    ts.push_back(fb::CreateTensor(f, static_cast<uint32_t>(i), static_cast<fb::DType>(dtype), sizes,
                                   static_cast<fb::TensorKind>(t.kind), t.io, c));
   }
   std::vector<flatbuffers::Offset<fb::Node>> ns;

@@ -81,6 +81,8 @@ class VulkanBlobBuilder {
   int slice(int x, int32_t dim, int64_t start, int64_t end, int64_t step = 1);
   int embedding(int weight, int indices);
 
+  // fp16 storage (CompileOptions.fp16; see runtime/fp16_storage.h): inputs/outputs stay
+  // float32; weights may be Float16 (constant_bytes / constant_in_slot) or float32.
   void set_fp16(bool fp16) { fp16_ = fp16; }
 
   const Sizes& sizes(int id) const { return tensors_[static_cast<size_t>(id)].sizes; }

@@ -3,9 +3,9 @@
 // registry on the same float32 inputs and weights), plus the fp16 conversion, fp32
 // accumulation, the float32 delegate boundary and the device-lacks-fp16 error.
 //
-// Tolerance: relative L2 <= 4e-3 against float32 (fp16 rounding is 4.9e-4 per value). Each test also checks that the output went
-// through fp16 storage (every value is exactly representable in fp16), so a silently-fp32
-// path fails. Skipped without a Vulkan device or without storageBuffer16BitAccess.
+// Tolerance: relative L2 <= 4e-3 against float32 (one fp16 rounding is <= 4.9e-4 relative).
+// Each test also checks that the output went through fp16 storage (every value is exactly
+// representable in fp16), so a silently-fp32 path fails. Skipped without a Vulkan device or without storageBuffer16BitAccess.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -425,6 +425,31 @@ TEST(VulkanFp16Test, CopiesAndEmbeddingAreExactFp16) {
                                                   p.out(b.sizes(y))}, &want));
     EXPECT_TRUE(fp16_close("embedding", got, want));
   }
+}
+
+TEST(VulkanFp16Test, ViewsAndCopiesOfFp16Weights) {
+  EMBER_SKIP_WITHOUT_FP16();
+  // As in ViT: a position embedding weight viewed, sliced and permuted, then added to the input;
+  // also a permuted weight as a graph output (copies of an fp16 weight are float32 tensors).
+  Sizes ps{1, 6, 8};
+  Floats pos = random_floats(48, 75), x = random_floats(40, 76);
+  VulkanBlobBuilder b;
+  int w = weight16(b, ps, pos);
+  int sl = b.slice(b.view(w, {6, 8}), 0, 1, 6);
+  int y = b.binary(VkBinary::Add, b.input({5, 8}), sl);
+  int t = b.permute(w, {0, 2, 1});
+  b.set_fp16(true);
+  b.output(y);
+  b.output(t);
+  std::vector<Floats> outs;
+  ASSERT_TRUE(run(b, {HostTensor::f32({5, 8}, x)}, {y, t}, &outs));
+  Floats want_y(40), want_t(48);
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < 8; ++c) want_y[r * 8 + c] = x[r * 8 + c] + pos[(r + 1) * 8 + c];
+  for (int c = 0; c < 8; ++c)
+    for (int r = 0; r < 6; ++r) want_t[c * 6 + r] = half_to_float(float_to_half(pos[r * 8 + c]));
+  EXPECT_TRUE(fp16_close("add of a sliced fp16 weight", outs[0], want_y));
+  EXPECT_EQ(outs[1], want_t);
 }
 
 TEST(VulkanFp16Test, IntTensorsKeep32BitCopies) {
