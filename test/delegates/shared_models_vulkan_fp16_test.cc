@@ -1,8 +1,8 @@
 // Vulkan fp16 end to end on real models: export with the Vulkan partitioner in fp16 mode (as
 // `ember export --backend vulkan --vulkan-fp16 --vulkan-allow-cpu` does), run on any Vulkan
 // device with 16-bit storage buffers (lavapipe in CI) and compare with PyTorch's float32
-// outputs. Tolerance: relative L2 <= 2e-2 (measured on lavapipe: see the printed numbers and
-// docs/architecture.md). Also checks that the fp16 program's weights take about half the
+// outputs. Tolerance: relative L2 <= 5e-3 (measured on lavapipe: 4.8e-4 .. 9.4e-4, see the
+// printed numbers and docs/architecture.md). Also checks that the fp16 program's weights take about half the
 // bytes of the float32 export. Skips without a Vulkan device or without fp16 support.
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -83,7 +83,7 @@ TEST_P(VulkanFp16SharedModel, Fp16ExportRunsAndMatchesPyTorch) {
     EXPECT_EQ(got.shape, expected[i].shape) << "output " << i;
     const double err = testing::relative_l2(got, expected[i]);
     std::printf("[vulkan fp16] %s output %zu: relative L2 %.3g\n", GetParam().c_str(), i, err);
-    EXPECT_LE(err, 2e-2) << "output " << i;
+    EXPECT_LE(err, 5e-3) << "output " << i;
     EXPECT_GT(err, 0.0) << "output " << i << " matches float32 exactly: fp16 storage was not used?";
   }
 }

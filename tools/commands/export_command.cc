@@ -30,10 +30,11 @@ void usage() {
       "  --method NAME       method name in the program (default: forward)\n"
       "  --no-fold           skip conv+batch_norm folding\n"
       "  --vulkan-allow-cpu  let the Vulkan delegates run on a CPU Vulkan device (lavapipe)\n"
-      "  --vulkan-fp16       Vulkan delegates store weights and activations as fp16 (weights take half\n"
-      "                      the bytes; shaders still compute in fp32; expect ~1e-3..1e-2 relative\n"
-      "                      error). Inputs/outputs stay float32. Needs a device with 16-bit storage\n"
-      "                      buffers: init fails with NotSupported otherwise (re-export without it)\n"
+      "  --vulkan-fp16       Vulkan delegates store weights and activations as fp16: the delegated\n"
+      "                      weights take half the bytes; shaders still compute in fp32 (expect a\n"
+      "                      relative error around 1e-3). Delegate inputs/outputs stay float32.\n"
+      "                      Needs a GPU with 16-bit storage buffers; elsewhere loading fails with\n"
+      "                      NotSupported (re-export without --vulkan-fp16). Needs --backend vulkan\n"
       "  --xnnpack-threads N fallback XNNPACK thread count when the runtime has no thread pool\n"
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
 }
