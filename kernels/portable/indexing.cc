@@ -847,25 +847,7 @@ Error diagonal_scatter(KernelContext& ctx, EValue** args, size_t n) {
   d1 = wrap_dim(d1, self->rank);
   d2 = wrap_dim(d2, self->rank);
   if (d1 < 0 || d2 < 0 || d1 == d2) return a.fail("invalid dims"), a.error();
-  StridedView base = StridedView::of(*self), v;
-  int64_t len;
-  if (offset >= 0) {
-    len = base.sizes[d2] - offset < base.sizes[d1] ? base.sizes[d2] - offset : base.sizes[d1];
-    v.offset = offset * base.strides[d2];
-  } else {
-    len = base.sizes[d1] + offset < base.sizes[d2] ? base.sizes[d1] + offset : base.sizes[d2];
-    v.offset = -offset * base.strides[d1];
-  }
-  if (len < 0) len = 0;
-  for (int d = 0; d < self->rank; ++d) {
-    if (d == d1 || d == d2) continue;
-    v.sizes[v.rank] = base.sizes[d];
-    v.strides[v.rank] = base.strides[d];
-    ++v.rank;
-  }
-  v.sizes[v.rank] = len;
-  v.strides[v.rank] = base.strides[d1] + base.strides[d2];
-  ++v.rank;
+  StridedView v = diagonal_view(StridedView::of(*self), offset, d1, d2);
   return scatter_view(a, self, src, v, out);
 }
 

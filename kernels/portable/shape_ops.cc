@@ -552,26 +552,8 @@ Error diagonal(KernelContext& ctx, EValue** args, size_t n) {
   d1 = wrap_dim(d1, in->rank);
   d2 = wrap_dim(d2, in->rank);
   if (d1 < 0 || d2 < 0 || d1 == d2) return a.fail("invalid diagonal dims"), a.error();
-  StridedView base = StridedView::of(*in), v;
-  int64_t len;
-  if (offset >= 0) {
-    len = base.sizes[d2] - offset < base.sizes[d1] ? base.sizes[d2] - offset : base.sizes[d1];
-    v.offset = offset * base.strides[d2];
-  } else {
-    len = base.sizes[d1] + offset < base.sizes[d2] ? base.sizes[d1] + offset : base.sizes[d2];
-    v.offset = -offset * base.strides[d1];
-  }
-  if (len < 0) len = 0;
-  if (len == 0) v.offset = 0;
-  for (int d = 0; d < in->rank; ++d) {
-    if (d == d1 || d == d2) continue;
-    v.sizes[v.rank] = base.sizes[d];
-    v.strides[v.rank] = base.strides[d];
-    ++v.rank;
-  }
-  v.sizes[v.rank] = len;
-  v.strides[v.rank] = base.strides[d1] + base.strides[d2];
-  ++v.rank;
+  StridedView v = diagonal_view(StridedView::of(*in), offset, d1, d2);
+  if (v.sizes[v.rank - 1] == 0) v.offset = 0;
   return copy_strided(ctx, a, in, v, out);
 }
 

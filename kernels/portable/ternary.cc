@@ -18,7 +18,7 @@ void select_loop(KernelContext& ctx, const Tensor* const (&ins)[3], Tensor& out)
   const T* x = static_cast<const T*>(ins[1]->data);
   const T* y = static_cast<const T*>(ins[2]->data);
   T* o = static_cast<T*>(out.data);
-  parallel_range(ctx, out.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+  parallel_for_range(ctx, out.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
     plan.for_runs(begin, end, [&](const int64_t* off, const int64_t* inner, int64_t cnt) {
       for (int64_t j = 0; j < cnt; ++j) {
         o[off[3] + j * inner[3]] =

@@ -13,8 +13,9 @@
 
 #include "kernels/portable/linalg/gemm.h"
 #include "kernels/portable/linalg/vector_ops.h"
-#include "kernels/portable/nn/op_helpers.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "kernels/portable/linalg/vector_ops.h"
-#include "kernels/portable/nn/op_helpers.h"
+#include "kernels/portable/util/parallel.h"
 
 namespace ember {
 namespace portable {

@@ -1,8 +1,9 @@
 // Matrix products: linear, addmm, mm, bmm, baddbmm, matmul, mv, addmv, dot (float32), all
 // through the shared GEMM (kernels/portable/linalg/gemm.h).
 #include "kernels/portable/linalg/gemm.h"
-#include "kernels/portable/nn/op_helpers.h"
+#include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {
@@ -20,6 +21,55 @@ bool fill_broadcast(KernelArgs& a, const Tensor* self, const int64_t* shape, int
   }
   broadcast_copy(self->data_as<float>(), strides, shape, rank, out);
   return true;
+}
+
+// The operands of a product `beta * self + alpha * x @ y` (self optional): all float32 and
+// contiguous.
+bool require_float_operands(KernelArgs& a, const Tensor* self, const Tensor* x, const Tensor* y,
+                            const Tensor* out) {
+  if (!require_float(a, x) || !require_float(a, y) || !require_float(a, out)) return false;
+  return self == nullptr || require_float(a, self);
+}
+
+// Starts `out` (`shape`) as beta * self when self is given and beta != 0 and sets the GEMM's
+// beta accordingly (0 otherwise); false (error recorded) when self does not broadcast.
+bool prefill_self(KernelArgs& a, const Tensor* self, double beta, const int64_t* shape, int rank, float* out,
+                  float* gemm_beta) {
+  *gemm_beta = 0.0f;
+  if (self == nullptr || beta == 0.0) return true;
+  if (!fill_broadcast(a, self, shape, rank, out)) return false;
+  *gemm_beta = static_cast<float>(beta);
+  return true;
+}
+
+// out = beta * self + alpha * x @ y for one product family (addmm, baddbmm, addmv).
+using ProductImpl = Error (*)(KernelContext& ctx, KernelArgs& a, Tensor* self, Tensor* x, Tensor* y, double beta,
+                              double alpha, Tensor* out);
+
+// op(self, other) -> out: the plain product (mm, bmm, mv), beta 0 and alpha 1.
+template <ProductImpl Impl>
+Error product(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(3)) return a.error();
+  Tensor* x = a.tensor(0);
+  Tensor* y = a.tensor(1);
+  Tensor* out = a.tensor(2);
+  if (!a.ok()) return a.error();
+  return Impl(ctx, a, nullptr, x, y, 0.0, 1.0, out);
+}
+
+// addop(self, x, y, *, beta=1, alpha=1) -> out (addmm, baddbmm, addmv).
+template <ProductImpl Impl>
+Error add_product(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(6)) return a.error();
+  Tensor* self = a.tensor(0);
+  Tensor* x = a.tensor(1);
+  Tensor* y = a.tensor(2);
+  double beta = a.scalar(3), alpha = a.scalar(4);
+  Tensor* out = a.tensor(5);
+  if (!a.ok()) return a.error();
+  return Impl(ctx, a, self, x, y, beta, alpha, out);
 }
 
 // linear(input, weight, bias?) -> out: out = input @ weight^T + bias.
@@ -64,8 +114,7 @@ Error linear(KernelContext& ctx, EValue** args, size_t n) {
 // Shared by addmm/mm: out[m, n] = beta * self + alpha * mat1 @ mat2.
 Error addmm_impl(KernelContext& ctx, KernelArgs& a, Tensor* self, Tensor* m1, Tensor* m2, double beta,
                  double alpha, Tensor* out) {
-  if (!require_float(a, m1) || !require_float(a, m2) || !require_float(a, out)) return a.error();
-  if (self != nullptr && !require_float(a, self)) return a.error();
+  if (!require_float_operands(a, self, m1, m2, out)) return a.error();
   if (m1->rank != 2 || m2->rank != 2) return ctx.fail(Error::InvalidArgument, "expected 2-D matrices");
   if (m1->sizes[1] != m2->sizes[0]) return ctx.fail(Error::InvalidArgument, "inner dimensions differ");
   const int64_t m = m1->sizes[0], k = m1->sizes[1], nn = m2->sizes[1];
@@ -73,10 +122,7 @@ Error addmm_impl(KernelContext& ctx, KernelArgs& a, Tensor* self, Tensor* m1, Te
   if (!resize_out(a, out, shape, 2)) return a.error();
   float* c = out->data_as<float>();
   float b = 0.0f;
-  if (self != nullptr && beta != 0.0) {
-    if (!fill_broadcast(a, self, shape, 2, c)) return a.error();
-    b = static_cast<float>(beta);
-  }
+  if (!prefill_self(a, self, beta, shape, 2, c, &b)) return a.error();
   GemmProblem p;
   p.m = m;
   p.n = nn;
@@ -91,35 +137,10 @@ Error addmm_impl(KernelContext& ctx, KernelArgs& a, Tensor* self, Tensor* m1, Te
   return Error::Ok;
 }
 
-// addmm(self, mat1, mat2, *, beta=1, alpha=1) -> out
-Error addmm(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(6)) return a.error();
-  Tensor* self = a.tensor(0);
-  Tensor* m1 = a.tensor(1);
-  Tensor* m2 = a.tensor(2);
-  double beta = a.scalar(3), alpha = a.scalar(4);
-  Tensor* out = a.tensor(5);
-  if (!a.ok()) return a.error();
-  return addmm_impl(ctx, a, self, m1, m2, beta, alpha, out);
-}
-
-// mm(self, mat2) -> out
-Error mm(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(3)) return a.error();
-  Tensor* m1 = a.tensor(0);
-  Tensor* m2 = a.tensor(1);
-  Tensor* out = a.tensor(2);
-  if (!a.ok()) return a.error();
-  return addmm_impl(ctx, a, nullptr, m1, m2, 0.0, 1.0, out);
-}
-
 // Shared by bmm/baddbmm: out[b] = beta * self[b] + alpha * x[b] @ y[b].
 Error baddbmm_impl(KernelContext& ctx, KernelArgs& a, Tensor* self, Tensor* x, Tensor* y, double beta,
                    double alpha, Tensor* out) {
-  if (!require_float(a, x) || !require_float(a, y) || !require_float(a, out)) return a.error();
-  if (self != nullptr && !require_float(a, self)) return a.error();
+  if (!require_float_operands(a, self, x, y, out)) return a.error();
   if (x->rank != 3 || y->rank != 3) return ctx.fail(Error::InvalidArgument, "expected 3-D tensors");
   const int64_t batch = x->sizes[0], m = x->sizes[1], k = x->sizes[2], nn = y->sizes[2];
   if (y->sizes[0] != batch || y->sizes[1] != k) {
@@ -129,10 +150,7 @@ Error baddbmm_impl(KernelContext& ctx, KernelArgs& a, Tensor* self, Tensor* x, T
   if (!resize_out(a, out, shape, 3)) return a.error();
   float* c = out->data_as<float>();
   float b = 0.0f;
-  if (self != nullptr && beta != 0.0) {
-    if (!fill_broadcast(a, self, shape, 3, c)) return a.error();
-    b = static_cast<float>(beta);
-  }
+  if (!prefill_self(a, self, beta, shape, 3, c, &b)) return a.error();
   GemmWorkspace ws = reserve_gemm_workspace(ctx, m, nn, k);
   for (int64_t i = 0; i < batch; ++i) {
     GemmProblem p;
@@ -148,30 +166,6 @@ Error baddbmm_impl(KernelContext& ctx, KernelArgs& a, Tensor* self, Tensor* x, T
     gemm(&ctx, ws, p);
   }
   return Error::Ok;
-}
-
-// bmm(self, mat2) -> out
-Error bmm(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(3)) return a.error();
-  Tensor* x = a.tensor(0);
-  Tensor* y = a.tensor(1);
-  Tensor* out = a.tensor(2);
-  if (!a.ok()) return a.error();
-  return baddbmm_impl(ctx, a, nullptr, x, y, 0.0, 1.0, out);
-}
-
-// baddbmm(self, batch1, batch2, *, beta=1, alpha=1) -> out
-Error baddbmm(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(6)) return a.error();
-  Tensor* self = a.tensor(0);
-  Tensor* x = a.tensor(1);
-  Tensor* y = a.tensor(2);
-  double beta = a.scalar(3), alpha = a.scalar(4);
-  Tensor* out = a.tensor(5);
-  if (!a.ok()) return a.error();
-  return baddbmm_impl(ctx, a, self, x, y, beta, alpha, out);
 }
 
 // matmul(self, other) -> out, with NumPy semantics: 1-D operands gain (and lose) a dimension,
@@ -258,8 +252,7 @@ Error matmul(KernelContext& ctx, EValue** args, size_t n) {
 // Shared by mv/addmv: out[m] = beta * self + alpha * mat @ vec.
 Error addmv_impl(KernelContext& ctx, KernelArgs& a, Tensor* self, Tensor* mat, Tensor* vec, double beta,
                  double alpha, Tensor* out) {
-  if (!require_float(a, mat) || !require_float(a, vec) || !require_float(a, out)) return a.error();
-  if (self != nullptr && !require_float(a, self)) return a.error();
+  if (!require_float_operands(a, self, mat, vec, out)) return a.error();
   if (mat->rank != 2 || vec->rank != 1 || mat->sizes[1] != vec->sizes[0]) {
     return ctx.fail(Error::InvalidArgument, "expected mat [m, k] and vec [k]");
   }
@@ -268,10 +261,7 @@ Error addmv_impl(KernelContext& ctx, KernelArgs& a, Tensor* self, Tensor* mat, T
   if (!resize_out(a, out, shape, 1)) return a.error();
   float* c = out->data_as<float>();
   float b = 0.0f;
-  if (self != nullptr && beta != 0.0) {
-    if (!fill_broadcast(a, self, shape, 1, c)) return a.error();
-    b = static_cast<float>(beta);
-  }
+  if (!prefill_self(a, self, beta, shape, 1, c, &b)) return a.error();
   // As a 1 x m row: out^T = vec^T @ mat^T (dot products over mat's contiguous rows).
   GemmProblem p;
   p.m = 1;
@@ -285,30 +275,6 @@ Error addmv_impl(KernelContext& ctx, KernelArgs& a, Tensor* self, Tensor* mat, T
   p.beta = b;
   gemm(ctx, p);
   return Error::Ok;
-}
-
-// mv(self, vec) -> out
-Error mv(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(3)) return a.error();
-  Tensor* mat = a.tensor(0);
-  Tensor* vec = a.tensor(1);
-  Tensor* out = a.tensor(2);
-  if (!a.ok()) return a.error();
-  return addmv_impl(ctx, a, nullptr, mat, vec, 0.0, 1.0, out);
-}
-
-// addmv(self, mat, vec, *, beta=1, alpha=1) -> out
-Error addmv(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(6)) return a.error();
-  Tensor* self = a.tensor(0);
-  Tensor* mat = a.tensor(1);
-  Tensor* vec = a.tensor(2);
-  double beta = a.scalar(3), alpha = a.scalar(4);
-  Tensor* out = a.tensor(5);
-  if (!a.ok()) return a.error();
-  return addmv_impl(ctx, a, self, mat, vec, beta, alpha, out);
 }
 
 // dot(self, tensor) -> out (0-D)
@@ -334,13 +300,13 @@ Error dot(KernelContext& ctx, EValue** args, size_t n) {
 }  // namespace
 
 EMBER_REGISTER_KERNEL("aten::linear.default", linear);
-EMBER_REGISTER_KERNEL("aten::addmm.default", addmm);
-EMBER_REGISTER_KERNEL("aten::mm.default", mm);
-EMBER_REGISTER_KERNEL("aten::bmm.default", bmm);
-EMBER_REGISTER_KERNEL("aten::baddbmm.default", baddbmm);
+EMBER_REGISTER_KERNEL("aten::addmm.default", add_product<addmm_impl>);
+EMBER_REGISTER_KERNEL("aten::mm.default", product<addmm_impl>);
+EMBER_REGISTER_KERNEL("aten::bmm.default", product<baddbmm_impl>);
+EMBER_REGISTER_KERNEL("aten::baddbmm.default", add_product<baddbmm_impl>);
 EMBER_REGISTER_KERNEL("aten::matmul.default", matmul);
-EMBER_REGISTER_KERNEL("aten::mv.default", mv);
-EMBER_REGISTER_KERNEL("aten::addmv.default", addmv);
+EMBER_REGISTER_KERNEL("aten::mv.default", product<addmv_impl>);
+EMBER_REGISTER_KERNEL("aten::addmv.default", add_product<addmv_impl>);
 EMBER_REGISTER_KERNEL("aten::dot.default", dot);
 
 }  // namespace portable

@@ -4,8 +4,8 @@
 // scale_grad_by_freq and sparse only affect gradients.
 #include <cstring>
 
-#include "kernels/portable/nn/op_helpers.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {

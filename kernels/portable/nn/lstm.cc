@@ -14,8 +14,8 @@
 #include <cmath>
 
 #include "kernels/portable/linalg/gemm.h"
-#include "kernels/portable/nn/op_helpers.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {

@@ -5,9 +5,10 @@
 // Max-subtracted (stable); parallel over the rows (outer x inner positions).
 #include <cmath>
 
-#include "kernels/portable/nn/op_helpers.h"
 #include "kernels/portable/util/dtype_util.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {

@@ -10,8 +10,9 @@
 #include <cmath>
 
 #include "kernels/portable/linalg/vector_ops.h"
-#include "kernels/portable/nn/op_helpers.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {
@@ -58,16 +59,33 @@ bool prepare_stat(KernelArgs& a, Tensor* t, int64_t channels, bool empty_ok) {
 
 inline bool writes(const Tensor* t) { return t != nullptr && t->rank == 1 && t->sizes[0] > 0; }
 
-Error run_batch_norm(KernelContext& ctx, KernelArgs& a, BatchNormArgs& b) {
-  if (!require_float(a, b.input) || !require_float(a, b.out)) return a.error();
-  if (b.input->rank < 2) return ctx.fail(Error::InvalidArgument, "batch_norm input must be at least 2-D");
-  const int64_t batch = b.input->sizes[0], channels = b.input->sizes[1];
-  int64_t inner = 1;
-  for (int d = 2; d < b.input->rank; ++d) inner *= b.input->sizes[d];
-  if (!check_channel_vector(a, b.weight, channels) || !check_channel_vector(a, b.bias, channels) ||
-      !check_channel_vector(a, b.running_mean, channels) || !check_channel_vector(a, b.running_var, channels)) {
-    return a.error();
+// [N, C, inner...] extents of a normalisation input.
+struct ChannelDims {
+  int64_t batch = 0, channels = 0, inner = 1;
+};
+
+// Checks float32 `input` (rank >= 2, else `rank_message`) and `out`, and that each given
+// per-channel tensor has C elements.
+Error check_channel_layout(KernelContext& ctx, KernelArgs& a, const char* rank_message, const Tensor* input,
+                           const Tensor* out, const Tensor* const (&per_channel)[4], ChannelDims* dims) {
+  if (!require_float(a, input) || !require_float(a, out)) return a.error();
+  if (input->rank < 2) return ctx.fail(Error::InvalidArgument, rank_message);
+  dims->batch = input->sizes[0];
+  dims->channels = input->sizes[1];
+  dims->inner = 1;
+  for (int d = 2; d < input->rank; ++d) dims->inner *= input->sizes[d];
+  for (const Tensor* t : per_channel) {
+    if (!check_channel_vector(a, t, dims->channels)) return a.error();
   }
+  return Error::Ok;
+}
+
+Error run_batch_norm(KernelContext& ctx, KernelArgs& a, BatchNormArgs& b) {
+  ChannelDims dims;
+  Error e = check_channel_layout(ctx, a, "batch_norm input must be at least 2-D", b.input, b.out,
+                                 {b.weight, b.bias, b.running_mean, b.running_var}, &dims);
+  if (e != Error::Ok) return e;
+  const int64_t batch = dims.batch, channels = dims.channels, inner = dims.inner;
   if (!b.training && (b.running_mean == nullptr || b.running_var == nullptr)) {
     return ctx.fail(Error::InvalidArgument, "evaluation mode needs running_mean and running_var");
   }
@@ -141,142 +159,80 @@ Error run_batch_norm(KernelContext& ctx, KernelArgs& a, BatchNormArgs& b) {
   return Error::Ok;
 }
 
-// batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps, cudnn_enabled)
-Error batch_norm(KernelContext& ctx, EValue** args, size_t n) {
+// Where each argument of one batch-norm overload sits in `args` (-1: the overload has none).
+// Every overload starts with (input, weight?, bias?).
+struct Layout {
+  int num_args;
+  int running;            // running_mean; running_var follows
+  bool running_optional;  // Tensor? running statistics
+  int training;           // -1: fixed to `training_value`
+  bool training_value;
+  int momentum;
+  int eps;
+  bool update_in_place;   // training updates the (a!) running statistics
+  int out;                // the first output; save_mean, save_invstd follow when `saves`
+  bool saves;
+  int reserve;
+  int running_out;        // *_functional: running_mean_out; running_var_out follows
+};
+
+// Reads the arguments in schema order (so the first bad one is the one reported) and runs.
+template <const Layout& L>
+Error batch_norm_op(KernelContext& ctx, EValue** args, size_t n) {
   KernelArgs a(ctx, args, n);
-  if (!a.expect(10)) return a.error();
+  if (!a.expect(static_cast<size_t>(L.num_args))) return a.error();
   BatchNormArgs b;
   b.input = a.tensor(0);
   b.weight = a.optional_tensor(1);
   b.bias = a.optional_tensor(2);
-  b.running_mean = a.optional_tensor(3);
-  b.running_var = a.optional_tensor(4);
-  b.training = a.bool_value(5);
-  b.momentum = a.scalar(6);
-  b.eps = a.scalar(7);
-  b.update_in_place = true;
-  b.out = a.tensor(9);
+  if (L.running >= 0) {
+    b.running_mean = L.running_optional ? a.optional_tensor(L.running) : a.tensor(L.running);
+    b.running_var = L.running_optional ? a.optional_tensor(L.running + 1) : a.tensor(L.running + 1);
+  }
+  b.training = L.training >= 0 ? a.bool_value(L.training) : L.training_value;
+  if (L.momentum >= 0) b.momentum = a.scalar(L.momentum);
+  b.eps = a.scalar(L.eps);
+  b.update_in_place = L.update_in_place;
+  b.out = a.tensor(L.out);
+  if (L.saves) {
+    b.save_mean = a.tensor(L.out + 1);
+    b.save_invstd = a.tensor(L.out + 2);
+  }
+  if (L.reserve >= 0) b.reserve = a.tensor(L.reserve);
+  if (L.running_out >= 0) {
+    b.running_mean_out = a.tensor(L.running_out);
+    b.running_var_out = a.tensor(L.running_out + 1);
+  }
   if (!a.ok()) return a.error();
+  if (L.running < 0 && !b.training) {
+    return ctx.fail(Error::InvalidArgument, "no_stats batch norm needs training=True");
+  }
   return run_batch_norm(ctx, a, b);
 }
 
+// The overloads. Layout fields: num_args, running, running_optional, training, training_value,
+// momentum, eps, update_in_place, out, saves, reserve, running_out.
+// batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps, cudnn_enabled)
+constexpr Layout kBatchNorm{10, 3, true, 5, false, 6, 7, true, 9, false, -1, -1};
 // native_batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps)
 //   -> (out, save_mean, save_invstd)
-Error native_batch_norm(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(11)) return a.error();
-  BatchNormArgs b;
-  b.input = a.tensor(0);
-  b.weight = a.optional_tensor(1);
-  b.bias = a.optional_tensor(2);
-  b.running_mean = a.optional_tensor(3);
-  b.running_var = a.optional_tensor(4);
-  b.training = a.bool_value(5);
-  b.momentum = a.scalar(6);
-  b.eps = a.scalar(7);
-  b.update_in_place = true;
-  b.out = a.tensor(8);
-  b.save_mean = a.tensor(9);
-  b.save_invstd = a.tensor(10);
-  if (!a.ok()) return a.error();
-  return run_batch_norm(ctx, a, b);
-}
-
+constexpr Layout kNativeBatchNorm{11, 3, true, 5, false, 6, 7, true, 8, true, -1, -1};
 // _native_batch_norm_legit_no_training(input, weight?, bias?, running_mean, running_var, momentum, eps)
 //   -> (out, save_mean, save_invstd)
-Error native_batch_norm_legit_no_training(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(10)) return a.error();
-  BatchNormArgs b;
-  b.input = a.tensor(0);
-  b.weight = a.optional_tensor(1);
-  b.bias = a.optional_tensor(2);
-  b.running_mean = a.tensor(3);
-  b.running_var = a.tensor(4);
-  b.eps = a.scalar(6);
-  b.out = a.tensor(7);
-  b.save_mean = a.tensor(8);
-  b.save_invstd = a.tensor(9);
-  if (!a.ok()) return a.error();
-  return run_batch_norm(ctx, a, b);
-}
-
+constexpr Layout kLegitNoTraining{10, 3, false, -1, false, -1, 6, false, 7, true, -1, -1};
 // _native_batch_norm_legit(input, weight?, bias?, running_mean(a!), running_var(b!), training,
 //   momentum, eps) -> (out, save_mean, save_invstd); _functional takes the running statistics
 //   by value and returns their updated values as two more outputs.
-template <bool kFunctional>
-Error native_batch_norm_legit(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(kFunctional ? 13 : 11)) return a.error();
-  BatchNormArgs b;
-  b.input = a.tensor(0);
-  b.weight = a.optional_tensor(1);
-  b.bias = a.optional_tensor(2);
-  b.running_mean = a.tensor(3);
-  b.running_var = a.tensor(4);
-  b.training = a.bool_value(5);
-  b.momentum = a.scalar(6);
-  b.eps = a.scalar(7);
-  b.update_in_place = !kFunctional;
-  b.out = a.tensor(8);
-  b.save_mean = a.tensor(9);
-  b.save_invstd = a.tensor(10);
-  if (kFunctional) {
-    b.running_mean_out = a.tensor(11);
-    b.running_var_out = a.tensor(12);
-  }
-  if (!a.ok()) return a.error();
-  return run_batch_norm(ctx, a, b);
-}
-
+constexpr Layout kLegit{11, 3, false, 5, false, 6, 7, true, 8, true, -1, -1};
+constexpr Layout kLegitFunctional{13, 3, false, 5, false, 6, 7, false, 8, true, -1, 11};
 // _native_batch_norm_legit.no_stats(input, weight?, bias?, training, momentum, eps)
-//   -> (out, save_mean, save_invstd)
-Error native_batch_norm_legit_no_stats(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(9)) return a.error();
-  BatchNormArgs b;
-  b.input = a.tensor(0);
-  b.weight = a.optional_tensor(1);
-  b.bias = a.optional_tensor(2);
-  b.training = a.bool_value(3);
-  b.momentum = a.scalar(4);
-  b.eps = a.scalar(5);
-  b.out = a.tensor(6);
-  b.save_mean = a.tensor(7);
-  b.save_invstd = a.tensor(8);
-  if (!a.ok()) return a.error();
-  if (!b.training) return ctx.fail(Error::InvalidArgument, "no_stats batch norm needs training=True");
-  return run_batch_norm(ctx, a, b);
-}
-
+//   -> (out, save_mean, save_invstd); training must be True.
+constexpr Layout kLegitNoStats{9, -1, false, 3, false, 4, 5, false, 6, true, -1, -1};
 // _batch_norm_with_update(input, weight?, bias?, running_mean(a!), running_var(b!), momentum, eps)
 //   -> (out, save_mean, save_invstd, reserve); _functional returns the updated running
 //   statistics as two more outputs instead of writing them.
-template <bool kFunctional>
-Error batch_norm_with_update(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(kFunctional ? 13 : 11)) return a.error();
-  BatchNormArgs b;
-  b.input = a.tensor(0);
-  b.weight = a.optional_tensor(1);
-  b.bias = a.optional_tensor(2);
-  b.running_mean = a.tensor(3);
-  b.running_var = a.tensor(4);
-  b.training = true;
-  b.momentum = a.scalar(5);
-  b.eps = a.scalar(6);
-  b.update_in_place = !kFunctional;
-  b.out = a.tensor(7);
-  b.save_mean = a.tensor(8);
-  b.save_invstd = a.tensor(9);
-  b.reserve = a.tensor(10);
-  if (kFunctional) {
-    b.running_mean_out = a.tensor(11);
-    b.running_var_out = a.tensor(12);
-  }
-  if (!a.ok()) return a.error();
-  return run_batch_norm(ctx, a, b);
-}
+constexpr Layout kWithUpdate{11, 3, false, -1, true, 5, 6, true, 7, true, 10, -1};
+constexpr Layout kWithUpdateFunctional{13, 3, false, -1, true, 5, 6, false, 7, true, 10, 11};
 
 // instance_norm(input, weight?, bias?, running_mean?, running_var?, use_input_stats, momentum,
 //   eps, cudnn_enabled) -> out. With use_input_stats each (n, c) plane is normalised by its own
@@ -306,15 +262,11 @@ Error instance_norm(KernelContext& ctx, EValue** args, size_t n) {
     b.out = out;
     return run_batch_norm(ctx, a, b);
   }
-  if (!require_float(a, in) || !require_float(a, out)) return a.error();
-  if (in->rank < 2) return ctx.fail(Error::InvalidArgument, "instance_norm input must be at least 2-D");
-  const int64_t batch = in->sizes[0], channels = in->sizes[1];
-  int64_t inner = 1;
-  for (int d = 2; d < in->rank; ++d) inner *= in->sizes[d];
-  if (!check_channel_vector(a, weight, channels) || !check_channel_vector(a, bias, channels) ||
-      !check_channel_vector(a, rm, channels) || !check_channel_vector(a, rv, channels)) {
-    return a.error();
-  }
+  ChannelDims dims;
+  Error e = check_channel_layout(ctx, a, "instance_norm input must be at least 2-D", in, out,
+                                 {weight, bias, rm, rv}, &dims);
+  if (e != Error::Ok) return e;
+  const int64_t batch = dims.batch, channels = dims.channels, inner = dims.inner;
   if (!resize_out(a, out, in->sizes, in->rank)) return a.error();
   const float* x = in->data_as<float>();
   float* o = out->data_as<float>();
@@ -364,15 +316,14 @@ Error instance_norm(KernelContext& ctx, EValue** args, size_t n) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("aten::batch_norm.default", batch_norm);
-EMBER_REGISTER_KERNEL("aten::native_batch_norm.default", native_batch_norm);
-EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit_no_training.default",
-                      native_batch_norm_legit_no_training);
-EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit.default", native_batch_norm_legit<false>);
-EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit.no_stats", native_batch_norm_legit_no_stats);
-EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit_functional.default", native_batch_norm_legit<true>);
-EMBER_REGISTER_KERNEL("aten::_batch_norm_with_update.default", batch_norm_with_update<false>);
-EMBER_REGISTER_KERNEL("aten::_batch_norm_with_update_functional.default", batch_norm_with_update<true>);
+EMBER_REGISTER_KERNEL("aten::batch_norm.default", batch_norm_op<kBatchNorm>);
+EMBER_REGISTER_KERNEL("aten::native_batch_norm.default", batch_norm_op<kNativeBatchNorm>);
+EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit_no_training.default", batch_norm_op<kLegitNoTraining>);
+EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit.default", batch_norm_op<kLegit>);
+EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit.no_stats", batch_norm_op<kLegitNoStats>);
+EMBER_REGISTER_KERNEL("aten::_native_batch_norm_legit_functional.default", batch_norm_op<kLegitFunctional>);
+EMBER_REGISTER_KERNEL("aten::_batch_norm_with_update.default", batch_norm_op<kWithUpdate>);
+EMBER_REGISTER_KERNEL("aten::_batch_norm_with_update_functional.default", batch_norm_op<kWithUpdateFunctional>);
 EMBER_REGISTER_KERNEL("aten::instance_norm.default", instance_norm);
 
 }  // namespace portable

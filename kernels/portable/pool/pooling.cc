@@ -5,60 +5,21 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/portable/nn/op_helpers.h"
+#include "kernels/portable/pool/pool_window.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {
 namespace portable {
 namespace {
 
-struct Window {
-  int64_t kernel[2] = {1, 1};
-  int64_t stride[2] = {1, 1};
-  int64_t pad[2] = {0, 0};
-  int64_t dilation[2] = {1, 1};
-  bool ceil_mode = false;
-};
+using Window = PoolWindow<2>;
 
 struct Planes {
   int64_t planes, h, w, oh, ow;
 };
-
-int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
-  const int64_t span = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = (span >= 0 ? span / stride : -ceil_div(-span, stride)) + 1;
-  // The last window must start inside the input or the left padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
-}
-
-// Reads kernel/stride/padding/dilation lists for `spatial` (1 or 2) dims into a 2-D window
-// (1-D uses the width slot). Empty stride means stride = kernel.
-bool read_window(KernelArgs& a, int spatial, size_t k_i, size_t s_i, size_t p_i, size_t d_i, Window& win) {
-  Span<const int64_t> k = a.int_list(k_i);
-  Span<const int64_t> s = a.int_list(s_i);
-  Span<const int64_t> p = a.int_list(p_i);
-  Span<const int64_t> d = d_i != 0 ? a.int_list(d_i) : Span<const int64_t>();
-  if (!a.ok()) return false;
-  if (k.size() == 0) return a.fail("kernel_size must not be empty");
-  const int first = 2 - spatial;
-  for (int i = 0; i < spatial; ++i) {
-    win.kernel[first + i] = list_at(k, i, 1);
-    win.stride[first + i] = list_at(s, i, win.kernel[first + i]);
-    win.pad[first + i] = list_at(p, i, 0);
-    win.dilation[first + i] = list_at(d, i, 1);
-  }
-  for (int i = 0; i < 2; ++i) {
-    if (win.kernel[i] < 1 || win.stride[i] < 1 || win.dilation[i] < 1 || win.pad[i] < 0) {
-      return a.fail("kernel, stride and dilation must be positive, padding non-negative");
-    }
-    if (win.pad[i] * 2 > win.dilation[i] * (win.kernel[i] - 1) + 1) {
-      return a.fail("padding must be at most half the (dilated) kernel size");
-    }
-  }
-  return true;
-}
 
 // Validates the input (rank spatial+1 or spatial+2) and resizes the outputs to [..., oh, ow].
 bool prepare(KernelArgs& a, const Tensor* in, int spatial, const Window& win, Tensor* out,
@@ -163,7 +124,7 @@ Error max_pool_op(KernelContext& ctx, EValue** args, size_t n) {
   if (!a.expect(kWithIndices ? 8 : 7)) return a.error();
   Tensor* in = a.tensor(0);
   Window win;
-  if (!read_window(a, kSpatial, 1, 2, 3, 4, win)) return a.error();
+  if (!read_pool_window(a, kSpatial, 1, 2, 3, 4, win)) return a.error();
   win.ceil_mode = a.bool_value(5);
   Tensor* out = a.tensor(6);
   Tensor* indices = kWithIndices ? a.tensor(7) : nullptr;
@@ -181,7 +142,7 @@ Error avg_pool2d(KernelContext& ctx, EValue** args, size_t n) {
   if (!a.expect(8)) return a.error();
   Tensor* in = a.tensor(0);
   Window win;
-  if (!read_window(a, 2, 1, 2, 3, 0, win)) return a.error();
+  if (!read_pool_window(a, 2, 1, 2, 3, 0, win)) return a.error();
   win.ceil_mode = a.bool_value(4);
   const bool count_include_pad = a.bool_value(5);
   const int64_t divisor = a.optional_int(6, 0);
@@ -200,7 +161,7 @@ Error avg_pool1d(KernelContext& ctx, EValue** args, size_t n) {
   if (!a.expect(7)) return a.error();
   Tensor* in = a.tensor(0);
   Window win;
-  if (!read_window(a, 1, 1, 2, 3, 0, win)) return a.error();
+  if (!read_pool_window(a, 1, 1, 2, 3, 0, win)) return a.error();
   win.ceil_mode = a.bool_value(4);
   const bool count_include_pad = a.bool_value(5);
   Tensor* out = a.tensor(6);

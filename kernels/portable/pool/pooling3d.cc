@@ -10,21 +10,17 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/portable/nn/op_helpers.h"
+#include "kernels/portable/pool/pool_window.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {
 namespace portable {
 namespace {
 
-struct Window3 {
-  int64_t kernel[3] = {1, 1, 1};
-  int64_t stride[3] = {1, 1, 1};
-  int64_t pad[3] = {0, 0, 0};
-  int64_t dilation[3] = {1, 1, 1};
-  bool ceil_mode = false;
-};
+using Window3 = PoolWindow<3>;
 
 struct Vol {
   int64_t planes = 1;
@@ -33,39 +29,6 @@ struct Vol {
   int64_t in_size() const { return in[0] * in[1] * in[2]; }
   int64_t out_size() const { return out[0] * out[1] * out[2]; }
 };
-
-int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
-  const int64_t span = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = (span >= 0 ? span / stride : -ceil_div(-span, stride)) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
-}
-
-// kernel/stride/padding(/dilation) lists of `spatial` entries into the trailing slots.
-bool read_window3(KernelArgs& a, int spatial, size_t k_i, size_t s_i, size_t p_i, size_t d_i, Window3& win) {
-  Span<const int64_t> k = a.int_list(k_i);
-  Span<const int64_t> s = a.int_list(s_i);
-  Span<const int64_t> p = a.int_list(p_i);
-  Span<const int64_t> d = d_i != 0 ? a.int_list(d_i) : Span<const int64_t>();
-  if (!a.ok()) return false;
-  if (k.size() == 0) return a.fail("kernel_size must not be empty");
-  const int first = 3 - spatial;
-  for (int i = 0; i < spatial; ++i) {
-    win.kernel[first + i] = list_at(k, i, 1);
-    win.stride[first + i] = list_at(s, i, win.kernel[first + i]);
-    win.pad[first + i] = list_at(p, i, 0);
-    win.dilation[first + i] = list_at(d, i, 1);
-  }
-  for (int i = 0; i < 3; ++i) {
-    if (win.kernel[i] < 1 || win.stride[i] < 1 || win.dilation[i] < 1 || win.pad[i] < 0) {
-      return a.fail("kernel, stride and dilation must be positive, padding non-negative");
-    }
-    if (win.pad[i] * 2 > win.dilation[i] * (win.kernel[i] - 1) + 1) {
-      return a.fail("padding must be at most half the (dilated) kernel size");
-    }
-  }
-  return true;
-}
 
 // Reads the plane count and the trailing `spatial` input dims (input rank spatial+1|+2).
 bool read_vol(KernelArgs& a, const Tensor* in, int spatial, Vol& v) {
@@ -144,7 +107,7 @@ Error max_pool3d(KernelContext& ctx, EValue** args, size_t n) {
   if (!a.expect(kWithIndices ? 8 : 7)) return a.error();
   Tensor* in = a.tensor(0);
   Window3 w;
-  if (!read_window3(a, 3, 1, 2, 3, 4, w)) return a.error();
+  if (!read_pool_window(a, 3, 1, 2, 3, 4, w)) return a.error();
   w.ceil_mode = a.bool_value(5);
   Tensor* out = a.tensor(6);
   Tensor* indices = kWithIndices ? a.tensor(7) : nullptr;
@@ -166,7 +129,7 @@ Error avg_pool3d(KernelContext& ctx, EValue** args, size_t n) {
   if (!a.expect(8)) return a.error();
   Tensor* in = a.tensor(0);
   Window3 w;
-  if (!read_window3(a, 3, 1, 2, 3, 0, w)) return a.error();
+  if (!read_pool_window(a, 3, 1, 2, 3, 0, w)) return a.error();
   w.ceil_mode = a.bool_value(4);
   const bool include_pad = a.bool_value(5);
   const int64_t divisor = a.optional_int(6, 0);

@@ -7,8 +7,9 @@
 // with each tap's coordinate passed through the padding rule.
 #include <cmath>
 
-#include "kernels/portable/nn/op_helpers.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {

@@ -8,9 +8,10 @@
 // Any dtype for self/values; mask is bool.
 #include <cstring>
 
-#include "kernels/portable/nn/op_helpers.h"
+#include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/dtype_util.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {

@@ -11,8 +11,9 @@
 // downsampling (PIL's scheme) and normalise the weights. Parallel over channel planes.
 #include <cmath>
 
-#include "kernels/portable/nn/op_helpers.h"
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {

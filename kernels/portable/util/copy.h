@@ -68,6 +68,31 @@ struct StridedView {
   }
 };
 
+// The diagonal of dims d1 != d2 (already wrapped) of `base`, shifted by `offset` (> 0: above
+// the main diagonal): the other dims in order, then the diagonal (length >= 0) as the last.
+inline StridedView diagonal_view(const StridedView& base, int64_t offset, int64_t d1, int64_t d2) {
+  StridedView v;
+  int64_t len;
+  if (offset >= 0) {
+    len = base.sizes[d2] - offset < base.sizes[d1] ? base.sizes[d2] - offset : base.sizes[d1];
+    v.offset = offset * base.strides[d2];
+  } else {
+    len = base.sizes[d1] + offset < base.sizes[d2] ? base.sizes[d1] + offset : base.sizes[d2];
+    v.offset = -offset * base.strides[d1];
+  }
+  if (len < 0) len = 0;
+  for (int d = 0; d < base.rank; ++d) {
+    if (d == d1 || d == d2) continue;
+    v.sizes[v.rank] = base.sizes[d];
+    v.strides[v.rank] = base.strides[d];
+    ++v.rank;
+  }
+  v.sizes[v.rank] = len;
+  v.strides[v.rank] = base.strides[d1] + base.strides[d2];
+  ++v.rank;
+  return v;
+}
+
 namespace detail {
 template <typename T>
 void gather_runs(const StridedView& v, const T* src, T* dst, int64_t begin, int64_t end) {
@@ -122,7 +147,7 @@ inline void copy_view(KernelContext& ctx, const Tensor& in, StridedView v, Tenso
       const W* src = static_cast<const W*>(in.data);
       W* dst = static_cast<W*>(out.data);
       if (v.rank == 1 && v.strides[0] == 1 && src + v.offset == dst) return;
-      parallel_range(ctx, total, kElementwiseGrain * 4, [&](int64_t b, int64_t e) {
+      parallel_for_range(ctx, total, kElementwiseGrain * 4, [&](int64_t b, int64_t e) {
         detail::gather_runs<W>(v, src, dst, b, e);
       });
     };

@@ -191,7 +191,7 @@ void map_elementwise(KernelContext& ctx, const Tensor* const (&ins)[N], Tensor& 
     R* o = static_cast<R*>(out.data);
     bool alias = static_cast<const void*>(a) == static_cast<const void*>(o) ||
                  static_cast<const void*>(b) == static_cast<const void*>(o);
-    parallel_range(ctx, total, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+    parallel_for_range(ctx, total, kElementwiseGrain, [&](int64_t begin, int64_t end) {
       if constexpr (N == 1) {
         if (alias) detail::run_flat_alias<C, R>(a, o, begin, end, f);
         else detail::run_flat<C, R>(a, o, begin, end, f);
@@ -204,7 +204,7 @@ void map_elementwise(KernelContext& ctx, const Tensor* const (&ins)[N], Tensor& 
   }
   BroadcastPlan<N> plan;
   plan.init(ins, out);
-  parallel_range(ctx, total, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+  parallel_for_range(ctx, total, kElementwiseGrain, [&](int64_t begin, int64_t end) {
     if (native) {
       detail::run_strided<C, R, N, true>(plan, ins, out, begin, end, f);
     } else {

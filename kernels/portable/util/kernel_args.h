@@ -128,5 +128,13 @@ inline int64_t wrap_dim(int64_t dim, int64_t rank) {
   return dim < 0 ? dim + r : dim;
 }
 
+// Element i of an int list where a single value applies to every dimension (PyTorch's rule
+// for kernel_size, stride, padding, ...); `fallback` when the list is empty.
+inline int64_t list_at(Span<const int64_t> list, size_t i, int64_t fallback) {
+  if (list.size() == 0) return fallback;
+  if (list.size() == 1) return list[0];
+  return i < list.size() ? list[i] : fallback;
+}
+
 }  // namespace portable
 }  // namespace ember

@@ -129,7 +129,7 @@ inline Span<const int64_t> reduction_dims(KernelArgs& a, size_t i, bool* all) {
 template <typename F>
 void for_each_output(KernelContext& ctx, const ReducePlan& p, const F& f) {
   int64_t grain = p.reduce_numel > 0 ? kElementwiseGrain / p.reduce_numel : kElementwiseGrain;
-  parallel_range(ctx, p.out_numel, grain < 1 ? 1 : grain, [&](int64_t begin, int64_t end) {
+  parallel_for_range(ctx, p.out_numel, grain < 1 ? 1 : grain, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) f(o);
   });
 }

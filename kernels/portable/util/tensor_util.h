@@ -1,5 +1,5 @@
-// Shape helpers for the portable kernels: output resizing with error reporting, layout
-// checks, broadcasting of shapes, and a chunked parallel loop over the context's pool.
+// Shape helpers for the portable kernels: output resizing with error reporting, layout and
+// dtype checks, and broadcasting of shapes. (The parallel loop is in parallel.h.)
 #pragma once
 
 #include <cstddef>
@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/parallel.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernel/kernel_context.h"
 
@@ -45,14 +46,39 @@ inline bool require_contiguous(KernelArgs& a, const Tensor* t) {
   return true;
 }
 
-// Resizes `out` to `shape`; records an error when the rank differs or it does not fit.
+// True when `t` is a contiguous float32 tensor; otherwise records an error on `a`.
+inline bool require_float(KernelArgs& a, const Tensor* t) {
+  if (!a.ok() || t == nullptr) return false;
+  if (t->dtype != ScalarType::Float32) {
+    return a.fail("only float32 tensors are supported", Error::InvalidArgument);
+  }
+  if (!t->is_contiguous()) return a.fail("non-contiguous dim order is not supported", Error::NotSupported);
+  return true;
+}
+
+namespace detail {
+// Resizes `out` (already checked non-null) to `sizes`; `rank_message` when the rank differs.
+inline bool resize_checked(KernelArgs& a, Tensor* out, Span<const int64_t> sizes, const char* rank_message) {
+  if (out->rank != static_cast<int>(sizes.size())) return a.fail(rank_message, Error::InvalidArgument);
+  Error e = resize_tensor(*out, sizes);
+  if (e != Error::Ok) return a.fail("output does not fit the planned shape/capacity", e);
+  return true;
+}
+}  // namespace detail
+
+// Resizes `out` to `shape`; records an error when it is not contiguous, the rank differs or
+// it does not fit.
 inline bool resize_to(KernelArgs& a, Tensor* out, const Shape& shape) {
   if (!a.ok() || out == nullptr) return false;
   if (!require_contiguous(a, out)) return false;
-  if (out->rank != shape.rank) return a.fail("output tensor has the wrong rank");
-  Error e = resize_tensor(*out, shape.span());
-  if (e != Error::Ok) return a.fail("output does not fit the planned shape/capacity", e);
-  return true;
+  return detail::resize_checked(a, out, shape.span(), "output tensor has the wrong rank");
+}
+
+// Resizes `out` to `sizes` (rank entries); records OutOfBounds when it does not fit.
+inline bool resize_out(KernelArgs& a, Tensor* out, const int64_t* sizes, int rank) {
+  if (!a.ok() || out == nullptr) return false;
+  return detail::resize_checked(a, out, Span<const int64_t>(sizes, static_cast<size_t>(rank)),
+                                "output has the wrong rank");
 }
 inline bool resize_like(KernelArgs& a, Tensor* out, const Tensor& like) {
   return resize_to(a, out, Shape(like));
@@ -74,39 +100,6 @@ inline bool broadcast_shapes(const Shape& x, const Shape& y, Shape& out) {
 
 // Row-major strides (elements) of `s`.
 inline void strides_of(const Shape& s, int64_t* strides) { contiguous_strides(s.d, s.rank, strides); }
-
-inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// Runs f(begin, end) over [0, total) in chunks of at least `grain` items on the context's
-// thread pool (serially when there is none). f must be safe on disjoint ranges.
-template <typename F>
-void parallel_range(KernelContext& ctx, int64_t total, int64_t grain, const F& f) {
-  if (total <= 0) return;
-  if (grain < 1) grain = 1;
-  int64_t threads = static_cast<int64_t>(ctx.num_threads());
-  int64_t chunks = ceil_div64(total, grain);
-  if (chunks > threads * 4) chunks = threads * 4;
-  if (threads <= 1 || chunks <= 1) {
-    f(int64_t{0}, total);
-    return;
-  }
-  struct State {
-    const F* f;
-    int64_t total;
-    int64_t chunk;
-  };
-  State s{&f, total, ceil_div64(total, chunks)};
-  chunks = ceil_div64(total, s.chunk);
-  ctx.parallel_for(static_cast<size_t>(chunks), [](void* c, size_t i) {
-    const State* st = static_cast<const State*>(c);
-    int64_t begin = static_cast<int64_t>(i) * st->chunk;
-    int64_t end = begin + st->chunk < st->total ? begin + st->chunk : st->total;
-    (*st->f)(begin, end);
-  }, &s);
-}
-
-// Elements per chunk for cheap elementwise work.
-constexpr int64_t kElementwiseGrain = 32768;
 
 // Copies bytes unless source and destination are the same buffer.
 inline void copy_bytes(void* dst, const void* src, size_t n) {
