@@ -1,5 +1,5 @@
-// Minimal .npy reader/writer (host side): float32/float64/int64/int32/int8/uint8/bool,
-// little-endian, C order, format versions 1-3.
+// .npy arrays on the host: float16/32/64, int8/16/32/64, uint8, bool, little-endian, C order,
+// format versions 1-3 (the format itself is runtime/module/npy_format.h, shared with Module).
 #pragma once
 
 #include <cstdint>
