@@ -3,8 +3,6 @@
 // (relative L2 <= 1e-4), with the bulk of each CNN delegated; plus a differential test of
 // every delegated op type against its portable kernel on random inputs (odd sizes,
 // broadcasting).
-#include <sys/stat.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,25 +16,11 @@
 #include "runtime/kernel/kernel_registry.h"
 #include "test/exporter/pte_runner.h"
 #include "test/exporter/shared_dir.h"
+#include "test/exporter/shared_models.h"
 
 namespace ember {
 namespace exporter {
 namespace {
-
-bool exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
-std::vector<NpyArray> read_all(const std::string& dir, const std::string& prefix) {
-  std::vector<NpyArray> out;
-  for (int i = 0; exists(dir + "/" + prefix + std::to_string(i) + ".npy"); ++i) {
-    auto a = read_npy(dir + "/" + prefix + std::to_string(i) + ".npy");
-    EXPECT_TRUE(a.ok()) << a.status();
-    if (a.ok()) out.push_back(std::move(*a));
-  }
-  return out;
-}
 
 ExportOptions xnnpack_options() {
   ExportOptions o;
@@ -73,17 +57,8 @@ TEST_P(XnnpackSharedModel, ExportsDelegatedRunsAndMatchesPyTorch) {
 
   testing::PteRunner runner;
   ASSERT_EQ(runner.load(r->pte), "");
-  std::vector<NpyArray> inputs = read_all(dir, "input_");
-  std::vector<NpyArray> expected = read_all(dir, "output_");
-  ASSERT_FALSE(inputs.empty());
-  ASSERT_EQ(runner.run(inputs), "");
-  for (size_t i = 0; i < expected.size(); ++i) {
-    NpyArray got = runner.output(i);
-    EXPECT_EQ(got.shape, expected[i].shape) << "output " << i;
-    const double err = testing::relative_l2(got, expected[i]);
-    std::printf("[xnnpack] %s output %zu: relative L2 %.3g\n", GetParam().c_str(), i, err);
-    EXPECT_LE(err, 1e-4) << "output " << i;
-  }
+  std::vector<NpyArray> inputs;
+  ASSERT_NO_FATAL_FAILURE(testing::run_and_compare_with_reference(runner, dir, 1e-4, "xnnpack", GetParam(), &inputs));
   // A second run reuses the runtime (same result).
   NpyArray first = runner.output(0);
   ASSERT_EQ(runner.run(inputs), "");

@@ -1,7 +1,6 @@
 // End to end: exports every model in shared/models with the portable kernels linked, runs
 // it with the runtime and compares with PyTorch's outputs (relative L2 <= 1e-4).
 #include <dirent.h>
-#include <sys/stat.h>
 
 #include <cstdio>
 
@@ -9,27 +8,13 @@
 #include "gtest/gtest.h"
 #include "test/exporter/pte_runner.h"
 #include "test/exporter/shared_dir.h"
+#include "test/exporter/shared_models.h"
 
 namespace ember {
 namespace exporter {
 namespace {
 
 constexpr double kTolerance = 1e-4;
-
-bool exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
-std::vector<NpyArray> read_all(const std::string& dir, const std::string& prefix) {
-  std::vector<NpyArray> out;
-  for (int i = 0; exists(dir + "/" + prefix + std::to_string(i) + ".npy"); ++i) {
-    auto a = read_npy(dir + "/" + prefix + std::to_string(i) + ".npy");
-    EXPECT_TRUE(a.ok()) << a.status();
-    if (a.ok()) out.push_back(std::move(*a));
-  }
-  return out;
-}
 
 class SharedModel : public ::testing::TestWithParam<std::string> {};
 
@@ -43,20 +28,13 @@ TEST_P(SharedModel, ExportsRunsAndMatchesPyTorch) {
               GetParam().c_str(), r->plan.arena_size, r->plan.shared_size, r->plan.fixed_size, r->plan.lower_bound,
               r->plan.strategy.c_str());
   testing::PteRunner runner;
-  std::string err = runner.load(r->pte);
-  ASSERT_EQ(err, "");
-  std::vector<NpyArray> inputs = read_all(dir, "input_");
-  std::vector<NpyArray> expected = read_all(dir, "output_");
-  ASSERT_FALSE(inputs.empty());
-  ASSERT_EQ(runner.run(inputs), "");
-  for (size_t i = 0; i < expected.size(); ++i) {
-    NpyArray got = runner.output(i);
-    EXPECT_EQ(got.shape, expected[i].shape) << "output " << i;
-    EXPECT_LE(testing::relative_l2(got, expected[i]), kTolerance) << "output " << i;
-  }
+  ASSERT_EQ(runner.load(r->pte), "");
+  std::vector<NpyArray> inputs;
+  ASSERT_NO_FATAL_FAILURE(
+      testing::run_and_compare_with_reference(runner, dir, kTolerance, nullptr, GetParam(), &inputs));
   if (GetParam() == "tiny_llama_kv") {  // second call carries the KV cache over
-    std::vector<NpyArray> step_in = read_all(dir, "step_input_");
-    std::vector<NpyArray> step_out = read_all(dir, "step_output_");
+    std::vector<NpyArray> step_in = testing::read_npy_series(dir, "step_input_");
+    std::vector<NpyArray> step_out = testing::read_npy_series(dir, "step_output_");
     ASSERT_EQ(step_out.size(), 1u);
     ASSERT_EQ(runner.run(step_in), "");
     NpyArray got = runner.output(0);
