@@ -433,14 +433,16 @@ std::vector<int> chunk_cat(Builder& b, const Node& n) {
   if (chunks < 1 || dim < 0 || dim >= rank) return {};
   std::vector<int> pieces;
   for (int id : ids) {
+    // Ranks may differ (ATen: then dim must be non-negative and below every rank).
     const Sizes s = b.sizes(id);
-    if (static_cast<int64_t>(s.size()) != rank || b.dtype(id) != b.dtype(ids[0])) return {};
+    const int64_t r = static_cast<int64_t>(s.size());
+    if (r <= dim || (r != rank && int_arg(n, 1, 0) < 0) || b.dtype(id) != b.dtype(ids[0])) return {};
     for (int64_t d = 0; d < dim; ++d) if (s[d] != b.sizes(ids[0])[d]) return {};
     int64_t per = (s[dim] + chunks - 1) / chunks;
     int x = id;
     if (per * chunks != s[dim]) {
-      std::vector<int64_t> pad(2 * (rank - dim), 0);  // last dim first
-      pad[2 * (rank - 1 - dim) + 1] = per * chunks - s[dim];
+      std::vector<int64_t> pad(2 * (r - dim), 0);  // last dim first
+      pad[2 * (r - 1 - dim) + 1] = per * chunks - s[dim];
       Sizes padded = s;
       padded[dim] = per * chunks;
       x = b.call1("constant_pad_nd", "default", {Arg::tensor(x), Arg::int_list(pad), Arg::real(0.0)}, b.dtype(x), padded);
