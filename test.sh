@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole Ember test suite and prints "N passed, M failed" (gtest cases).
-# Extra arguments are passed to `bazel test` (e.g. --config=asan).
+# Extra arguments are passed to `bazel test` (e.g. --config=asan). --keep_going: a target that
+# fails to build is counted as failed (test_summary.py) without skipping the others.
 set -uo pipefail
 cd "$(dirname "$0")"
 
@@ -13,7 +14,7 @@ fi
 # shellcheck disable=SC2086
 shared="$(cd .. && pwd)/shared"
 log=$(mktemp)
-bazel test "$@" --test_output=errors --test_env=EMBER_SHARED_DIR="$shared" $targets 2>&1 | tee "$log"
+bazel test "$@" --keep_going --test_output=errors --test_env=EMBER_SHARED_DIR="$shared" $targets 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 python3 tools/test_summary.py --bazel-log "$log" "$(bazel info bazel-testlogs "$@" 2>/dev/null)" $targets
 summary=$?

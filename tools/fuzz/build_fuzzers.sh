@@ -38,7 +38,8 @@ TOOL_FLAGS="$BASE"
 ABSL_LIBS=$(awk '/name = "absl"/{f=1} f{print} f&&/^\)/{exit}' third_party/system/BUILD |
             grep -o '"-l[^"]*"' | tr -d '"' | tr '\n' ' ')
 
-runtime_srcs=$(find runtime -name '*.cc' -not -path 'runtime/module/*' | sort)
+# runtime/module is the STL layer above the core; only its .npy codec is shared (by the exporter).
+runtime_srcs=$( (find runtime -name '*.cc' -not -path 'runtime/module/*'; echo runtime/module/npy_format.cc) | sort)
 kernel_srcs=$(find kernels/portable -name '*.cc' -not -path '*/threadpool/*' | sort)
 exporter_srcs=$(find exporter -name '*.cc' | sort)
 
