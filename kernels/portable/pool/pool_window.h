@@ -58,7 +58,13 @@ bool read_pool_window(KernelArgs& a, int spatial, size_t k_i, size_t s_i, size_t
     win.pad[first + i] = list_at(p, i, 0);
     win.dilation[first + i] = list_at(d, i, 1);
   }
+  // Bounded so the window arithmetic below and in pooled_size() cannot overflow int64.
+  constexpr int64_t kMaxWindowParam = INT32_MAX;
   for (int i = 0; i < N; ++i) {
+    if (win.kernel[i] > kMaxWindowParam || win.stride[i] > kMaxWindowParam || win.dilation[i] > kMaxWindowParam ||
+        win.pad[i] > kMaxWindowParam) {
+      return a.fail("kernel, stride, padding and dilation must be below 2^31");
+    }
     if (win.kernel[i] < 1 || win.stride[i] < 1 || win.dilation[i] < 1 || win.pad[i] < 0) {
       return a.fail("kernel, stride and dilation must be positive, padding non-negative");
     }
