@@ -177,7 +177,10 @@ Error lu_factor_common(KernelContext& ctx, KernelArgs& a, const Tensor* in, bool
 }
 
 // linalg_lu_factor_ex(A, *, pivot=True, check_errors=False) -> (LU, pivots, info)
-Error linalg_lu_factor_ex(KernelContext& ctx, EValue** args, size_t n) {
+// linalg_lu_factor_ex and _lu_with_info share one schema shape: (self, pivot, check) ->
+// (LU, pivots, info). `honour_check`: _lu_with_info (torch.lu) reports singular matrices
+// through info only, whatever check_errors says.
+Error lu_factor_entry(KernelContext& ctx, EValue** args, size_t n, bool honour_check) {
   KernelArgs a(ctx, args, n);
   if (!a.expect(6)) return a.error();
   const Tensor* in = a.tensor(0);
@@ -187,22 +190,16 @@ Error linalg_lu_factor_ex(KernelContext& ctx, EValue** args, size_t n) {
   Tensor* info = a.out(5);
   if (!a.ok()) return a.error();
   if (!pivot) return ctx.fail(Error::NotSupported, "LU without pivoting is not supported on CPU");
-  return lu_factor_common(ctx, a, in, pivot, check, LU, piv, info);
+  return lu_factor_common(ctx, a, in, pivot, honour_check && check, LU, piv, info);
+}
+
+Error linalg_lu_factor_ex(KernelContext& ctx, EValue** args, size_t n) {
+  return lu_factor_entry(ctx, args, n, /*honour_check=*/true);
 }
 
 // _lu_with_info(self, pivot=True, check_errors=True) -> (LU, pivots, info)
 Error lu_with_info(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(6)) return a.error();
-  const Tensor* in = a.tensor(0);
-  bool pivot = a.bool_value(1);
-  Tensor* LU = a.out(3);
-  Tensor* piv = a.out(4);
-  Tensor* info = a.out(5);
-  if (!a.ok()) return a.error();
-  if (!pivot) return ctx.fail(Error::NotSupported, "LU without pivoting is not supported on CPU");
-  // check_errors: PyTorch's torch.lu reports singular matrices through info only.
-  return lu_factor_common(ctx, a, in, pivot, false, LU, piv, info);
+  return lu_factor_entry(ctx, args, n, /*honour_check=*/false);
 }
 
 // lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True) -> (P, L, U)
