@@ -24,12 +24,14 @@ Error resize_tensor(Tensor& tensor, Span<const int64_t> new_sizes) {
     if (s != 0 && numel > SIZE_MAX / s) overflow = true;
     numel *= s;
   }
-  if (same) return Error::Ok;
-  if (!tensor.dynamic) return Error::OutOfBounds;
-  // Capacity, not per-dimension bounds, is what keeps kernels inside their memory.
+  // Capacity, not per-dimension bounds, is what keeps kernels inside their memory. Checked
+  // for unchanged sizes too: a tensor without memory (an output whose buffer the caller has
+  // not set, or one a malformed program never planned) must not be written.
   if (numel != 0 && (overflow || numel > tensor.capacity_bytes / element_size(tensor.dtype))) {
     return Error::OutOfBounds;
   }
+  if (same) return Error::Ok;
+  if (!tensor.dynamic) return Error::OutOfBounds;
   for (size_t i = 0; i < new_sizes.size(); ++i) tensor.sizes[i] = new_sizes[i];
   return Error::Ok;
 }
