@@ -28,12 +28,6 @@ namespace vulkan {
 namespace testing {
 namespace {
 
-const bool kEnvSet = [] {
-  setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
-  setenv("EMBER_VULKAN_ALLOW_CPU", "1", 1);
-  return true;
-}();
-
 #define EMBER_SKIP_WITHOUT_FP16()                                                               \
   do {                                                                                          \
     if (!::ember::vulkan::testing::vulkan_usable()) GTEST_SKIP() << "no Vulkan device";         \

@@ -17,12 +17,6 @@ namespace vulkan {
 namespace testing {
 namespace {
 
-const bool kEnvSet = [] {
-  setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
-  setenv("EMBER_VULKAN_ALLOW_CPU", "1", 1);
-  return true;
-}();
-
 // conv(3->4, 3x3, pad 1) -> relu -> maxpool 2 -> flatten -> linear(4*3*3 -> 5) -> softmax.
 struct SmallNet {
   Sizes xs{1, 3, 6, 7};

@@ -13,13 +13,6 @@ namespace vulkan {
 namespace testing {
 namespace {
 
-// Tests run on lavapipe: allow the CPU device, and keep Mesa from writing a shader cache.
-const bool kEnvSet = [] {
-  setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
-  setenv("EMBER_VULKAN_ALLOW_CPU", "1", 1);
-  return true;
-}();
-
 float clampf(float v, float lo, float hi) { return std::min(std::max(v, lo), hi); }
 
 Floats conv2d_ref(const Floats& x, const Sizes& xs, const Floats& w, const Sizes& ws, const Floats* b,

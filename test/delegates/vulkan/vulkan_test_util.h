@@ -74,6 +74,14 @@ struct Arg {
   }
 };
 
+// Tests run on lavapipe: allow the CPU device, and keep Mesa from writing a shader cache. Set
+// once per test binary at static initialisation, before any test creates a Vulkan device.
+inline const bool kLavapipeEnvSet = [] {
+  setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
+  setenv("EMBER_VULKAN_ALLOW_CPU", "1", 1);
+  return true;
+}();
+
 inline bool vulkan_usable() { return vulkan_backend().is_available(); }
 
 #define EMBER_SKIP_WITHOUT_VULKAN()                                                  \
