@@ -31,7 +31,9 @@ enum class VkDType : uint8_t { Float32 = 0, Float16 = 1, Int32 = 2, Int64 = 3 };
 enum class VkBinary : uint8_t { Add = 0, Sub = 1, Mul = 2, Div = 3 };
 enum class VkUnary : uint8_t {
   Relu = 0, Clamp = 1, Hardtanh = 2, Hardswish = 3, Sigmoid = 4, Silu = 5, Gelu = 6,
-  GeluTanh = 7, Tanh = 8
+  GeluTanh = 7, Tanh = 8,
+  Affine = 9,  // x * min + max (min: scale, max: shift)
+  Rsqrt = 10, Pow = 11 /* x ^ min */, Sqrt = 12, Exp = 13
 };
 
 struct VkActivation {

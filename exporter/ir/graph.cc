@@ -1,5 +1,6 @@
 #include "exporter/ir/graph.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ember {
@@ -71,6 +72,34 @@ std::vector<int> Graph::use_counts() const {
     uses[w.to]++;
   }
   return uses;
+}
+
+std::vector<std::vector<int>> Graph::node_dependencies() const {
+  std::vector<std::vector<int>> deps(nodes.size());
+  std::vector<int> last_writer(values.size(), -1);
+  std::vector<std::vector<int>> readers_since_write(values.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    if (n.erased) continue;
+    std::vector<int>& d = deps[i];
+    for (const Arg& a : n.args) {
+      for (int r : a.value_refs()) {
+        if (last_writer[r] >= 0) d.push_back(last_writer[r]);
+        readers_since_write[r].push_back(static_cast<int>(i));
+      }
+    }
+    for (int r : n.output_values()) {
+      if (last_writer[r] >= 0) d.push_back(last_writer[r]);
+      for (int reader : readers_since_write[r]) {
+        if (reader != static_cast<int>(i)) d.push_back(reader);
+      }
+      readers_since_write[r].clear();
+      last_writer[r] = static_cast<int>(i);
+    }
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+  }
+  return deps;
 }
 
 void Graph::compact() {

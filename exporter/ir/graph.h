@@ -137,6 +137,11 @@ struct Graph {
   std::vector<int> use_counts() const;
   // Removes erased nodes and renumbers producers.
   void compact();
+  // For each node, the earlier live nodes it must stay after: the last writer of each value
+  // it reads (read after write), and for each value it writes, the previous writer and every
+  // reader since (write after write, write after read; in-place ops write existing values).
+  // Erased nodes have none. Passes that move or merge nodes keep these edges.
+  std::vector<std::vector<int>> node_dependencies() const;
   size_t num_live_nodes() const;
 };
 

@@ -32,14 +32,7 @@ absl::StatusOr<Partition> make_partition(const Graph& g, std::vector<int> nodes)
   for (int k = 0; k < static_cast<int>(g.nodes.size()); ++k) {
     if (in_set.count(k) || g.nodes[k].erased) continue;
     for (const Arg& a : g.nodes[k].args) {
-      for (int r : a.value_refs()) {
-        if (!produced.count(r)) continue;
-        if (k < nodes.back()) {
-          return absl::InvalidArgumentError("partition is not convex: node " + std::to_string(k) +
-                                            " reads a partition value before the partition ends");
-        }
-        outs.insert(r);
-      }
+      for (int r : a.value_refs()) if (produced.count(r)) outs.insert(r);
     }
   }
   for (const GraphOutput& o : g.outputs) if (o.value >= 0 && produced.count(o.value)) outs.insert(o.value);
@@ -89,6 +82,45 @@ void ConstantSlots::finish(DelegateBlob* blob) const {
   blob->replaced = replaced_;
 }
 
+namespace {
+
+// Orders the graph's nodes after delegate substitution. A delegate node sits where its last
+// member was, but a node outside the partition that came before that point may read one of
+// its outputs (the partition is convex, so it never feeds back in): such nodes must move
+// after it. `deps` are the dependencies of the graph before substitution and `rep[i]` the
+// node that original node i became (itself, or its delegate node). Stable: among ready
+// nodes the earliest original position goes first, so an unaffected graph keeps its order.
+absl::Status restore_topological_order(Graph& g, const std::vector<std::vector<int>>& deps,
+                                       const std::vector<int>& rep) {
+  const int n = static_cast<int>(g.nodes.size());
+  std::vector<std::set<int>> succ(n);
+  std::vector<int> indegree(n, 0);
+  for (int i = 0; i < n; ++i) {
+    for (int d : deps[i]) {
+      const int a = rep[d], b = rep[i];
+      if (a != b && succ[a].insert(b).second) indegree[b]++;
+    }
+  }
+  std::set<int> ready;
+  for (int i = 0; i < n; ++i) if (!g.nodes[i].erased && indegree[i] == 0) ready.insert(i);
+  std::vector<Node> ordered;
+  while (!ready.empty()) {
+    const int i = *ready.begin();
+    ready.erase(ready.begin());
+    for (int b : succ[i]) if (--indegree[b] == 0) ready.insert(b);
+    ordered.push_back(std::move(g.nodes[i]));
+  }
+  if (ordered.size() != g.num_live_nodes()) {
+    return absl::InvalidArgumentError(
+        "a claimed partition is not convex (a path leaves it and re-enters it); the partitioner must "
+        "not claim such sets");
+  }
+  g.nodes = std::move(ordered);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
                                       std::vector<DelegateRecord>* delegates) {
   std::vector<std::vector<int>> sets = partitioner.claim(g);
@@ -106,6 +138,9 @@ absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
     if (!blob.ok()) return blob.status();
     made.emplace_back(std::move(*p), std::move(*blob));
   }
+  const std::vector<std::vector<int>> deps = g.node_dependencies();
+  std::vector<int> rep(g.nodes.size());
+  for (size_t i = 0; i < rep.size(); ++i) rep[i] = static_cast<int>(i);
   for (auto& [p, blob] : made) {
     int index = static_cast<int>(delegates->size());
     Node d;
@@ -136,9 +171,14 @@ absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
     delegates->push_back(DelegateRecord{partitioner.backend_id(), std::move(blob)});
     for (int o : p.outputs) d.outputs.push_back(Arg::tensor(o));
     d.source = g.nodes[p.nodes.back()].source;
-    for (int i : p.nodes) g.nodes[i].erased = true;
+    for (int i : p.nodes) {
+      g.nodes[i].erased = true;
+      rep[i] = p.nodes.back();
+    }
     g.nodes[p.nodes.back()] = std::move(d);
   }
+  absl::Status order = restore_topological_order(g, deps, rep);
+  if (!order.ok()) return absl::InvalidArgumentError(partitioner.backend_id() + ": " + std::string(order.message()));
   g.compact();
   return static_cast<int>(made.size());
 }

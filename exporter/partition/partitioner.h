@@ -94,12 +94,16 @@ struct DelegateRecord {
 
 // Runs `partitioner` over `g`: every claimed set is replaced by one node with
 // op == "delegate::<index>" (index into `delegates`), args = Tensors(inputs) and
-// outputs = the partition outputs. Returns the number of partitions created.
+// outputs = the partition outputs, and the nodes are put back in a dependency order (see
+// Graph::node_dependencies). Fails when a claimed set is not convex. Returns the number of
+// partitions created.
 absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
                                       std::vector<DelegateRecord>* delegates);
 
-// Builds the Partition (inputs/outputs) of a node set. Fails when the set is not convex
-// (a path leaves and re-enters it) or contains erased nodes.
+// Builds the Partition (inputs/outputs) of a node set. Fails when the set contains erased
+// or invalid nodes. Convexity (no path leaves the set and re-enters it) is checked by
+// apply_partitioner, which also moves nodes that read a partition output after the
+// delegate call that now produces it.
 absl::StatusOr<Partition> make_partition(const Graph& g, std::vector<int> nodes);
 
 // Name prefix of delegate nodes.

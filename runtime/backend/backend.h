@@ -47,6 +47,9 @@ class Backend {
   virtual ~Backend() = default;
   // False when the hardware or driver this backend needs is missing.
   virtual bool is_available() const = 0;
+  // Why is_available() is false, for the load error (e.g. "no Vulkan driver: ..."): a
+  // static or backend-owned string, never null; empty when there is nothing to add.
+  virtual const char* unavailable_reason() const { return ""; }
   // Builds executable state from `blob` (valid while the Program lives). Returns an opaque
   // handle passed back to execute/destroy.
   virtual Result<void*> init(BackendInitContext& context, Span<const uint8_t> blob,

@@ -310,8 +310,10 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
                   "library or re-export with --backend portable", i, id);
     }
     if (!backend->is_available()) {
+      const char* why = backend->unavailable_reason();
       return fail(diag, Error::NotSupported,
-                  "backend '%s' is not available on this device; re-export with --backend portable", id);
+                  "backend '%s' is not available on this device%s%s; re-export with --backend portable", id,
+                  why[0] != '\0' ? ": " : "", why);
     }
     Span<const uint8_t> blob;
     if (d->blob_segment() >= 0) {

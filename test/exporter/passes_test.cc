@@ -234,8 +234,50 @@ TEST(Partitioner, RejectsNonConvexClaims) {
   add_node(g, node("aten::relu", "default", {Arg::tensor(a)}, {b}));  // outside, between
   add_node(g, node("aten::exp", "default", {Arg::tensor(b)}, {y}));
   g.outputs = {GraphOutput{y}};
-  auto p = make_partition(g, {0, 2});
-  EXPECT_FALSE(p.ok());
+  FakePartitioner p;  // claims {neg, exp}: relu leaves the set and re-enters it
+  std::vector<DelegateRecord> delegates;
+  auto n = apply_partitioner(g, p, &delegates);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(std::string(n.status().message()).find("not convex"), std::string::npos) << n.status();
+}
+
+// A node outside the partition that sits between its members and reads a partition value
+// (but feeds nothing back) moves after the delegate call (tiny_llama's XNNPACK export
+// failed on this before).
+TEST(Partitioner, MovesEarlyConsumersAfterTheDelegateCall) {
+  Graph g;
+  int x = tensor(g, "x", {4}, ValueRole::UserInput);
+  g.inputs = {x};
+  int a = tensor(g, "a", {4}), s = tensor(g, "s", {4}), y = tensor(g, "y", {4});
+  add_node(g, node("aten::neg", "default", {Arg::tensor(x)}, {a}));
+  add_node(g, node("aten::sigmoid", "default", {Arg::tensor(a)}, {s}));  // outside, reads a
+  add_node(g, node("aten::exp", "default", {Arg::tensor(x)}, {y}));
+  g.outputs = {GraphOutput{s}, GraphOutput{y}};
+  FakePartitioner p;
+  std::vector<DelegateRecord> delegates;
+  auto n = apply_partitioner(g, p, &delegates);
+  ASSERT_TRUE(n.ok()) << n.status();
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op, "delegate::0");
+  EXPECT_EQ(g.nodes[0].output_values(), (std::vector<int>{a, y}));
+  EXPECT_EQ(g.nodes[1].op, "aten::sigmoid");
+  EXPECT_EQ(g.values[a].producer, 0);
+  EXPECT_EQ(g.values[s].producer, 1);
+}
+
+// In-place writes order nodes too: a reader of a buffer stays before the next write to it.
+TEST(GraphDependencies, InPlaceWritesFollowEarlierReaders) {
+  Graph g;
+  int buf = tensor(g, "buf", {4}, ValueRole::MutableState);
+  int x = tensor(g, "x", {4}, ValueRole::UserInput);
+  int r = tensor(g, "r", {4}), w = tensor(g, "w", {4});
+  add_node(g, node("aten::relu", "default", {Arg::tensor(buf)}, {r}));            // 0 reads buf
+  add_node(g, node("aten::copy_", "default", {Arg::tensor(buf), Arg::tensor(x)}, {buf}));  // 1 writes buf
+  add_node(g, node("aten::neg", "default", {Arg::tensor(buf)}, {w}));             // 2 reads new buf
+  std::vector<std::vector<int>> d = g.node_dependencies();
+  EXPECT_EQ(d[0], (std::vector<int>{}));
+  EXPECT_EQ(d[1], (std::vector<int>{0}));  // write after read
+  EXPECT_EQ(d[2], (std::vector<int>{1}));  // read after write
 }
 
 }  // namespace

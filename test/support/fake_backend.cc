@@ -74,6 +74,7 @@ class FakeBackend final : public Backend {
 class UnavailableBackend final : public Backend {
  public:
   bool is_available() const override { return false; }
+  const char* unavailable_reason() const override { return "the test accelerator is unplugged"; }
   Result<void*> init(BackendInitContext&, Span<const uint8_t>, Span<const CompileSpecView>) override {
     return Error::Internal;  // must never be called
   }

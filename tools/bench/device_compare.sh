@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the device machine (GPU + 16 cores, PyTorch and onnxruntime installed) over a bundle
-# made by make_device_bundle.sh: exports every bundled model for vulkan, xnnpack and the
-# portable kernels with Ember's own exporter, checks each program's output against the
+# made by make_device_bundle.sh: exports every bundled model for vulkan (fp32 and fp16 storage),
+# xnnpack and the portable kernels with Ember's own exporter, checks each program's output against the
 # PyTorch reference (relative L2), benchmarks them with `ember bench`, then times PyTorch
 # eager and onnxruntime on the same CPU (torch_compare.py). Results: OUTDIR/*.json, a log.
 # Usage: tools/bench/device_compare.sh BUNDLE OUTDIR [THREADS...]   (default threads: 1 2)
@@ -24,9 +24,11 @@ lscpu | grep -E '^(Model name|CPU\(s\))' || true
 work=$(mktemp -d)
 for mdir in "$bundle"/models/*/; do
   m=$(basename "$mdir")
-  for b in vulkan xnnpack portable; do
+  for b in vulkan vulkan16 xnnpack portable; do
     pte=$work/$m.$b.pte
-    if ! "$E" export "$mdir/model.pt2" -o "$pte" --backend "$b" >"$out/$m.$b.export.log" 2>&1; then
+    flags=(--backend "$b")
+    [ "$b" = vulkan16 ] && flags=(--backend vulkan --vulkan-fp16)   # fp16 storage variant
+    if ! "$E" export "$mdir/model.pt2" -o "$pte" "${flags[@]}" >"$out/$m.$b.export.log" 2>&1; then
       echo "$m $b: export failed: $(tail -1 "$out/$m.$b.export.log")"; continue
     fi
     grep '^partition' "$out/$m.$b.export.log" | sed "s/^/$m $b: /"
@@ -42,7 +44,7 @@ PY
     else
       echo "$m $b: run failed: $(tail -1 "$out/$m.$b.run.log")"; continue
     fi
-    bt=$threads; [ "$b" = vulkan ] && bt=1   # the GPU path uses one CPU thread
+    bt=$threads; [ "${b#vulkan}" != "$b" ] && bt=1   # the GPU path uses one CPU thread
     for t in $bt; do
       "$E" bench "$pte" --warmup 5 --iterations 30 --threads "$t" --json "$out/$m.$b.t$t.json" >/dev/null 2>&1 ||
         echo "$m $b t$t: bench failed"

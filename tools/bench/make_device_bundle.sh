@@ -11,8 +11,8 @@ ember=bazel-out/k8-opt/bin/tools/ember
 [ -x "$ember" ] || { echo "build it first: bazel build -c opt //tools:ember" >&2; exit 1; }
 rm -rf "$dir"; mkdir -p "$dir/bin" "$dir/lib" "$dir/models"
 cp "$ember" "$dir/bin/ember"
-# glibc (libc, libm, ld-linux, vdso) comes from the host; everything else travels.
-ldd "$ember" | awk '$3 ~ /^\// {print $3}' | grep -Ev '/(libc|libm|ld-linux[^/]*)\.so' |
+# glibc (libc, libm, libpthread, libdl, librt, ld-linux, vdso) comes from the host; everything else travels.
+ldd "$ember" | awk '$3 ~ /^\// {print $3}' | grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$dir/lib/"; done
 for m in "$@"; do
   name=$(basename "$m")

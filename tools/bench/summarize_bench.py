@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints a Markdown table of median latencies (ms) from the JSON files device_compare.sh
-writes: OUT/<model>.<engine>.t<threads>.json, engines vulkan/xnnpack/portable (ember bench)
-and torch/ort (torch_compare.py). Usage: summarize_bench.py OUT"""
+writes: OUT/<model>.<engine>.t<threads>.json, engines vulkan/vulkan16/xnnpack/portable (ember bench)
+and torch/torch_cuda/ort (torch_compare.py). Usage: summarize_bench.py OUT"""
 import collections
 import glob
 import json
@@ -12,7 +12,7 @@ import sys
 rows = collections.defaultdict(dict)
 columns = set()
 for path in glob.glob(os.path.join(sys.argv[1], "*.t*.json")):
-    m = re.match(r"(.+)\.(vulkan|xnnpack|portable|torch|ort)\.t(\d+)\.json$", os.path.basename(path))
+    m = re.match(r"(.+)\.(vulkan|vulkan16|xnnpack|portable|torch|torch_cuda|ort)\.t(\d+)\.json$", os.path.basename(path))
     if not m:
         continue
     with open(path) as f:
@@ -20,9 +20,10 @@ for path in glob.glob(os.path.join(sys.argv[1], "*.t*.json")):
     col = (m.group(2), int(m.group(3)))
     columns.add(col)
     rows[m.group(1)][col] = lat["median"]
-order = ["vulkan", "xnnpack", "portable", "torch", "ort"]
+order = ["vulkan", "vulkan16", "xnnpack", "portable", "torch", "torch_cuda", "ort"]
 cols = sorted(columns, key=lambda c: (order.index(c[0]), c[1]))
-names = {"vulkan": "Ember Vulkan (GPU)", "xnnpack": "Ember XNNPACK", "portable": "Ember portable",
+names = {"vulkan": "Ember Vulkan (GPU)", "vulkan16": "Ember Vulkan fp16 storage (GPU)",
+         "torch_cuda": "PyTorch eager CUDA (GPU)", "xnnpack": "Ember XNNPACK", "portable": "Ember portable",
          "torch": "PyTorch eager", "ort": "onnxruntime"}
 print("| model | " + " | ".join(f"{names[e]}, {t} thr" for e, t in cols) + " |")
 print("|---|" + "---|" * len(cols))

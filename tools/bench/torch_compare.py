@@ -3,7 +3,7 @@
 comparison with `ember bench` (device_compare.sh). For each MODELS/<name>/model.pt2 and
 thread count: median/min latency of forward over 30 calls after 5 warm-ups, written as
 OUT/<name>.torch.t<N>.json and OUT/<name>.ort.t<N>.json (same field names as ember bench's
-latency_ms). The ONNX model comes from torch.onnx.export of the loaded ExportedProgram.
+latency_ms), and PyTorch eager on CUDA where a GPU is present. The ONNX model comes from torch.onnx.export of the loaded ExportedProgram.
 
 Usage: torch_compare.py MODELS OUT [THREADS...]"""
 import glob
@@ -61,6 +61,20 @@ def main():
                 lat = timed(lambda: module(*args))
                 write(os.path.join(out, f"{name}.torch.t{t}.json"), "torch", t, lat, err)
                 print(f"{name} torch t{t}: median {lat['median']:.2f} ms (rel L2 {err:.1e})")
+            if torch.cuda.is_available():
+                try:  # the GPU reference; inputs go up and outputs come back each call, as in Ember
+                    gpu = ep.module().to("cuda")
+
+                    def call():
+                        o = gpu(*(a.to("cuda") for a in args))
+                        return torch.utils._pytree.tree_map(lambda t: t.cpu(), o)
+
+                    gerr = rel_l2(first(call()), ref)
+                    lat = timed(call)
+                    write(os.path.join(out, f"{name}.torch_cuda.t1.json"), "torch_cuda", 1, lat, gerr)
+                    print(f"{name} torch cuda: median {lat['median']:.2f} ms (rel L2 {gerr:.1e})")
+                except Exception as e:
+                    print(f"{name} torch cuda: skipped ({type(e).__name__}: {str(e).splitlines()[0][:200]})")
         try:
             import onnxruntime as ort
 

@@ -44,6 +44,44 @@ VkDType vk_dtype(ScalarType t) {
   }
 }
 
+// scaled_dot_product_attention as softmax(q @ k^T * scale + mask) @ v: two matmuls, an
+// affine scale, an optional additive float mask (or the causal one, as a blob constant)
+// and a softmax. Boolean masks stay on the portable kernel (check_value rejects them).
+std::string lower_attention(const Node& n, const Value& out, VulkanBlobBuilder& b, int q, int k, int v, int mask,
+                            std::map<int, int>& ids) {
+  auto has = [&](size_t i) { return i < n.args.size(); };
+  double d = 0;
+  if (q < 0 || k < 0 || v < 0 || mask == -2) return "unmapped input";
+  if (has(4) && (!number(n.args[4], &d) || d != 0.0)) return "attention dropout";
+  if (has(7) && n.args[7].kind == Arg::Kind::Bool && n.args[7].b) return "enable_gqa";
+  const Sizes& qs = b.sizes(q);
+  const Sizes& ks = b.sizes(k);
+  if (qs.size() < 2 || ks.size() != qs.size() || b.sizes(v).size() != qs.size()) return "attention ranks";
+  const size_t rank = qs.size();
+  const int64_t l = qs[rank - 2], s = ks[rank - 2], e = qs[rank - 1];
+  double scale = 1.0 / std::sqrt(static_cast<double>(e));
+  if (has(6) && n.args[6].kind != Arg::Kind::None && !number(n.args[6], &scale)) return "attention scale";
+  const bool causal = has(5) && n.args[5].kind == Arg::Kind::Bool && n.args[5].b;
+  if (causal && mask >= 0) return "causal attention with a mask";
+  std::vector<int64_t> perm(rank);
+  for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  int scores = b.matmul(q, b.permute(k, perm));
+  scores = b.unary(VkUnary::Affine, scores, static_cast<float>(scale), 0.0f);
+  if (causal) {  // PyTorch's causal mask: query i sees keys j <= i (top-left aligned)
+    std::vector<float> m(static_cast<size_t>(l * s), 0.0f);
+    for (int64_t i = 0; i < l; ++i)
+      for (int64_t j = i + 1; j < s; ++j) m[static_cast<size_t>(i * s + j)] = -INFINITY;
+    mask = b.constant({l, s}, m);
+  }
+  if (mask >= 0) scores = b.binary(VkBinary::Add, scores, mask);
+  const int r = b.matmul(b.softmax(scores, static_cast<int32_t>(rank - 1)), v);
+  if (r < 0) return b.ok() ? std::string("attention lowering failed") : b.error();
+  if (b.sizes(r) != out.sizes) return "shape mismatch " + sizes_str(b.sizes(r)) + " vs " + sizes_str(out.sizes);
+  ids[n.outputs[0].ref] = r;
+  return "";
+}
+
 // Adds `n` to `b`; `ids` maps graph value ids to blob tensor ids (inputs already mapped).
 // Returns "" or why the node cannot run on the delegate.
 std::string lower(const Graph& g, const Node& n, VulkanBlobBuilder& b, std::map<int, int>& ids) {
@@ -82,6 +120,35 @@ std::string lower(const Graph& g, const Node& n, VulkanBlobBuilder& b, std::map<
       if (numel(sb) != 1 && sb != ob) return "partially broadcast matmul batch";
     }
     r = b.matmul(t(0), t(1));
+  } else if ((k == "aten::add.Tensor" || k == "aten::sub.Tensor" || k == "aten::add.Scalar" ||
+              k == "aten::sub.Scalar") && has(1) && number(n.args[1], &d1)) {
+    // x + alpha * s: an affine unary op, no tensor for the scalar.
+    if (has(2) && !number(n.args[2], &d2)) return "non-numeric alpha";
+    const double alpha = has(2) ? d2 : 1.0;
+    const double shift = (k == "aten::sub.Tensor" || k == "aten::sub.Scalar" ? -1.0 : 1.0) * alpha * d1;
+    r = b.unary(VkUnary::Affine, t(0), 1.0f, static_cast<float>(shift));
+  } else if ((k == "aten::mul.Tensor" || k == "aten::div.Tensor" || k == "aten::mul.Scalar" ||
+              k == "aten::div.Scalar") && has(1) && number(n.args[1], &d1)) {
+    const bool div = k == "aten::div.Tensor" || k == "aten::div.Scalar";
+    if (div && d1 == 0.0) return "division by a zero scalar";
+    r = b.unary(VkUnary::Affine, t(0), static_cast<float>(div ? 1.0 / d1 : d1), 0.0f);
+  } else if (k == "aten::neg.default") {
+    r = b.unary(VkUnary::Affine, t(0), -1.0f, 0.0f);
+  } else if (k == "aten::rsqrt.default" || k == "aten::sqrt.default" || k == "aten::exp.default") {
+    r = b.unary(k == "aten::rsqrt.default" ? VkUnary::Rsqrt : k == "aten::sqrt.default" ? VkUnary::Sqrt : VkUnary::Exp,
+                t(0));
+  } else if (k == "aten::pow.Tensor_Scalar") {
+    if (!has(1) || !number(n.args[1], &d1)) return "non-numeric exponent";
+    r = b.unary(VkUnary::Pow, t(0), static_cast<float>(d1), 0.0f);
+  } else if (k == "aten::addmm.default") {
+    // beta * bias + alpha * (x @ w): a matmul and a broadcast add when both factors are 1.
+    if ((has(3) && (!number(n.args[3], &d1) || d1 != 1.0)) || (has(4) && (!number(n.args[4], &d2) || d2 != 1.0)))
+      return "addmm beta/alpha other than 1";
+    if (t(0) < 0 || t(1) < 0 || t(2) < 0) return "unmapped input";
+    const int mm = b.matmul(t(1), t(2));
+    r = mm < 0 ? -1 : b.binary(VkBinary::Add, mm, t(0));
+  } else if (k == "aten::scaled_dot_product_attention.default") {
+    return lower_attention(n, out, b, t(0), t(1), t(2), has(3) ? t(3) : -1, ids);
   } else if (k == "aten::add.Tensor" || k == "aten::sub.Tensor") {
     if (!has(2) || !number(n.args[2], &d1)) return "non-numeric alpha";
     r = b.binary(k == "aten::add.Tensor" ? VkBinary::Add : VkBinary::Sub, t(0), t(1), static_cast<float>(d1));
@@ -140,8 +207,37 @@ std::string lower(const Graph& g, const Node& n, VulkanBlobBuilder& b, std::map<
   } else if (k == "aten::permute.default") {
     if (!has(1) || !static_ints(n.args[1], &v1)) return "permute dims";
     r = b.permute(t(0), v1);
-  } else if (k == "aten::view.default" || k == "aten::_unsafe_view.default" || k == "aten::reshape.default") {
+  } else if (k == "aten::transpose.int") {
+    const int64_t rank = t(0) < 0 ? 0 : static_cast<int64_t>(b.sizes(t(0)).size());
+    int64_t d0 = 0, d1i = 0;
+    if (!has(2) || !static_int(n.args[1], &d0) || !static_int(n.args[2], &d1i)) return "transpose dims";
+    if (d0 < 0) d0 += rank;
+    if (d1i < 0) d1i += rank;
+    if (d0 < 0 || d0 >= rank || d1i < 0 || d1i >= rank) return "transpose dims out of range";
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    for (int64_t i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = i;
+    std::swap(perm[static_cast<size_t>(d0)], perm[static_cast<size_t>(d1i)]);
+    r = b.permute(t(0), perm);
+  } else if (k == "aten::t.default") {
+    if (t(0) < 0 || b.sizes(t(0)).size() != 2) return "t of a non-matrix";
+    r = b.permute(t(0), {1, 0});
+  } else if (k == "aten::view.default" || k == "aten::_unsafe_view.default" || k == "aten::reshape.default" ||
+             k == "aten::squeeze.dim" || k == "aten::squeeze.dims" || k == "aten::squeeze.default" ||
+             k == "aten::unsqueeze.default" || k == "aten::unflatten.int" || k == "aten::flatten.using_ints" ||
+             k == "aten::clone.default" || k == "aten::alias.default") {
+    // Contiguous data keeps its element order: all of these are views of the output shape.
     r = b.view(t(0), out.sizes);
+  } else if (k == "aten::select.int") {
+    int64_t dim = 0, index = 0;
+    if (!has(2) || !static_int(n.args[1], &dim) || !static_int(n.args[2], &index)) return "select params";
+    if (t(0) < 0) return "unmapped input";
+    const Sizes& xs = b.sizes(t(0));
+    if (dim < 0) dim += static_cast<int64_t>(xs.size());
+    if (dim < 0 || dim >= static_cast<int64_t>(xs.size())) return "select dim out of range";
+    if (index < 0) index += xs[static_cast<size_t>(dim)];
+    if (index < 0 || index >= xs[static_cast<size_t>(dim)]) return "select index out of range";
+    const int sl = b.slice(t(0), static_cast<int32_t>(dim), index, index + 1, 1);
+    r = sl < 0 ? -1 : b.view(sl, out.sizes);
   } else if (k == "aten::cat.default") {
     if (n.args.empty() || n.args[0].kind != Arg::Kind::Tensors) return "cat inputs";
     std::vector<int> xs;
@@ -208,11 +304,30 @@ std::string VulkanPartitioner::unsupported_reason(const Graph& g, int index) {
   return lower(g, n, b, ids);
 }
 
+namespace {
+
+// Ops that only move or relabel data: a run of nothing else costs a GPU round trip (upload,
+// submit, wait, download) and saves no arithmetic, so it stays on the CPU.
+bool moves_data_only(const Node& n) {
+  static const char* const kOps[] = {
+      "aten::view.default", "aten::_unsafe_view.default", "aten::reshape.default", "aten::squeeze.dim",
+      "aten::squeeze.dims", "aten::squeeze.default", "aten::unsqueeze.default", "aten::unflatten.int",
+      "aten::flatten.using_ints", "aten::clone.default", "aten::alias.default", "aten::permute.default",
+      "aten::transpose.int", "aten::t.default", "aten::select.int", "aten::slice.Tensor", "aten::cat.default"};
+  const std::string k = n.kernel_name();
+  for (const char* op : kOps) if (k == op) return true;
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::vector<int>> VulkanPartitioner::claim(const Graph& g) {
   std::vector<std::vector<int>> sets;
   std::vector<int> run;
   auto flush = [&] {
-    if (run.size() >= options_.min_nodes && !run.empty()) sets.push_back(run);
+    bool computes = false;
+    for (int i : run) computes |= !moves_data_only(g.nodes[i]);
+    if (computes && run.size() >= options_.min_nodes) sets.push_back(run);
     run.clear();
   };
   for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {

@@ -13,6 +13,7 @@ namespace {
 class VulkanBackend final : public Backend {
  public:
   bool is_available() const override { return VulkanContext::any_device(); }
+  const char* unavailable_reason() const override { return VulkanContext::unavailable_reason(); }
 
   Result<void*> init(BackendInitContext& context, Span<const uint8_t> blob,
                      Span<const CompileSpecView> compile_specs) override {

@@ -1,6 +1,7 @@
 #include "delegates/vulkan/runtime/vulkan_context.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -100,22 +101,49 @@ bool VulkanContext::cpu_allowed() {
 
 void VulkanContext::set_allow_cpu_device(bool allow) { g_allow_cpu_override.store(allow); }
 
+namespace {
+
+// The result of looking for a device once per process: whether one exists, and if not, why.
+struct DeviceProbe {
+  bool found = false;
+  char reason[200] = {0};
+};
+
+const DeviceProbe& probe() {
+  static const DeviceProbe result = [] {
+    DeviceProbe p;
+    VkInstance instance = VK_NULL_HANDLE;
+    const VkResult r = create_instance(&instance);
+    if (r != VK_SUCCESS) {
+      std::snprintf(p.reason, sizeof(p.reason),
+                    "no Vulkan driver (vkCreateInstance: %s); install one, or point VK_DRIVER_FILES at its "
+                    "ICD manifest",
+                    vk_result_name(r));
+      return p;
+    }
+    DeviceCandidate c;
+    p.found = pick_device(instance, &c);
+    vkDestroyInstance(instance, nullptr);
+    if (!p.found) {
+      std::snprintf(p.reason, sizeof(p.reason), "the Vulkan driver reports no device with Vulkan 1.1 and a compute queue");
+    }
+    return p;
+  }();
+  return result;
+}
+
+}  // namespace
+
 bool VulkanContext::any_device() {
   Global& g = global();
   {
     std::lock_guard<std::mutex> lock(g.mutex);
     if (g.context != nullptr) return true;
   }
-  static const bool found = [] {
-    VkInstance instance = VK_NULL_HANDLE;
-    if (create_instance(&instance) != VK_SUCCESS) return false;
-    DeviceCandidate c;
-    bool ok = pick_device(instance, &c);
-    vkDestroyInstance(instance, nullptr);
-    return ok;
-  }();
-  return found;
+  return probe().found;
 }
+
+const char* VulkanContext::unavailable_reason() { return any_device() ? "" : probe().reason; }
 
 bool VulkanContext::unified_memory() const {
   return props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||

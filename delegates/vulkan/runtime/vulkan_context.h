@@ -39,6 +39,8 @@ class VulkanContext {
   static Result<VulkanContext*> get(bool allow_cpu, Diagnostic* diag);
   // True when a Vulkan instance can be created and has a compute-capable device (any type).
   static bool any_device();
+  // Why any_device() is false (static storage); "" when a device exists.
+  static const char* unavailable_reason();
   // EMBER_VULKAN_ALLOW_CPU=1 in the environment, or set_allow_cpu_device(true).
   static bool cpu_allowed();
   static void set_allow_cpu_device(bool allow);

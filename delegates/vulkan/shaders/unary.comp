@@ -30,6 +30,15 @@ float erf_approx(float v) {
 }
 float tanh_safe(float v) { return tanh(clamp(v, -15.0, 15.0)); }
 float sigmoid(float v) { return 1.0 / (1.0 + exp(-v)); }
+// GLSL pow() is undefined for x < 0; small integer exponents (x*x in RMSNorm) multiply.
+float power(float v, float e) {
+  if (e == floor(e) && abs(e) <= 16.0) {
+    float r = 1.0;
+    for (int i = 0; i < int(abs(e)); ++i) r *= v;
+    return e < 0.0 ? 1.0 / r : r;
+  }
+  return v < 0.0 ? uintBitsToFloat(0x7fc00000u) : pow(v, e);  // NaN, as PyTorch gives
+}
 void main() {
   uint id = linear_id();
   if (id >= uint(p.numel)) return;
@@ -42,6 +51,11 @@ void main() {
   else if (OP == 5) r = v * sigmoid(v);
   else if (OP == 6) r = 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
   else if (OP == 7) r = 0.5 * v * (1.0 + tanh_safe(0.79788456080286536 * (v + 0.044715 * v * v * v)));
-  else r = tanh_safe(v);
+  else if (OP == 8) r = tanh_safe(v);
+  else if (OP == 9) r = v * MINV + MAXV;
+  else if (OP == 10) r = inversesqrt(v);
+  else if (OP == 11) r = power(v, MINV);
+  else if (OP == 12) r = sqrt(v);
+  else r = exp(v);
   y[id] = FLOAT_T(r);
 }

@@ -207,9 +207,41 @@ TEST(VulkanOpsTest, UnaryOps) {
           want[i] = 0.5f * v * (1 + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
           break;
         case VkUnary::Tanh: want[i] = std::tanh(v); break;
+        default: FAIL() << "covered by UnaryArithmeticOps";
       }
     }
     EXPECT_TRUE(near(out[0], want, 2e-5f)) << "op " << static_cast<int>(c.op);
+  }
+}
+
+// The ops scalar arithmetic and RMSNorm lower to: affine (x*a+b), rsqrt, sqrt, exp and pow
+// with integer exponents (negative bases too) and a fractional one.
+TEST(VulkanOpsTest, UnaryArithmeticOps) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  Floats x = random_floats(29, 15, -3.0f, 3.0f), pos = random_floats(29, 16, 0.1f, 4.0f);
+  struct Case { VkUnary op; float a, b; bool positive; };
+  for (const Case& c : {Case{VkUnary::Affine, -2.5f, 0.75f, false}, Case{VkUnary::Rsqrt, 0, 0, true},
+                        Case{VkUnary::Sqrt, 0, 0, true}, Case{VkUnary::Exp, 0, 0, false},
+                        Case{VkUnary::Pow, 2.0f, 0, false}, Case{VkUnary::Pow, 3.0f, 0, false},
+                        Case{VkUnary::Pow, -1.0f, 0, true}, Case{VkUnary::Pow, 0.5f, 0, true}}) {
+    const Floats& in = c.positive ? pos : x;
+    VulkanBlobBuilder b;
+    int y = b.unary(c.op, b.input({29}), c.a, c.b);
+    b.output(y);
+    std::vector<Floats> out;
+    ASSERT_TRUE(run(b, {HostTensor::f32({29}, in)}, {y}, &out));
+    Floats want(29);
+    for (int i = 0; i < 29; ++i) {
+      const double v = in[i];
+      switch (c.op) {
+        case VkUnary::Affine: want[i] = static_cast<float>(v * c.a + c.b); break;
+        case VkUnary::Rsqrt: want[i] = static_cast<float>(1.0 / std::sqrt(v)); break;
+        case VkUnary::Sqrt: want[i] = static_cast<float>(std::sqrt(v)); break;
+        case VkUnary::Exp: want[i] = static_cast<float>(std::exp(v)); break;
+        default: want[i] = static_cast<float>(std::pow(v, static_cast<double>(c.a))); break;
+      }
+    }
+    EXPECT_TRUE(near(out[0], want, 2e-5f)) << "op " << static_cast<int>(c.op) << " a=" << c.a;
   }
 }
 

@@ -96,7 +96,9 @@ TEST(VulkanPartitionerTest, ClaimsLinearReluAndRunsTheBlob) {
   }
   EXPECT_TRUE(summary);
   for (const Node& n : g.nodes) {
-    if (n.op.rfind(exporter::kDelegateOpPrefix, 0) == 0) EXPECT_EQ(n.args[0].refs, (std::vector<int>{x}));
+    if (n.op.rfind(exporter::kDelegateOpPrefix, 0) == 0) {
+      EXPECT_EQ(n.args[0].refs, (std::vector<int>{x}));
+    }
   }
   (void)r;
   // Running delegated programs (weights from segments) is covered end to end by
