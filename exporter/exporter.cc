@@ -31,7 +31,11 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     if (*f > 0) eliminate_dead_code(g);
   }
   std::vector<DelegateRecord> delegates;
-  if (!options.partitioners.empty()) make_activations_ssa(g);
+  if (!options.partitioners.empty()) {
+    make_activations_ssa(g);
+    make_attention_masks_additive(g);
+    split_to_slices(g);
+  }
   for (const auto& p : options.partitioners) {
     BackendSummary summary;
     summary.backend_id = p->backend_id();

@@ -33,7 +33,7 @@ enum class VkUnary : uint8_t {
   Relu = 0, Clamp = 1, Hardtanh = 2, Hardswish = 3, Sigmoid = 4, Silu = 5, Gelu = 6,
   GeluTanh = 7, Tanh = 8,
   Affine = 9,  // x * min + max (min: scale, max: shift)
-  Rsqrt = 10, Pow = 11 /* x ^ min */, Sqrt = 12, Exp = 13
+  Rsqrt = 10, Pow = 11 /* x ^ min */, Sqrt = 12, Exp = 13, Hardsigmoid = 14
 };
 
 struct VkActivation {

@@ -47,6 +47,17 @@ absl::StatusOr<int> fold_conv_batch_norm(Graph& g);
 // user inputs are left alone.
 int make_activations_ssa(Graph& g);
 
+// Puts `where(mask, 0, -inf)` (float32) in front of each scaled_dot_product_attention whose
+// attn_mask is boolean, so the attention reads an additive mask. Same result; the attention
+// itself then fits delegates that take float tensors only (the Vulkan one), while the cheap
+// conversion stays on the portable kernels. Run before partitioning.
+int make_attention_masks_additive(Graph& g);
+
+// Rewrites static-shape split.Tensor / split_with_sizes into one slice.Tensor per piece
+// (each writing the piece's value), so delegates that take single-output ops can claim
+// them. Run before partitioning.
+int split_to_slices(Graph& g);
+
 
 }  // namespace exporter
 }  // namespace ember

@@ -370,3 +370,82 @@ TEST(ConstantFold, LeavesRandomAndInputDependentNodesAlone) {
 }  // namespace
 }  // namespace exporter
 }  // namespace ember
+
+namespace ember {
+namespace exporter {
+namespace {
+
+// split.Tensor [2, 7] into pieces of 3 along dim 1 -> slices [0,3), [3,6), [6,7) writing the
+// piece values themselves (readers need no renaming).
+TEST(SplitToSlices, OneSlicePerPieceCoveringTheInput) {
+  Graph g;
+  int x = tensor(g, "x", {2, 7}, ValueRole::UserInput);
+  g.inputs = {x};
+  int a = tensor(g, "a", {2, 3}), b = tensor(g, "b", {2, 3}), c = tensor(g, "c", {2, 1});
+  Node s = node("aten::split", "Tensor", {Arg::tensor(x), Arg::integer(3), Arg::integer(-1)}, {});
+  s.outputs = {Arg::tensor_list({a, b, c})};
+  add_node(g, s);
+  g.outputs = {GraphOutput{a}, GraphOutput{b}, GraphOutput{c}};
+  EXPECT_EQ(split_to_slices(g), 1);
+  ASSERT_EQ(g.nodes.size(), 3u);
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, 3}, {3, 6}, {6, 7}};
+  const int pieces[] = {a, b, c};
+  for (size_t i = 0; i < 3; ++i) {
+    const Node& n = g.nodes[i];
+    EXPECT_EQ(n.kernel_name(), "aten::slice.Tensor");
+    EXPECT_EQ(n.args[1].i, 1);
+    EXPECT_EQ(n.args[2].i, ranges[i].first);
+    EXPECT_EQ(n.args[3].i, ranges[i].second);
+    EXPECT_EQ(n.output_values(), (std::vector<int>{pieces[i]}));
+    EXPECT_EQ(g.values[pieces[i]].producer, static_cast<int>(i));
+  }
+}
+
+// Pieces that do not tile the input (an inconsistent graph) are left alone.
+TEST(SplitToSlices, LeavesInconsistentSplitsAlone) {
+  Graph g;
+  int x = tensor(g, "x", {5}, ValueRole::UserInput);
+  int a = tensor(g, "a", {2}), b = tensor(g, "b", {2});
+  Node s = node("aten::split", "Tensor", {Arg::tensor(x), Arg::integer(2), Arg::integer(0)}, {});
+  s.outputs = {Arg::tensor_list({a, b})};
+  add_node(g, s);
+  EXPECT_EQ(split_to_slices(g), 0);
+  EXPECT_EQ(g.nodes[0].kernel_name(), "aten::split.Tensor");
+}
+
+// A boolean mask read by two attentions gets one where(mask, 0, -inf), placed right after the
+// mask's producer (not before each attention, which would split a delegated run).
+TEST(AttentionMasks, OneAdditiveMaskRightAfterItsProducer) {
+  Graph g;
+  int q = tensor(g, "q", {1, 2, 4, 8}, ValueRole::UserInput);
+  int m_in = tensor(g, "m_in", {4, 4}, ValueRole::UserInput);
+  g.values[m_in].dtype = ScalarType::Bool;
+  g.inputs = {q, m_in};
+  int mask = tensor(g, "mask", {4, 4});
+  g.values[mask].dtype = ScalarType::Bool;
+  int h = tensor(g, "h", {1, 2, 4, 8}), y1 = tensor(g, "y1", {1, 2, 4, 8}), y2 = tensor(g, "y2", {1, 2, 4, 8});
+  add_node(g, node("aten::logical_not", "default", {Arg::tensor(m_in)}, {mask}));
+  add_node(g, node("aten::relu", "default", {Arg::tensor(q)}, {h}));
+  for (int y : {y1, y2}) {
+    add_node(g, node("aten::scaled_dot_product_attention", "default",
+                     {Arg::tensor(h), Arg::tensor(h), Arg::tensor(h), Arg::tensor(mask)}, {y}));
+  }
+  g.outputs = {GraphOutput{y1}, GraphOutput{y2}};
+  EXPECT_EQ(make_attention_masks_additive(g), 1);
+  ASSERT_EQ(g.nodes.size(), 5u);
+  EXPECT_EQ(g.nodes[0].kernel_name(), "aten::logical_not.default");
+  const Node& w = g.nodes[1];
+  EXPECT_EQ(w.kernel_name(), "aten::where.Scalar");
+  EXPECT_EQ(w.args[0].ref, mask);
+  EXPECT_EQ(w.args[1].d, 0.0);
+  EXPECT_TRUE(std::isinf(w.args[2].d) && w.args[2].d < 0);
+  const int additive = w.outputs[0].ref;
+  EXPECT_EQ(g.values[additive].dtype, ScalarType::Float32);
+  EXPECT_EQ(g.values[additive].sizes, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(g.nodes[3].args[3].ref, additive);
+  EXPECT_EQ(g.nodes[4].args[3].ref, additive);
+}
+
+}  // namespace
+}  // namespace exporter
+}  // namespace ember

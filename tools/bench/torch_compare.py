@@ -79,7 +79,11 @@ def main():
             import onnxruntime as ort
 
             onnx_path = os.path.join("/tmp", name + ".onnx")
-            torch.onnx.export(ep, args, onnx_path, dynamo=True)
+            try:
+                torch.onnx.export(ep, args, onnx_path, dynamo=True)
+            except Exception as e:  # the dynamo exporter fails on some graphs: try TorchScript's
+                print(f"{name} onnx dynamo export failed ({type(e).__name__}); trying dynamo=False")
+                torch.onnx.export(ep.module(), args, onnx_path, dynamo=False)
             for t in threads:
                 so = ort.SessionOptions()
                 so.intra_op_num_threads = t

@@ -168,6 +168,8 @@ std::string lower(const Graph& g, const Node& n, VulkanBlobBuilder& b, std::map<
     r = b.unary(VkUnary::Clamp, t(0), lo, hi);
   } else if (k == "aten::hardswish.default") {
     r = b.unary(VkUnary::Hardswish, t(0));
+  } else if (k == "aten::hardsigmoid.default") {
+    r = b.unary(VkUnary::Hardsigmoid, t(0));
   } else if (k == "aten::sigmoid.default") {
     r = b.unary(VkUnary::Sigmoid, t(0));
   } else if (k == "aten::silu.default") {

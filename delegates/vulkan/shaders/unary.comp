@@ -56,6 +56,7 @@ void main() {
   else if (OP == 10) r = inversesqrt(v);
   else if (OP == 11) r = power(v, MINV);
   else if (OP == 12) r = sqrt(v);
-  else r = exp(v);
+  else if (OP == 13) r = exp(v);
+  else r = min(max(v + 3.0, 0.0), 6.0) / 6.0;
   y[id] = FLOAT_T(r);
 }

@@ -215,15 +215,16 @@ TEST(VulkanOpsTest, UnaryOps) {
 }
 
 // The ops scalar arithmetic and RMSNorm lower to: affine (x*a+b), rsqrt, sqrt, exp and pow
-// with integer exponents (negative bases too) and a fractional one.
+// with integer exponents (negative bases too) and a fractional one; hardsigmoid (MobileNetV3).
 TEST(VulkanOpsTest, UnaryArithmeticOps) {
   EMBER_SKIP_WITHOUT_VULKAN();
-  Floats x = random_floats(29, 15, -3.0f, 3.0f), pos = random_floats(29, 16, 0.1f, 4.0f);
+  Floats x = random_floats(29, 15, -5.0f, 5.0f), pos = random_floats(29, 16, 0.1f, 4.0f);
   struct Case { VkUnary op; float a, b; bool positive; };
   for (const Case& c : {Case{VkUnary::Affine, -2.5f, 0.75f, false}, Case{VkUnary::Rsqrt, 0, 0, true},
                         Case{VkUnary::Sqrt, 0, 0, true}, Case{VkUnary::Exp, 0, 0, false},
                         Case{VkUnary::Pow, 2.0f, 0, false}, Case{VkUnary::Pow, 3.0f, 0, false},
-                        Case{VkUnary::Pow, -1.0f, 0, true}, Case{VkUnary::Pow, 0.5f, 0, true}}) {
+                        Case{VkUnary::Pow, -1.0f, 0, true}, Case{VkUnary::Pow, 0.5f, 0, true},
+                        Case{VkUnary::Hardsigmoid, 0, 0, false}}) {
     const Floats& in = c.positive ? pos : x;
     VulkanBlobBuilder b;
     int y = b.unary(c.op, b.input({29}), c.a, c.b);
@@ -238,6 +239,7 @@ TEST(VulkanOpsTest, UnaryArithmeticOps) {
         case VkUnary::Rsqrt: want[i] = static_cast<float>(1.0 / std::sqrt(v)); break;
         case VkUnary::Sqrt: want[i] = static_cast<float>(std::sqrt(v)); break;
         case VkUnary::Exp: want[i] = static_cast<float>(std::exp(v)); break;
+        case VkUnary::Hardsigmoid: want[i] = static_cast<float>(std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0); break;
         default: want[i] = static_cast<float>(std::pow(v, static_cast<double>(c.a))); break;
       }
     }
