@@ -3,7 +3,8 @@
 comparison with `ember bench` (device_compare.sh). For each MODELS/<name>/model.pt2 and
 thread count: median/min latency of forward over 30 calls after 5 warm-ups, written as
 OUT/<name>.torch.t<N>.json and OUT/<name>.ort.t<N>.json (same field names as ember bench's
-latency_ms), and PyTorch eager on CUDA where a GPU is present. The ONNX model comes from torch.onnx.export of the loaded ExportedProgram.
+latency_ms), and PyTorch eager on CUDA where a GPU is present. The ONNX model is
+MODELS/<name>/model.onnx when present, else torch.onnx.export of the loaded ExportedProgram.
 
 Usage: torch_compare.py MODELS OUT [THREADS...]"""
 import glob
@@ -78,12 +79,10 @@ def main():
         try:
             import onnxruntime as ort
 
-            onnx_path = os.path.join("/tmp", name + ".onnx")
-            try:
+            onnx_path = os.path.join(mdir, "model.onnx")  # written by export_torchvision.py
+            if not os.path.exists(onnx_path):
+                onnx_path = os.path.join("/tmp", name + ".onnx")
                 torch.onnx.export(ep, args, onnx_path, dynamo=True)
-            except Exception as e:  # the dynamo exporter fails on some graphs: try TorchScript's
-                print(f"{name} onnx dynamo export failed ({type(e).__name__}); trying dynamo=False")
-                torch.onnx.export(ep.module(), args, onnx_path, dynamo=False)
             for t in threads:
                 so = ort.SessionOptions()
                 so.intra_op_num_threads = t

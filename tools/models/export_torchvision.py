@@ -4,7 +4,8 @@ those archives are too large to carry (the device machine has PyTorch and torchv
 seeded random weights, eval mode, torch.export (training IR), torch.export.save.
 
 For each NAME writes OUT/NAME/model.pt2, input_0.npy (1x3x224x224, seeded) and output_0.npy
-(eager PyTorch on that input), so `ember export` + `ember run` can be checked against it.
+(eager PyTorch on that input), and model.onnx (TorchScript ONNX export of the same
+module, for onnxruntime), so `ember export` + `ember run` can be checked against it.
 Usage: export_torchvision.py OUT NAME...   (NAME: a torchvision.models builder, e.g. resnet18)"""
 import os
 import sys
@@ -26,6 +27,10 @@ def export(out_root, name):
     torch.export.save(ep, os.path.join(out, "model.pt2"))
     np.save(os.path.join(out, "input_0.npy"), x.numpy())
     np.save(os.path.join(out, "output_0.npy"), ref.numpy())
+    try:  # for onnxruntime comparisons (torch_compare.py prefers this file when present)
+        torch.onnx.export(model, (x,), os.path.join(out, "model.onnx"), dynamo=False)
+    except Exception as e:
+        print(f"{name}: no ONNX ({type(e).__name__}: {str(e).splitlines()[0][:160]})")
     print(f"{name}: exported to {out}")
 
 
