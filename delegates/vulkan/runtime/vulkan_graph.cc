@@ -47,6 +47,13 @@ uint32_t fbits(float f) {
 }
 uint32_t ibits(int64_t v) { return static_cast<uint32_t>(static_cast<int32_t>(v)); }
 
+// The tiled matmul/conv2d shader paths (TILED spec constant): 32x32 output tiles, one
+// 64-invocation workgroup each (the shaders assume kWorkgroupSize == 64).
+constexpr int64_t kTile = 32;
+constexpr int64_t kMinTiledRows = 16;  // below this many output rows the direct loop wins
+static_assert(kWorkgroupSize == 64, "matmul.comp / conv2d.comp tile with 64 invocations");
+int64_t tiles(int64_t n) { return (n + kTile - 1) / kTile; }
+
 std::vector<int64_t> contiguous(const Sizes& s) {
   std::vector<int64_t> st(s.size());
   int64_t acc = 1;
@@ -215,12 +222,17 @@ Error Lowering::dispatch_op() {
       const Sizes& xs = sz(x);
       const Sizes& ws = sz(w);
       bool act = p->activation() == fb::Activation::Clamp;
+      // Implicit-GEMM tiles pay off once a group has a tile's worth of output channels.
+      const int64_t ocg = out[1] / p->groups(), plane = out[2] * out[3];
+      const bool tiled = ocg >= kMinTiledRows && plane >= kMinTiledRows;
+      const int64_t invocations =
+          tiled ? xs[0] * p->groups() * tiles(ocg) * tiles(plane) * int64_t{kWorkgroupSize} : numel(out);
       add(ShaderId::Conv2d,
           {ibits(xs[0]), ibits(xs[1]), ibits(xs[2]), ibits(xs[3]), ibits(out[1]), ibits(out[2]),
            ibits(out[3]), ibits(ws[2]), ibits(ws[3]), ibits(win.sh), ibits(win.sw), ibits(win.ph),
            ibits(win.pw), ibits(win.dh), ibits(win.dw), ibits(p->groups()), ibits(b >= 0), ibits(act),
-           fbits(p->act_min()), fbits(p->act_max())},
-          {x, w, b >= 0 ? b : w, out_}, numel(out));
+           fbits(p->act_min()), fbits(p->act_max()), ibits(tiled)},
+          {x, w, b >= 0 ? b : w, out_}, invocations);
       return Error::Ok;
     }
     case fb::Params::LinearParams: {
@@ -234,10 +246,11 @@ Error Lowering::dispatch_op() {
       EMBER_TRY(check_out(out));
       int64_t k = sz(w)[1], n = sz(w)[0], m = numel(sz(x)) / k;
       bool act = p->activation() == fb::Activation::Clamp;
+      const bool tiled = m >= kMinTiledRows;
       add(ShaderId::Matmul,
           {1, ibits(m), ibits(k), ibits(n), 0, 0, 1, ibits(b >= 0), ibits(act), fbits(p->act_min()),
-           fbits(p->act_max())},
-          {x, w, b >= 0 ? b : w, out_}, numel(out));
+           fbits(p->act_max()), ibits(tiled)},
+          {x, w, b >= 0 ? b : w, out_}, tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize} : numel(out));
       return Error::Ok;
     }
     case fb::Params::MatmulParams: {
@@ -264,9 +277,10 @@ Error Lowering::dispatch_op() {
       int64_t sa = 0, sb = 0;
       if (!batch_stride(as, a_batch, m * k, &sa) || !batch_stride(bs, b_batch, k * n, &sb))
         return unsupported("partially broadcast batch dims %s @ %s", sizes_str(as).c_str(), sizes_str(bs).c_str());
+      const bool tiled = m >= kMinTiledRows;
       add(ShaderId::Matmul,
-          {ibits(batch), ibits(m), ibits(k), ibits(n), ibits(sa), ibits(sb), 0, 0, 0, 0, 0},
-          {a, b, a, out_}, numel(out));
+          {ibits(batch), ibits(m), ibits(k), ibits(n), ibits(sa), ibits(sb), 0, 0, 0, 0, 0, ibits(tiled)},
+          {a, b, a, out_}, tiled ? batch * tiles(m) * tiles(n) * int64_t{kWorkgroupSize} : numel(out));
       return Error::Ok;
     }
     case fb::Params::BinaryParams: {

@@ -26,11 +26,77 @@ layout(constant_id = 8) const int HAS_BIAS = 0;
 layout(constant_id = 9) const int ACT = 0;
 layout(constant_id = 10) const float ACT_MIN = 0.0;
 layout(constant_id = 11) const float ACT_MAX = 0.0;
+// TILED = 1 (chosen by the runtime for M >= 16): one 64-invocation workgroup per 32x32 output
+// tile, operands staged through shared memory 16 k-steps at a time, 4x4 outputs per
+// invocation. Loads are coalesced along each operand's contiguous dimension.
+layout(constant_id = 12) const int TILED = 0;
 layout(std430, set = 0, binding = 0) readonly buffer A { FLOAT_T a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Bm { FLOAT_T bm[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bias { FLOAT_T bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { FLOAT_T y[]; };
+const int TM = 32, TN = 32, TK = 16;
+shared float As[TK][TM];
+shared float Bs[TK][TN];
+
+float epilogue(float v, int n) {
+  if (HAS_BIAS != 0) v += float(bias[n]);
+  if (ACT == 1) v = min(max(v, ACT_MIN), ACT_MAX);
+  return v;
+}
+
+void tiled() {
+  const int tiles_m = (M + TM - 1) / TM, tiles_n = (N + TN - 1) / TN;
+  uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (wg >= uint(BATCH * tiles_m * tiles_n)) return;  // whole workgroup: no barrier is skipped
+  int tn = int(wg % uint(tiles_n));
+  int t = int(wg / uint(tiles_n));
+  int tm = t % tiles_m;
+  int bt = t / tiles_m;
+  int lid = int(gl_LocalInvocationIndex);
+  int tx = lid % 8, ty = lid / 8;
+  int abase = bt * A_BS, bbase = bt * B_BS;
+  vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+  for (int k0 = 0; k0 < K; k0 += TK) {
+    for (int j = 0; j < 8; ++j) {
+      int i = lid + 64 * j;
+      int r = i / TK, kk = i % TK;
+      int gm = tm * TM + r, gk = k0 + kk;
+      As[kk][r] = (gm < M && gk < K) ? float(a[abase + gm * K + gk]) : 0.0;
+      if (TRANS_B != 0) {
+        int gn = tn * TN + r;
+        Bs[kk][r] = (gn < N && gk < K) ? float(bm[bbase + gn * K + gk]) : 0.0;
+      } else {
+        int kb = i / TN, c = i % TN;
+        int gn = tn * TN + c, gkb = k0 + kb;
+        Bs[kb][c] = (gn < N && gkb < K) ? float(bm[bbase + gkb * N + gn]) : 0.0;
+      }
+    }
+    barrier();
+    for (int kk = 0; kk < TK; ++kk) {
+      vec4 av = vec4(As[kk][ty * 4], As[kk][ty * 4 + 1], As[kk][ty * 4 + 2], As[kk][ty * 4 + 3]);
+      vec4 bv = vec4(Bs[kk][tx * 4], Bs[kk][tx * 4 + 1], Bs[kk][tx * 4 + 2], Bs[kk][tx * 4 + 3]);
+      acc[0] += av.x * bv;
+      acc[1] += av.y * bv;
+      acc[2] += av.z * bv;
+      acc[3] += av.w * bv;
+    }
+    barrier();
+  }
+  for (int r = 0; r < 4; ++r) {
+    int gm = tm * TM + ty * 4 + r;
+    if (gm >= M) break;
+    for (int c = 0; c < 4; ++c) {
+      int gn = tn * TN + tx * 4 + c;
+      if (gn < N) y[(bt * M + gm) * N + gn] = FLOAT_T(epilogue(acc[r][c], gn));
+    }
+  }
+}
+
 void main() {
+  if (TILED != 0) {
+    tiled();
+    return;
+  }
   uint id = linear_id();
   if (id >= uint(BATCH * M * N)) return;
   int n = int(id % uint(N));

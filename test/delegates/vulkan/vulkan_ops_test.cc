@@ -126,6 +126,53 @@ TEST(VulkanOpsTest, MatmulBmmAndBroadcast) {
   }
 }
 
+// Shapes large enough for the tiled shader paths (>= 16 output rows), none a multiple of the
+// 32x32 tile or the 16-step k block, so every edge guard is exercised.
+TEST(VulkanOpsTest, TiledMatmulLinearAndConvMatchReferences) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  struct MatCase { Sizes a, b; };
+  for (const MatCase& c : {MatCase{{3, 33, 19}, {3, 19, 35}}, MatCase{{2, 40, 17}, {17, 70}},
+                           MatCase{{16, 1}, {1, 33}}}) {
+    Floats a = random_floats(numel(c.a), 30), bm = random_floats(numel(c.b), 31);
+    VulkanBlobBuilder b;
+    int ia = b.input(c.a), ib = b.input(c.b);  // inputs in order (argument evaluation order is unspecified)
+    int y = b.matmul(ia, ib);
+    b.output(y);
+    std::vector<Floats> out;
+    ASSERT_TRUE(run(b, {HostTensor::f32(c.a, a), HostTensor::f32(c.b, bm)}, {y}, &out)) << sizes_str(c.a);
+    EXPECT_TRUE(near(out[0], matmul_ref(a, c.a, bm, c.b, b.sizes(y)))) << sizes_str(c.a) << " @ " << sizes_str(c.b);
+  }
+  {  // linear: weight [N, K] read transposed, bias and relu in the epilogue
+    const int64_t M = 37, K = 41, N = 45;
+    Floats x = random_floats(M * K, 32), w = random_floats(N * K, 33), bias = random_floats(N, 34);
+    VulkanBlobBuilder b;
+    int y = b.linear(b.input({M, K}), b.constant({N, K}, w), b.constant({N}, bias), VkActivation::relu());
+    b.output(y);
+    std::vector<Floats> out;
+    ASSERT_TRUE(run(b, {HostTensor::f32({M, K}, x)}, {y}, &out));
+    Floats want(static_cast<size_t>(M * N));
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = bias[n];
+        for (int64_t k = 0; k < K; ++k) acc += x[m * K + k] * w[n * K + k];
+        want[m * N + n] = std::max(static_cast<float>(acc), 0.0f);
+      }
+    EXPECT_TRUE(near(out[0], want));
+  }
+  for (int groups : {1, 2}) {  // conv: 20 or 40 output channels per group, padding, stride, dilation
+    Sizes xs{2, 6, 11, 13}, ws{40, 6 / groups, 3, 2};
+    Floats x = random_floats(numel(xs), 35), w = random_floats(numel(ws), 36), bias = random_floats(40, 37);
+    VulkanBlobBuilder b;
+    int y = b.conv2d(b.input(xs), b.constant(ws, w), b.constant({40}, bias), {2, 1}, {1, 1}, {1, 2}, groups,
+                     VkActivation::relu6());
+    b.output(y);
+    std::vector<Floats> out;
+    ASSERT_TRUE(run(b, {HostTensor::f32(xs, x)}, {y}, &out));
+    const Sizes& os = b.sizes(y);
+    EXPECT_TRUE(near(out[0], conv2d_ref(x, xs, w, ws, &bias, 2, 1, 1, 1, 1, 2, groups, os, 0, 6))) << "groups " << groups;
+  }
+}
+
 TEST(VulkanOpsTest, MatmulPartialBatchBroadcastIsNotSupported) {
   EMBER_SKIP_WITHOUT_VULKAN();
   VulkanBlobBuilder b;
