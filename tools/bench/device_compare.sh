@@ -5,6 +5,8 @@
 # PyTorch reference (relative L2), benchmarks them with `ember bench`, then times PyTorch
 # eager and onnxruntime on the same CPU (torch_compare.py). Results: OUTDIR/*.json, a log.
 # Usage: tools/bench/device_compare.sh BUNDLE OUTDIR [THREADS...]   (default threads: 1 2)
+# Environment: BACKENDS (default "vulkan vulkan16 xnnpack portable"), SKIP_TORCH=1 to time
+# Ember alone (e.g. re-measuring after a shader change).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bundle=$(cd "$1" && pwd); out=$2; shift 2
@@ -24,7 +26,7 @@ lscpu | grep -E '^(Model name|CPU\(s\))' || true
 work=$(mktemp -d)
 for mdir in "$bundle"/models/*/; do
   m=$(basename "$mdir")
-  for b in vulkan vulkan16 xnnpack portable; do
+  for b in ${BACKENDS:-vulkan vulkan16 xnnpack portable}; do
     pte=$work/$m.$b.pte
     flags=(--backend "$b")
     [ "$b" = vulkan16 ] && flags=(--backend vulkan --vulkan-fp16)   # fp16 storage variant
@@ -51,5 +53,5 @@ PY
     done
   done
 done
-python3 "$here/torch_compare.py" "$bundle/models" "$out" $threads
+[ "${SKIP_TORCH:-0}" = 1 ] || python3 "$here/torch_compare.py" "$bundle/models" "$out" $threads
 python3 "$here/summarize_bench.py" "$out"
