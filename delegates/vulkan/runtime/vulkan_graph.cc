@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "delegates/vulkan/runtime/fp16_storage.h"
 #include "delegates/vulkan/runtime/vulkan_context.h"
@@ -53,6 +54,25 @@ constexpr int64_t kTile = 32;
 constexpr int64_t kMinTiledRows = 16;  // below this many output rows the direct loop wins
 static_assert(kWorkgroupSize == 64, "matmul.comp / conv2d.comp tile with 64 invocations");
 int64_t tiles(int64_t n) { return (n + kTile - 1) / kTile; }
+
+// "conv2d(1,64,56,56,...)": the shader and its specialisation constants as int32 (float
+// constants show as their bit patterns), for the profiler's report.
+std::string dispatch_label(const VulkanGraph::Dispatch& d) {
+  std::string s = shader_info(d.shader).name;
+  s += "(";
+  for (size_t i = 0; i < d.spec.size(); ++i) {
+    s += (i ? "," : "") + std::to_string(static_cast<int32_t>(d.spec[i]));
+  }
+  return s + ")";
+}
+
+// EMBER_VULKAN_TILED=0 / =1 forces the direct / tiled matmul and conv2d paths (for measuring
+// one against the other on a device); unset, `heuristic` decides. Read at init only.
+bool use_tiled(bool heuristic) {
+  const char* env = std::getenv("EMBER_VULKAN_TILED");
+  if (env != nullptr && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
+  return heuristic;
+}
 
 std::vector<int64_t> contiguous(const Sizes& s) {
   std::vector<int64_t> st(s.size());
@@ -224,7 +244,7 @@ Error Lowering::dispatch_op() {
       bool act = p->activation() == fb::Activation::Clamp;
       // Implicit-GEMM tiles pay off once a group has a tile's worth of output channels.
       const int64_t ocg = out[1] / p->groups(), plane = out[2] * out[3];
-      const bool tiled = ocg >= kMinTiledRows && plane >= kMinTiledRows;
+      const bool tiled = use_tiled(ocg >= kMinTiledRows && plane >= kMinTiledRows);
       const int64_t invocations =
           tiled ? xs[0] * p->groups() * tiles(ocg) * tiles(plane) * int64_t{kWorkgroupSize} : numel(out);
       add(ShaderId::Conv2d,
@@ -246,7 +266,7 @@ Error Lowering::dispatch_op() {
       EMBER_TRY(check_out(out));
       int64_t k = sz(w)[1], n = sz(w)[0], m = numel(sz(x)) / k;
       bool act = p->activation() == fb::Activation::Clamp;
-      const bool tiled = m >= kMinTiledRows;
+      const bool tiled = use_tiled(m >= kMinTiledRows);
       add(ShaderId::Matmul,
           {1, ibits(m), ibits(k), ibits(n), 0, 0, 1, ibits(b >= 0), ibits(act), fbits(p->act_min()),
            fbits(p->act_max()), ibits(tiled)},
@@ -277,7 +297,7 @@ Error Lowering::dispatch_op() {
       int64_t sa = 0, sb = 0;
       if (!batch_stride(as, a_batch, m * k, &sa) || !batch_stride(bs, b_batch, k * n, &sb))
         return unsupported("partially broadcast batch dims %s @ %s", sizes_str(as).c_str(), sizes_str(bs).c_str());
-      const bool tiled = m >= kMinTiledRows;
+      const bool tiled = use_tiled(m >= kMinTiledRows);
       add(ShaderId::Matmul,
           {ibits(batch), ibits(m), ibits(k), ibits(n), ibits(sa), ibits(sb), 0, 0, 0, 0, 0, ibits(tiled)},
           {a, b, a, out_}, tiled ? batch * tiles(m) * tiles(n) * int64_t{kWorkgroupSize} : numel(out));
@@ -511,6 +531,13 @@ Result<std::unique_ptr<VulkanGraph>> VulkanGraph::create(VulkanContext* context,
   EMBER_TRY(g->parse(blob, init, specs, diag));
   EMBER_TRY(g->allocate(diag));
   EMBER_TRY(g->upload_constants(diag));
+  if (GpuProfiler::requested()) {
+    std::vector<std::string> labels;
+    for (const Dispatch& d : g->dispatches_) labels.push_back(dispatch_label(d));
+    const VkPhysicalDeviceProperties& props = context->properties();
+    EMBER_TRY(g->profiler_.init(context->device(), context->physical_device(), context->queue_family(),
+                                props.limits.timestampPeriod, std::move(labels), diag));
+  }
   EMBER_TRY(g->record(diag));
   return g;
 }
@@ -705,6 +732,7 @@ Error VulkanGraph::upload_constants(Diagnostic* diag) {
   }
   EMBER_VK_TRY(diag, vkEndCommandBuffer(command_buffer_), "recording the weight upload");
   EMBER_TRY(context_->submit_and_wait(command_buffer_, fence_, diag));
+  EMBER_TRY(profiler_.collect(diag));
   EMBER_VK_TRY(diag, vkResetCommandBuffer(command_buffer_, 0), "resetting a command buffer");
   return Error::Ok;
 }
@@ -776,7 +804,9 @@ Error VulkanGraph::record(Diagnostic* diag) {
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
   }
   const VkPhysicalDeviceLimits& lim = context_->properties().limits;
-  for (const Dispatch& d : dispatches_) {
+  profiler_.record_start(cb);
+  for (size_t di = 0; di < dispatches_.size(); ++di) {
+    const Dispatch& d = dispatches_[di];
     const ShaderInfo& info = shader_info(d.shader);
     EMBER_ASSIGN_OR_RETURN(ShaderObjects so, cache.shader(d.shader, diag));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
@@ -792,6 +822,7 @@ Error VulkanGraph::record(Diagnostic* diag) {
     if (x > 0) vkCmdDispatch(cb, static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1);
     barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    profiler_.record_after(cb, di);
   }
   if (staged) {
     barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -846,6 +877,7 @@ Error VulkanGraph::execute(EValue** args, size_t num_args, Diagnostic* diag) {
     write_device_bytes(tensors_[inputs_[k]], args[k]->as_tensor->data, dst);
   }
   EMBER_TRY(context_->submit_and_wait(command_buffer_, fence_, diag));
+  EMBER_TRY(profiler_.collect(diag));
   for (size_t k = 0; k < no; ++k) {
     const void* src = staged ? staging_[ni + k].mapped : device_buffer(outputs_[k]).mapped;
     read_device_bytes(tensors_[outputs_[k]], src, args[ni + k]->as_tensor->data);

@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "delegates/vulkan/runtime/gpu_profiler.h"
 #include "delegates/vulkan/runtime/shader_library.h"
 #include "delegates/vulkan/runtime/vulkan_memory.h"
 #include "delegates/vulkan/vulkan_shapes.h"
@@ -44,6 +46,8 @@ class VulkanGraph {
   size_t num_dispatches() const { return dispatches_.size(); }
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }
+  // EMBER_VULKAN_PROFILE=1 at init: the per-dispatch GPU time summary so far ("" otherwise).
+  std::string profile_report() const { return profiler_.report(); }
 
   // Internal representation (public for the lowering helpers in vulkan_graph.cc).
   struct TensorInfo {
@@ -93,6 +97,7 @@ class VulkanGraph {
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
+  GpuProfiler profiler_;      // EMBER_VULKAN_PROFILE=1 only (gpu_profiler.h)
 };
 
 }  // namespace vulkan

@@ -177,6 +177,27 @@ TEST(VulkanGraphTest, HandBuiltBlobRuns) {
   EXPECT_EQ(d.execute(int_in, outs), Error::InvalidArgument);
 }
 
+// EMBER_VULKAN_PROFILE=1: timestamps around every dispatch, summed per execute.
+TEST(VulkanGraphTest, ProfilerReportsEveryDispatch) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  setenv("EMBER_VULKAN_PROFILE", "1", 1);
+  Delegate d;
+  Error e = d.init(relu_blob({3}, {3}));
+  unsetenv("EMBER_VULKAN_PROFILE");
+  ASSERT_EQ(e, Error::Ok) << d.message();
+  std::vector<HostTensor> ins{HostTensor::f32({3}, {-1, 2, -3})}, outs{HostTensor::f32({3}, {9, 9, 9})};
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(d.execute(ins, outs), Error::Ok) << d.message();
+  const std::string report = d.graph()->profile_report();
+  if (report.empty()) GTEST_SKIP() << "this device's compute queue has no timestamps";
+  EXPECT_NE(report.find("1 dispatches"), std::string::npos) << report;
+  EXPECT_NE(report.find("(2 executes)"), std::string::npos) << report;
+  EXPECT_NE(report.find("unary("), std::string::npos) << report;  // the slowest-dispatch line
+  Delegate plain;  // without the variable: no profiler, no report
+  ASSERT_EQ(plain.init(relu_blob({3}, {3})), Error::Ok);
+  ASSERT_EQ(plain.execute(ins, outs), Error::Ok);
+  EXPECT_EQ(plain.graph()->profile_report(), "");
+}
+
 TEST(VulkanGraphTest, CorruptBlobsAreRejected) {
   EMBER_SKIP_WITHOUT_VULKAN();
   std::vector<uint8_t> good = relu_blob({3}, {3});

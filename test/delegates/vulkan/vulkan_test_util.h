@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "delegates/vulkan/runtime/vulkan_backend.h"
+#include "delegates/vulkan/runtime/vulkan_graph.h"
 #include "delegates/vulkan/vulkan_blob_builder.h"
 #include "runtime/backend/backend.h"
 
@@ -113,6 +114,8 @@ class Delegate {
     if (handle_ != nullptr) vulkan_backend().destroy(handle_);
   }
   const char* message() const { return diag_.text(); }
+  // The backend's handle is the VulkanGraph (vulkan_backend.cc).
+  const VulkanGraph* graph() const { return static_cast<const VulkanGraph*>(handle_); }
 
  private:
   void* handle_ = nullptr;

@@ -1,0 +1,108 @@
+#include "delegates/vulkan/runtime/gpu_profiler.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <numeric>
+
+#include "delegates/vulkan/runtime/vulkan_status.h"
+
+namespace ember {
+namespace vulkan {
+
+bool GpuProfiler::requested() {
+  const char* env = std::getenv("EMBER_VULKAN_PROFILE");
+  return env != nullptr && env[0] == '1';
+}
+
+GpuProfiler::~GpuProfiler() {
+  if (executes_ > 0) std::fprintf(stderr, "%s", report().c_str());
+  if (pool_ != VK_NULL_HANDLE) vkDestroyQueryPool(device_, pool_, nullptr);
+}
+
+Error GpuProfiler::init(VkDevice device, VkPhysicalDevice physical, uint32_t queue_family, float timestamp_period_ns,
+                        std::vector<std::string> labels, Diagnostic* diag) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, families.data());
+  const uint32_t bits = queue_family < n ? families[queue_family].timestampValidBits : 0;
+  if (bits == 0 || labels.empty()) {
+    std::fprintf(stderr, "ember vulkan profile: the compute queue has no timestamps; profiling is off\n");
+    return Error::Ok;
+  }
+  device_ = device;
+  period_ns_ = timestamp_period_ns > 0 ? timestamp_period_ns : 1.0;
+  valid_mask_ = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  labels_ = std::move(labels);
+  stamps_.assign(labels_.size() + 1, 0);
+  total_ns_.assign(labels_.size(), 0.0);
+  VkQueryPoolCreateInfo qi{};
+  qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = static_cast<uint32_t>(stamps_.size());
+  EMBER_VK_TRY(diag, vkCreateQueryPool(device_, &qi, nullptr, &pool_), "creating the profiling query pool");
+  return Error::Ok;
+}
+
+void GpuProfiler::record_start(VkCommandBuffer cb) const {
+  if (!enabled()) return;
+  vkCmdResetQueryPool(cb, pool_, 0, static_cast<uint32_t>(stamps_.size()));
+  vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool_, 0);
+}
+
+void GpuProfiler::record_after(VkCommandBuffer cb, size_t dispatch) const {
+  if (!enabled()) return;
+  vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, static_cast<uint32_t>(dispatch + 1));
+}
+
+Error GpuProfiler::collect(Diagnostic* diag) {
+  if (!enabled()) return Error::Ok;
+  EMBER_VK_TRY(diag,
+               vkGetQueryPoolResults(device_, pool_, 0, static_cast<uint32_t>(stamps_.size()),
+                                     stamps_.size() * sizeof(uint64_t), stamps_.data(), sizeof(uint64_t),
+                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+               "reading profiling timestamps");
+  for (size_t i = 0; i < total_ns_.size(); ++i) {
+    const uint64_t d = (stamps_[i + 1] - stamps_[i]) & valid_mask_;
+    total_ns_[i] += static_cast<double>(d) * period_ns_;
+  }
+  ++executes_;
+  return Error::Ok;
+}
+
+std::string GpuProfiler::report() const {
+  if (executes_ == 0) return "";
+  const double runs = static_cast<double>(executes_);
+  const double all = std::accumulate(total_ns_.begin(), total_ns_.end(), 0.0) / runs;
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof(line), "ember vulkan profile: %zu dispatches, %.1f us GPU per execute (%llu executes)\n",
+                labels_.size(), all / 1e3, static_cast<unsigned long long>(executes_));
+  out += line;
+  std::map<std::string, std::pair<double, int>> by_shader;  // name before '(' -> (ns, count)
+  for (size_t i = 0; i < labels_.size(); ++i) {
+    auto& e = by_shader[labels_[i].substr(0, labels_[i].find('('))];
+    e.first += total_ns_[i] / runs;
+    e.second += 1;
+  }
+  for (const auto& [name, e] : by_shader) {
+    std::snprintf(line, sizeof(line), "  %-16s %4d dispatches %9.1f us %5.1f%%\n", name.c_str(), e.second,
+                  e.first / 1e3, all > 0 ? 100.0 * e.first / all : 0.0);
+    out += line;
+  }
+  std::vector<size_t> order(labels_.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return total_ns_[a] > total_ns_[b]; });
+  out += "  slowest dispatches (shader(specialisation constants)):\n";
+  for (size_t k = 0; k < order.size() && k < 12; ++k) {
+    std::snprintf(line, sizeof(line), "  %4zu %9.1f us  %s\n", order[k], total_ns_[order[k]] / runs / 1e3,
+                  labels_[order[k]].c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace vulkan
+}  // namespace ember

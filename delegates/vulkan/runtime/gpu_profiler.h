@@ -1,0 +1,57 @@
+// Per-dispatch GPU timing for the Vulkan delegate, opt-in with EMBER_VULKAN_PROFILE=1 in the
+// environment (read once per graph at init). A timestamp query is written before the first
+// dispatch and after each one; since dispatches are serialised by barriers, the difference of
+// neighbours is one dispatch's time including its barrier. After each execute the results
+// are added up (vkGetQueryPoolResults: no allocation); when the graph is destroyed a summary
+// goes to stderr: mean GPU time per execute, per shader, and the slowest dispatches with
+// their specialisation constants (the shapes). Off by default: no query pool, no cost.
+//
+// Lifetime: owned by one VulkanGraph; init() after the dispatches are known, record_*() while
+// the graph's command buffer is recorded, collect() after each completed submission.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/core/error.h"
+#include "runtime/platform/diagnostic.h"
+
+namespace ember {
+namespace vulkan {
+
+class GpuProfiler {
+ public:
+  ~GpuProfiler();
+
+  // True when EMBER_VULKAN_PROFILE=1.
+  static bool requested();
+
+  // `labels[i]` names dispatch i. A device whose compute queue has no timestamps leaves the
+  // profiler disabled (with a note on stderr) and returns Ok.
+  Error init(VkDevice device, VkPhysicalDevice physical, uint32_t queue_family, float timestamp_period_ns,
+             std::vector<std::string> labels, Diagnostic* diag);
+  bool enabled() const { return pool_ != VK_NULL_HANDLE; }
+
+  void record_start(VkCommandBuffer cb) const;                 // reset + first timestamp
+  void record_after(VkCommandBuffer cb, size_t dispatch) const;  // after dispatch `dispatch`
+  // Reads the last execute's timestamps and adds them up.
+  Error collect(Diagnostic* diag);
+  // The summary (also written by the destructor when anything was collected).
+  std::string report() const;
+
+ private:
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueryPool pool_ = VK_NULL_HANDLE;
+  double period_ns_ = 1.0;
+  uint64_t valid_mask_ = ~uint64_t{0};
+  std::vector<std::string> labels_;
+  std::vector<uint64_t> stamps_;  // scratch for one execute's results
+  std::vector<double> total_ns_;  // per dispatch, summed over executes
+  uint64_t executes_ = 0;
+};
+
+}  // namespace vulkan
+}  // namespace ember
