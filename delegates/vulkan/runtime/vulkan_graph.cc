@@ -242,9 +242,11 @@ Error Lowering::dispatch_op() {
       const Sizes& xs = sz(x);
       const Sizes& ws = sz(w);
       bool act = p->activation() == fb::Activation::Clamp;
-      // Implicit-GEMM tiles pay off once a group has a tile's worth of output channels.
+      // The implicit-GEMM tiles (TILED) measured slower than the direct loop on an H100 for
+      // every conv of ResNet18/MobileNetV2/SqueezeNet/EfficientNet (docs/benchmarks.md): too few
+      // workgroups for deep K. Kept behind EMBER_VULKAN_TILED=1 for devices where it wins.
       const int64_t ocg = out[1] / p->groups(), plane = out[2] * out[3];
-      const bool tiled = use_tiled(ocg >= kMinTiledRows && plane >= kMinTiledRows);
+      const bool tiled = use_tiled(false) && ocg >= kMinTiledRows && plane >= kMinTiledRows;
       const int64_t invocations =
           tiled ? xs[0] * p->groups() * tiles(ocg) * tiles(plane) * int64_t{kWorkgroupSize} : numel(out);
       add(ShaderId::Conv2d,
@@ -391,8 +393,9 @@ Error Lowering::dispatch_op() {
       if (!normalize_dim(p->dim(), xs.size(), &dim)) return bad("softmax dim %d out of range", p->dim());
       EMBER_TRY(check_out(xs));
       int64_t outer = prod(xs, 0, dim), inner = prod(xs, dim + 1, xs.size());
-      add(ShaderId::Softmax, {ibits(outer), ibits(xs[dim]), ibits(inner), ibits(p->log())}, {x, out_},
-          outer * inner);
+      const bool coop = xs[dim] >= kWorkgroupSize;  // a workgroup per line (softmax.comp)
+      add(ShaderId::Softmax, {ibits(outer), ibits(xs[dim]), ibits(inner), ibits(p->log()), ibits(coop)}, {x, out_},
+          outer * inner * (coop ? int64_t{kWorkgroupSize} : 1));
       return Error::Ok;
     }
     case fb::Params::LayerNormParams: {
@@ -408,8 +411,10 @@ Error Lowering::dispatch_op() {
       const Sizes& xs = sz(x);
       int64_t cols = prod(xs, xs.size() - p->normalized_ndim(), xs.size());
       int64_t rows = numel(xs) / cols;
-      add(ShaderId::LayerNorm, {ibits(rows), ibits(cols), ibits(w >= 0), ibits(b >= 0), fbits(p->eps())},
-          {x, w >= 0 ? w : x, b >= 0 ? b : x, out_}, rows);
+      const bool coop = cols >= kWorkgroupSize;  // a workgroup per row (layer_norm.comp)
+      add(ShaderId::LayerNorm,
+          {ibits(rows), ibits(cols), ibits(w >= 0), ibits(b >= 0), fbits(p->eps()), ibits(coop)},
+          {x, w >= 0 ? w : x, b >= 0 ? b : x, out_}, rows * (coop ? int64_t{kWorkgroupSize} : 1));
       return Error::Ok;
     }
     case fb::Params::MeanParams: {
