@@ -259,6 +259,18 @@ int VulkanBlobBuilder::permute(int x, std::vector<int64_t> perm) {
   return add_node(static_cast<uint8_t>(fb::Shader::StridedCopy), params, {x}, out, tensors_[x].dtype);
 }
 
+int VulkanBlobBuilder::expand(int x, const Sizes& target) {
+  if (!check({x})) return -1;
+  Sizes out;
+  EMBER_SHAPE(infer_expand(sizes(x), target, &out));
+  std::vector<int64_t> t(target.begin(), target.end());
+  auto params = [=](flatbuffers::FlatBufferBuilder& f) {
+    auto s = f.CreateVector(t);
+    return P(fb::Params::ExpandParams, fb::CreateExpandParams(f, s).o);
+  };
+  return add_node(static_cast<uint8_t>(fb::Shader::StridedCopy), params, {x}, out, tensors_[x].dtype);
+}
+
 int VulkanBlobBuilder::view(int x, const Sizes& target) {
   if (!check({x})) return -1;
   Sizes out;

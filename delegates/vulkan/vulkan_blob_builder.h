@@ -79,6 +79,7 @@ class VulkanBlobBuilder {
   int mean(int x, std::vector<int64_t> dims, bool keepdim);
   int permute(int x, std::vector<int64_t> perm);
   int view(int x, const Sizes& sizes);  // one -1 allowed
+  int expand(int x, const Sizes& sizes);  // PyTorch expand (a broadcast copy)
   int cat(const std::vector<int>& xs, int32_t dim);
   int slice(int x, int32_t dim, int64_t start, int64_t end, int64_t step = 1);
   int embedding(int weight, int indices);

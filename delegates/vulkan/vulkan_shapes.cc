@@ -161,6 +161,31 @@ std::string infer_permute(const Sizes& x, const std::vector<int64_t>& perm, Size
   return "";
 }
 
+std::string infer_expand(const Sizes& x, const Sizes& target, Sizes* out) {
+  if (target.size() < x.size()) return "expand to fewer dims than the input has";
+  if (target.size() > static_cast<size_t>(kMaxDims)) return "expand: rank too high";
+  const size_t lead = target.size() - x.size();
+  Sizes o(target.size());
+  for (size_t i = 0; i < target.size(); ++i) {
+    const int64_t want = target[i];
+    if (i < lead) {
+      if (want < 0) return "expand: -1 in a new leading dim";
+      o[i] = want;
+      continue;
+    }
+    const int64_t have = x[i - lead];
+    if (want == -1 || want == have) {
+      o[i] = have;
+    } else if (have == 1 && want >= 0) {
+      o[i] = want;
+    } else {
+      return "expand: size " + std::to_string(have) + " cannot become " + std::to_string(want);
+    }
+  }
+  *out = o;
+  return "";
+}
+
 std::string infer_view(const Sizes& x, const Sizes& target, Sizes* out) {
   Sizes o = target;
   int infer = -1;

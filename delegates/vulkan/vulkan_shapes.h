@@ -43,6 +43,8 @@ std::string infer_layer_norm(const Sizes& x, int64_t normalized_ndim, int64_t we
 std::string infer_mean(const Sizes& x, std::vector<int64_t>* dims, bool keepdim, Sizes* out);
 std::string infer_permute(const Sizes& x, const std::vector<int64_t>& perm, Sizes* out);
 std::string infer_view(const Sizes& x, const Sizes& target, Sizes* out);  // one -1 allowed
+// PyTorch expand: `target` right-aligned with x; -1 keeps x's size; x's size-1 dims repeat.
+std::string infer_expand(const Sizes& x, const Sizes& target, Sizes* out);
 std::string infer_cat(const std::vector<Sizes>& xs, int64_t dim, Sizes* out);
 // start/end/step normalised in place (PyTorch slice semantics, step > 0).
 std::string infer_slice(const Sizes& x, int64_t dim, int64_t* start, int64_t* end, int64_t step,

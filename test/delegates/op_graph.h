@@ -57,6 +57,19 @@ struct OpGraph {
     inputs.push_back(std::move(a));
     return v;
   }
+  // An int64 user input holding `values` (indices).
+  int int64_input(std::vector<int64_t> sizes, const std::vector<int64_t>& values) {
+    const int v = value("in" + std::to_string(inputs.size()), sizes, exporter::ValueRole::UserInput);
+    g.values[v].dtype = ScalarType::Int64;
+    g.inputs.push_back(v);
+    exporter::NpyArray a;
+    a.dtype = ScalarType::Int64;
+    a.shape = sizes;
+    a.data.resize(values.size() * sizeof(int64_t));
+    std::memcpy(a.data.data(), values.data(), a.data.size());
+    inputs.push_back(std::move(a));
+    return v;
+  }
   int constant(std::vector<int64_t> sizes, float lo = -1, float hi = 1) {
     exporter::Constant c;
     c.name = "c" + std::to_string(g.constants.size());

@@ -100,6 +100,24 @@ std::vector<OpCase> cases() {
                     {t(q), t(k), t(v), A::none(), A::real(0.0), A::boolean(true), A::none(), A::boolean(false)},
                     {1, 2, 4, 8}));
   }});
+  c.push_back({"expand_broadcast_and_new_dims", [](OpGraph& o) {
+    int x = o.input({3, 1, 4});
+    int e = o.node("aten::expand", "default", {t(x), ints({2, 3, 5, -1})}, {2, 3, 5, 4});
+    o.output(then_relu(o, e, {2, 3, 5, 4}));
+  }});
+  c.push_back({"repeat_interleave_heads", [](OpGraph& o) {  // grouped-query attention's k/v
+    int x = o.input({1, 2, 3, 4});
+    int r = o.node("aten::repeat_interleave", "self_int", {t(x), A::integer(3), A::integer(1), A::none()},
+                   {1, 6, 3, 4});
+    o.output(then_relu(o, r, {1, 6, 3, 4}));
+  }});
+  c.push_back({"index_rows_by_position", [](OpGraph& o) {  // RoPE tables: cos[positions]
+    int table = o.constant({10, 2, 3});
+    int pos = o.int64_input({2, 4}, {0, 3, 9, 1, -1, 5, 5, 2});
+    Arg indices = Arg::tensor_list({pos});
+    int g = o.node("aten::index", "Tensor", {t(table), indices}, {2, 4, 2, 3});
+    o.output(then_relu(o, g, {2, 4, 2, 3}));
+  }});
   return c;
 }
 

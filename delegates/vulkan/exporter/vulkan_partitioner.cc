@@ -229,6 +229,40 @@ std::string lower(const Graph& g, const Node& n, VulkanBlobBuilder& b, std::map<
              k == "aten::clone.default" || k == "aten::alias.default") {
     // Contiguous data keeps its element order: all of these are views of the output shape.
     r = b.view(t(0), out.sizes);
+  } else if (k == "aten::expand.default") {
+    if (!has(1) || !static_ints(n.args[1], &v1)) return "expand sizes";
+    r = b.expand(t(0), v1);
+  } else if (k == "aten::repeat_interleave.self_int") {
+    // Each slice along `dim` repeated `repeats` times in place (grouped-query attention's
+    // key/value heads): view with a size-1 dim after `dim`, expand it, merge the two.
+    int64_t repeats = 0, dim = 0;
+    if (!has(2) || !static_int(n.args[1], &repeats) || repeats < 1 || n.args[2].kind != Arg::Kind::Int)
+      return "repeat_interleave needs an int repeats and a dim";
+    if (has(3) && n.args[3].kind != Arg::Kind::None) return "repeat_interleave output_size";
+    if (t(0) < 0) return "unmapped input";
+    Sizes xs = b.sizes(t(0));
+    dim = n.args[2].i < 0 ? n.args[2].i + static_cast<int64_t>(xs.size()) : n.args[2].i;
+    if (dim < 0 || dim >= static_cast<int64_t>(xs.size())) return "repeat_interleave dim out of range";
+    Sizes split = xs, wide = xs;
+    split.insert(split.begin() + dim + 1, 1);
+    wide.insert(wide.begin() + dim + 1, repeats);
+    const int e = b.expand(b.view(t(0), split), wide);
+    r = e < 0 ? -1 : b.view(e, out.sizes);
+  } else if (k == "aten::index.Tensor") {
+    // x[idx] with one integer index tensor on dim 0 (RoPE tables indexed by position): a row
+    // gather, i.e. an embedding lookup over x viewed as [rows, rest].
+    if (!has(1) || (n.args[1].kind != Arg::Kind::OptionalTensors && n.args[1].kind != Arg::Kind::Tensors) ||
+        n.args[1].refs.size() != 1 || n.args[1].refs[0] < 0)
+      return "index with other than one index tensor on dim 0";
+    auto it = ids.find(n.args[1].refs[0]);
+    if (it == ids.end() || t(0) < 0) return "unmapped input";
+    const Sizes& xs = b.sizes(t(0));
+    if (xs.empty()) return "index of a 0-d tensor";
+    int64_t rest = 1;
+    for (size_t i = 1; i < xs.size(); ++i) rest *= xs[i];
+    const int rows = b.view(t(0), {xs[0], rest});
+    const int g = rows < 0 ? -1 : b.embedding(rows, it->second);
+    r = g < 0 ? -1 : b.view(g, out.sizes);
   } else if (k == "aten::select.int") {
     int64_t dim = 0, index = 0;
     if (!has(2) || !static_int(n.args[1], &dim) || !static_int(n.args[2], &index)) return "select params";
@@ -315,7 +349,8 @@ bool moves_data_only(const Node& n) {
       "aten::view.default", "aten::_unsafe_view.default", "aten::reshape.default", "aten::squeeze.dim",
       "aten::squeeze.dims", "aten::squeeze.default", "aten::unsqueeze.default", "aten::unflatten.int",
       "aten::flatten.using_ints", "aten::clone.default", "aten::alias.default", "aten::permute.default",
-      "aten::transpose.int", "aten::t.default", "aten::select.int", "aten::slice.Tensor", "aten::cat.default"};
+      "aten::transpose.int", "aten::t.default", "aten::select.int", "aten::slice.Tensor", "aten::cat.default",
+      "aten::expand.default", "aten::repeat_interleave.self_int", "aten::index.Tensor"};
   const std::string k = n.kernel_name();
   for (const char* op : kOps) if (k == op) return true;
   return false;

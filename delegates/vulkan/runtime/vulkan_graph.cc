@@ -454,6 +454,25 @@ Error Lowering::dispatch_op() {
       add_copy(x, out_, out, ss, contiguous(out), 0, 0);
       return Error::Ok;
     }
+    case fb::Params::ExpandParams: {
+      const fb::ExpandParams* p = node_->params_as_ExpandParams();
+      EMBER_TRY(need_shader(fb::Shader::StridedCopy));
+      EMBER_TRY(need_inputs(1, 1));
+      int x = in(0);
+      EMBER_TRY(need_copyable(x));
+      if (p->sizes() == nullptr) return bad("expand without sizes");
+      Sizes target(p->sizes()->begin(), p->sizes()->end());
+      e = infer_expand(sz(x), target, &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      // Source strides right-aligned with the output; repeated (broadcast) dims read stride 0.
+      const Sizes& xs = sz(x);
+      std::vector<int64_t> in_st = contiguous(xs), ss(out.size(), 0);
+      const size_t lead = out.size() - xs.size();
+      for (size_t i = lead; i < out.size(); ++i) ss[i] = xs[i - lead] == out[i] ? in_st[i - lead] : 0;
+      add_copy(x, out_, out, ss, contiguous(out), 0, 0);
+      return Error::Ok;
+    }
     case fb::Params::ViewParams: {
       EMBER_TRY(need_shader(fb::Shader::None));
       EMBER_TRY(need_inputs(1, 1));
