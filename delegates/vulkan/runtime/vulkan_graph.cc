@@ -66,13 +66,15 @@ std::string dispatch_label(const VulkanGraph::Dispatch& d) {
   return s + ")";
 }
 
-// EMBER_VULKAN_TILED=0 / =1 forces the direct / tiled matmul and conv2d paths (for measuring
-// one against the other on a device); unset, `heuristic` decides. Read at init only.
-bool use_tiled(bool heuristic) {
-  const char* env = std::getenv("EMBER_VULKAN_TILED");
+// A shader path choice that the environment may force ("0" / "1", for measuring one path
+// against the other on a device); unset, `heuristic` decides. Read at init only.
+bool env_choice(const char* name, bool heuristic) {
+  const char* env = std::getenv(name);
   if (env != nullptr && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
   return heuristic;
 }
+// EMBER_VULKAN_TILED: the tiled matmul / implicit-GEMM conv2d paths.
+bool use_tiled(bool heuristic) { return env_choice("EMBER_VULKAN_TILED", heuristic); }
 
 std::vector<int64_t> contiguous(const Sizes& s) {
   std::vector<int64_t> st(s.size());
@@ -247,13 +249,17 @@ Error Lowering::dispatch_op() {
       // workgroups for deep K. Kept behind EMBER_VULKAN_TILED=1 for devices where it wins.
       const int64_t ocg = out[1] / p->groups(), plane = out[2] * out[3];
       const bool tiled = use_tiled(false) && ocg >= kMinTiledRows && plane >= kMinTiledRows;
-      const int64_t invocations =
-          tiled ? xs[0] * p->groups() * tiles(ocg) * tiles(plane) * int64_t{kWorkgroupSize} : numel(out);
+      // Split the reduction 8 ways when it is deep and the outputs are too few to fill a GPU.
+      const int64_t depth = (xs[1] / p->groups()) * ws[2] * ws[3];
+      const bool ksplit = !tiled && env_choice("EMBER_VULKAN_KSPLIT", depth >= 512 && numel(out) < 131072);
+      const int64_t invocations = tiled    ? xs[0] * p->groups() * tiles(ocg) * tiles(plane) * int64_t{kWorkgroupSize}
+                                  : ksplit ? (numel(out) + 7) / 8 * int64_t{kWorkgroupSize}
+                                           : numel(out);
       add(ShaderId::Conv2d,
           {ibits(xs[0]), ibits(xs[1]), ibits(xs[2]), ibits(xs[3]), ibits(out[1]), ibits(out[2]),
            ibits(out[3]), ibits(ws[2]), ibits(ws[3]), ibits(win.sh), ibits(win.sw), ibits(win.ph),
            ibits(win.pw), ibits(win.dh), ibits(win.dw), ibits(p->groups()), ibits(b >= 0), ibits(act),
-           fbits(p->act_min()), fbits(p->act_max()), ibits(tiled)},
+           fbits(p->act_min()), fbits(p->act_max()), ibits(tiled), ibits(ksplit)},
           {x, w, b >= 0 ? b : w, out_}, invocations);
       return Error::Ok;
     }

@@ -40,6 +40,10 @@ layout(constant_id = 20) const float ACT_MAX = 0.0;
 // 64-invocation workgroup each, 16 k-steps staged in shared memory, 4x4 outputs per
 // invocation. Depthwise convolutions keep the direct loop below.
 layout(constant_id = 21) const int TILED = 0;
+// KSPLIT = 1 (deep reductions over few outputs, e.g. ResNet's 7x7x512 layers): a workgroup
+// computes 8 consecutive outputs, each summed by 8 invocations over interleaved input
+// channels, then added up in shared memory: 8x the parallelism of the direct loop.
+layout(constant_id = 22) const int KSPLIT = 0;
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { FLOAT_T w[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { FLOAT_T b[]; };
@@ -107,9 +111,57 @@ void tiled() {
   }
 }
 
+shared float partial[64];
+
+void ksplit() {
+  uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  int lid = int(gl_LocalInvocationIndex);
+  int slot = lid % 8, part = lid / 8;  // neighbours take neighbouring outputs: coalesced reads
+  int id = int(wg) * 8 + slot;
+  bool live = id < N * OC * OH * OW;
+  float acc = 0.0;
+  int oc = 0;
+  if (live) {
+    int ow = id % OW;
+    int t = id / OW;
+    int oh = t % OH; t /= OH;
+    oc = t % OC;
+    int n = t / OC;
+    int icg = IC / G;
+    int g = oc / (OC / G);
+    int ih0 = oh * SH - PH;
+    int iw0 = ow * SW - PW;
+    for (int ic = part; ic < icg; ic += 8) {
+      int xbase = (n * IC + g * icg + ic) * IH;
+      int wbase = (oc * icg + ic) * KH;
+      for (int kh = 0; kh < KH; ++kh) {
+        int ih = ih0 + kh * DH;
+        if (ih < 0 || ih >= IH) continue;
+        for (int kw = 0; kw < KW; ++kw) {
+          int iw = iw0 + kw * DW;
+          if (iw < 0 || iw >= IW) continue;
+          acc += float(x[(xbase + ih) * IW + iw]) * float(w[(wbase + kh) * KW + kw]);
+        }
+      }
+    }
+  }
+  partial[lid] = acc;
+  barrier();
+  if (part == 0 && live) {
+    float v = HAS_BIAS != 0 ? float(b[oc]) : 0.0;
+    for (int p = 0; p < 8; ++p) v += partial[p * 8 + slot];
+    if (ACT == 1) v = min(max(v, ACT_MIN), ACT_MAX);
+    y[id] = FLOAT_T(v);
+  }
+}
+
 void main() {
   if (TILED != 0) {
     tiled();
+    return;
+  }
+  if (KSPLIT != 0) {
+    ksplit();
     return;
   }
   uint id = linear_id();

@@ -179,6 +179,29 @@ TEST(VulkanOpsTest, TiledMatmulLinearAndConvMatchReferences) {
   }
 }
 
+// Deep reductions over few outputs take the split-K conv path (8 invocations per output over
+// interleaved input channels, 60 per group here so the split is uneven); forced off, the
+// direct loop must agree.
+TEST(VulkanOpsTest, SplitKConvMatchesReference) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  for (int forced = 0; forced < 4; ++forced) {
+    const int groups = 1 + forced % 2;
+    setenv("EMBER_VULKAN_KSPLIT", forced < 2 ? "1" : "0", 1);
+    Sizes xs{2, 60 * groups, 6, 5}, ws{18, 60, 3, 3};
+    Floats x = random_floats(numel(xs), 40), w = random_floats(numel(ws), 41), bias = random_floats(18, 42);
+    VulkanBlobBuilder b;
+    int y = b.conv2d(b.input(xs), b.constant(ws, w), b.constant({18}, bias), {2, 1}, {1, 1}, {1, 1}, groups,
+                     VkActivation::relu());
+    b.output(y);
+    std::vector<Floats> out;
+    const bool ok = run(b, {HostTensor::f32(xs, x)}, {y}, &out);
+    unsetenv("EMBER_VULKAN_KSPLIT");
+    ASSERT_TRUE(ok);
+    EXPECT_TRUE(near(out[0], conv2d_ref(x, xs, w, ws, &bias, 2, 1, 1, 1, 1, 1, groups, b.sizes(y), 0, INFINITY)))
+        << "groups " << groups << " split " << (forced < 2);
+  }
+}
+
 TEST(VulkanOpsTest, MatmulPartialBatchBroadcastIsNotSupported) {
   EMBER_SKIP_WITHOUT_VULKAN();
   VulkanBlobBuilder b;
