@@ -121,8 +121,49 @@ absl::Status restore_topological_order(Graph& g, const std::vector<std::vector<i
 
 }  // namespace
 
+bool cluster_supported_nodes(Graph& g, const std::function<bool(int)>& supported) {
+  const int n = static_cast<int>(g.nodes.size());
+  const std::vector<std::vector<int>> deps = g.node_dependencies();
+  std::vector<std::vector<int>> succ(n);
+  std::vector<int> indegree(n, 0);
+  std::vector<bool> cpu(n, false);
+  for (int i = 0; i < n; ++i) {
+    if (g.nodes[i].erased) continue;
+    cpu[i] = !supported(i);
+    for (int d : deps[i]) {
+      succ[d].push_back(i);
+      indegree[i]++;
+    }
+  }
+  std::set<std::pair<int, int>> ready;  // (0: unsupported first / 1: supported, position)
+  for (int i = 0; i < n; ++i) {
+    if (!g.nodes[i].erased && indegree[i] == 0) ready.insert({cpu[i] ? 0 : 1, i});
+  }
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int i = ready.begin()->second;
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (int s : succ[i]) if (--indegree[s] == 0) ready.insert({cpu[s] ? 0 : 1, s});
+  }
+  if (order.size() != g.num_live_nodes()) return false;  // cannot happen for a valid graph
+  bool moved = false;
+  std::vector<Node> nodes;
+  nodes.reserve(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    moved |= k == 0 ? order[k] != 0 : order[k] < order[k - 1];
+    nodes.push_back(std::move(g.nodes[order[k]]));
+  }
+  g.nodes = std::move(nodes);
+  g.compact();
+  return moved;
+}
+
 absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
                                       std::vector<DelegateRecord>* delegates) {
+  if (partitioner.prefers_clustering()) {
+    cluster_supported_nodes(g, [&](int i) { return partitioner.supports(g, i); });
+  }
   std::vector<std::vector<int>> sets = partitioner.claim(g);
   std::set<int> taken;
   std::vector<std::pair<Partition, DelegateBlob>> made;

@@ -4,6 +4,7 @@
 // of the claimed nodes.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,12 @@ class Partitioner {
   virtual std::string backend_id() const = 0;
   // Sets of node indices this backend takes. Sets must be disjoint.
   virtual std::vector<std::vector<int>> claim(const Graph& g) = 0;
+  // Backends that claim runs of consecutive nodes say here which nodes they could take;
+  // apply_partitioner then first moves every node they cannot take as early as its inputs
+  // allow (cluster_supported_nodes), so the supported ones form longer runs and the
+  // program makes fewer delegate calls. Default: no opinion, the order is kept.
+  virtual bool prefers_clustering() const { return false; }
+  virtual bool supports(const Graph& g, int node) const { return false; }
   // Serialises one partition for the runtime backend.
   virtual absl::StatusOr<DelegateBlob> preprocess(const Graph& g, const Partition& p) = 0;
 };
@@ -99,6 +106,11 @@ struct DelegateRecord {
 // partitions created.
 absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
                                       std::vector<DelegateRecord>* delegates);
+
+// Reorders g's live nodes (keeping Graph::node_dependencies) so that nodes for which
+// `supported` is false run as early as their inputs allow: among ready nodes, unsupported
+// ones go first, then the earliest in the current order. Returns whether anything moved.
+bool cluster_supported_nodes(Graph& g, const std::function<bool(int)>& supported);
 
 // Builds the Partition (inputs/outputs) of a node set. Fails when the set contains erased
 // or invalid nodes. Convexity (no path leaves the set and re-enters it) is checked by

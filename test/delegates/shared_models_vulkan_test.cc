@@ -70,7 +70,8 @@ TEST_P(VulkanSharedModel, ExportsDelegatedRunsAndMatchesPyTorch) {
     EXPECT_EQ(v.delegates, 1);
   } else {  // token lookups, mask building and GQA repeats stay on the CPU
     EXPECT_GE(v.nodes, 8 * portable) << "most ops should run on the GPU delegate";
-    EXPECT_LE(v.delegates, 2) << "too many CPU/GPU round trips";
+    // The CPU-only nodes depend on inputs alone and are moved ahead (cluster_supported_nodes).
+    EXPECT_EQ(v.delegates, 1) << "more than one CPU/GPU round trip";
   }
   EXPECT_EQ(r->portable_ops.count("aten::linear.default"), 0u);
   EXPECT_EQ(r->portable_ops.count("aten::scaled_dot_product_attention.default"), 0u);

@@ -449,3 +449,39 @@ TEST(AttentionMasks, OneAdditiveMaskRightAfterItsProducer) {
 }  // namespace
 }  // namespace exporter
 }  // namespace ember
+
+namespace ember {
+namespace exporter {
+namespace {
+
+// The unsupported sigmoid depends on the input alone and moves to the front. The unsupported
+// buffer write (copy_) must stay after neg, which reads the buffer's old value (write after
+// read), and runs as soon as that allows.
+TEST(ClusterSupportedNodes, MovesUnsupportedNodesEarlyWithinDependencies) {
+  Graph g;
+  int x = tensor(g, "x", {4}, ValueRole::UserInput);
+  int buf = tensor(g, "buf", {4}, ValueRole::MutableState);
+  g.inputs = {x};
+  int a = tensor(g, "a", {4}), s = tensor(g, "s", {4}), e = tensor(g, "e", {4}), r = tensor(g, "r", {4});
+  add_node(g, node("aten::relu", "default", {Arg::tensor(x)}, {a}));                        // 0 supported
+  add_node(g, node("aten::neg", "default", {Arg::tensor(buf)}, {r}));                       // 1 supported, reads buf
+  add_node(g, node("aten::sigmoid", "default", {Arg::tensor(x)}, {s}));                     // 2 not
+  add_node(g, node("aten::copy_", "default", {Arg::tensor(buf), Arg::tensor(x)}, {buf}));  // 3 not, writes buf
+  add_node(g, node("aten::exp", "default", {Arg::tensor(a)}, {e}));                         // 4 supported
+  g.outputs = {GraphOutput{s}, GraphOutput{e}, GraphOutput{r}};
+  auto supported = [&](int i) {
+    const std::string op = g.nodes[i].op;
+    return op == "aten::relu" || op == "aten::neg" || op == "aten::exp";
+  };
+  EXPECT_TRUE(cluster_supported_nodes(g, supported));
+  std::vector<std::string> order;
+  for (const Node& n : g.nodes) order.push_back(n.op);
+  EXPECT_EQ(order, (std::vector<std::string>{"aten::sigmoid", "aten::relu", "aten::neg", "aten::copy_", "aten::exp"}));
+  EXPECT_EQ(g.values[s].producer, 0);
+  EXPECT_EQ(g.values[e].producer, 4);
+  EXPECT_FALSE(cluster_supported_nodes(g, supported)) << "a second pass has nothing left to move";
+}
+
+}  // namespace
+}  // namespace exporter
+}  // namespace ember

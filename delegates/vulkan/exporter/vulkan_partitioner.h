@@ -35,6 +35,9 @@ class VulkanPartitioner final : public exporter::Partitioner {
 
   // Why node `index` is not claimed ("" when it is supported).
   static std::string unsupported_reason(const exporter::Graph& g, int index);
+  // Claims are runs of consecutive nodes: CPU-only nodes are moved out of the way first.
+  bool prefers_clustering() const override { return true; }
+  bool supports(const exporter::Graph& g, int node) const override { return unsupported_reason(g, node).empty(); }
 
  private:
   VulkanPartitionerOptions options_;
