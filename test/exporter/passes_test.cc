@@ -280,13 +280,6 @@ TEST(GraphDependencies, InPlaceWritesFollowEarlierReaders) {
   EXPECT_EQ(d[2], (std::vector<int>{1}));  // read after write
 }
 
-}  // namespace
-}  // namespace exporter
-}  // namespace ember
-
-namespace ember {
-namespace exporter {
-namespace {
 
 // conv -> batch_norm -> relu_ (in place) -> add: after folding, relu_ must write into the
 // conv output and the add must read it (regression: the in-place write was lost).
@@ -317,13 +310,6 @@ TEST(ConvBatchNormFold, KeepsInPlaceConsumers) {
   EXPECT_EQ(g.nodes[2].args[0].ref, c);
 }
 
-}  // namespace
-}  // namespace exporter
-}  // namespace ember
-
-namespace ember {
-namespace exporter {
-namespace {
 
 TEST(ConstantFold, RunsWeightOnlyNodesAtExportTime) {
   Graph g;
@@ -367,13 +353,6 @@ TEST(ConstantFold, LeavesRandomAndInputDependentNodesAlone) {
   EXPECT_EQ(g.num_live_nodes(), 2u);
 }
 
-}  // namespace
-}  // namespace exporter
-}  // namespace ember
-
-namespace ember {
-namespace exporter {
-namespace {
 
 // split.Tensor [2, 7] into pieces of 3 along dim 1 -> slices [0,3), [3,6), [6,7) writing the
 // piece values themselves (readers need no renaming).
@@ -446,13 +425,6 @@ TEST(AttentionMasks, OneAdditiveMaskRightAfterItsProducer) {
   EXPECT_EQ(g.nodes[4].args[3].ref, additive);
 }
 
-}  // namespace
-}  // namespace exporter
-}  // namespace ember
-
-namespace ember {
-namespace exporter {
-namespace {
 
 // The unsupported sigmoid depends on the input alone and moves to the front. The unsupported
 // buffer write (copy_) must stay after neg, which reads the buffer's old value (write after
