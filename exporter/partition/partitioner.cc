@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace ember {
@@ -84,14 +85,12 @@ void ConstantSlots::finish(DelegateBlob* blob) const {
 
 namespace {
 
-// Orders the graph's nodes after delegate substitution. A delegate node sits where its last
-// member was, but a node outside the partition that came before that point may read one of
-// its outputs (the partition is convex, so it never feeds back in): such nodes must move
-// after it. `deps` are the dependencies of the graph before substitution and `rep[i]` the
-// node that original node i became (itself, or its delegate node). Stable: among ready
-// nodes the earliest original position goes first, so an unaffected graph keeps its order.
-absl::Status restore_topological_order(Graph& g, const std::vector<std::vector<int>>& deps,
-                                       const std::vector<int>& rep) {
+// Puts g's live nodes in a topological order of the edges `deps` (node i after every node in
+// deps[i]; node i stands for rep[i], so edges inside one merged node vanish). Among ready
+// nodes the smallest (rank(i), i) goes first. Returns the order taken (original indices), or
+// nothing, leaving g alone, on a cycle. Producers are renumbered.
+std::optional<std::vector<int>> reorder_nodes(Graph& g, const std::vector<std::vector<int>>& deps,
+                                              const std::vector<int>& rep, const std::function<int(int)>& rank) {
   const int n = static_cast<int>(g.nodes.size());
   std::vector<std::set<int>> succ(n);
   std::vector<int> indegree(n, 0);
@@ -101,62 +100,34 @@ absl::Status restore_topological_order(Graph& g, const std::vector<std::vector<i
       if (a != b && succ[a].insert(b).second) indegree[b]++;
     }
   }
-  std::set<int> ready;
-  for (int i = 0; i < n; ++i) if (!g.nodes[i].erased && indegree[i] == 0) ready.insert(i);
-  std::vector<Node> ordered;
-  while (!ready.empty()) {
-    const int i = *ready.begin();
-    ready.erase(ready.begin());
-    for (int b : succ[i]) if (--indegree[b] == 0) ready.insert(b);
-    ordered.push_back(std::move(g.nodes[i]));
-  }
-  if (ordered.size() != g.num_live_nodes()) {
-    return absl::InvalidArgumentError(
-        "a claimed partition is not convex (a path leaves it and re-enters it); the partitioner must "
-        "not claim such sets");
-  }
-  g.nodes = std::move(ordered);
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-bool cluster_supported_nodes(Graph& g, const std::function<bool(int)>& supported) {
-  const int n = static_cast<int>(g.nodes.size());
-  const std::vector<std::vector<int>> deps = g.node_dependencies();
-  std::vector<std::vector<int>> succ(n);
-  std::vector<int> indegree(n, 0);
-  std::vector<bool> cpu(n, false);
-  for (int i = 0; i < n; ++i) {
-    if (g.nodes[i].erased) continue;
-    cpu[i] = !supported(i);
-    for (int d : deps[i]) {
-      succ[d].push_back(i);
-      indegree[i]++;
-    }
-  }
-  std::set<std::pair<int, int>> ready;  // (0: unsupported first / 1: supported, position)
-  for (int i = 0; i < n; ++i) {
-    if (!g.nodes[i].erased && indegree[i] == 0) ready.insert({cpu[i] ? 0 : 1, i});
-  }
+  std::set<std::pair<int, int>> ready;
+  for (int i = 0; i < n; ++i) if (!g.nodes[i].erased && indegree[i] == 0) ready.insert({rank(i), i});
   std::vector<int> order;
   while (!ready.empty()) {
     const int i = ready.begin()->second;
     ready.erase(ready.begin());
     order.push_back(i);
-    for (int s : succ[i]) if (--indegree[s] == 0) ready.insert({cpu[s] ? 0 : 1, s});
+    for (int s : succ[i]) if (--indegree[s] == 0) ready.insert({rank(s), s});
   }
-  if (order.size() != g.num_live_nodes()) return false;  // cannot happen for a valid graph
-  bool moved = false;
+  if (order.size() != g.num_live_nodes()) return std::nullopt;
   std::vector<Node> nodes;
   nodes.reserve(order.size());
-  for (size_t k = 0; k < order.size(); ++k) {
-    moved |= k == 0 ? order[k] != 0 : order[k] < order[k - 1];
-    nodes.push_back(std::move(g.nodes[order[k]]));
-  }
+  for (int i : order) nodes.push_back(std::move(g.nodes[i]));
   g.nodes = std::move(nodes);
   g.compact();
-  return moved;
+  return order;
+}
+
+}  // namespace
+
+bool cluster_supported_nodes(Graph& g, const std::function<bool(int)>& supported) {
+  std::vector<int> rank(g.nodes.size(), 1), rep(g.nodes.size());
+  for (size_t i = 0; i < rank.size(); ++i) {
+    rep[i] = static_cast<int>(i);
+    if (!g.nodes[i].erased && !supported(static_cast<int>(i))) rank[i] = 0;  // unsupported first
+  }
+  auto order = reorder_nodes(g, g.node_dependencies(), rep, [&](int i) { return rank[i]; });
+  return order && !std::is_sorted(order->begin(), order->end());
 }
 
 absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
@@ -218,9 +189,14 @@ absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
     }
     g.nodes[p.nodes.back()] = std::move(d);
   }
-  absl::Status order = restore_topological_order(g, deps, rep);
-  if (!order.ok()) return absl::InvalidArgumentError(partitioner.backend_id() + ": " + std::string(order.message()));
-  g.compact();
+  // A delegate node sits where its last member was, but a node outside the partition that
+  // came before that point may read one of its outputs (the partition is convex, so it never
+  // feeds back in): such nodes move after it. Otherwise the order is kept.
+  if (!reorder_nodes(g, deps, rep, [](int) { return 0; })) {
+    return absl::InvalidArgumentError(partitioner.backend_id() +
+                                      ": a claimed partition is not convex (a path leaves it and re-enters it); the "
+                                      "partitioner must not claim such sets");
+  }
   return static_cast<int>(made.size());
 }
 

@@ -213,9 +213,7 @@ std::string lower(const Graph& g, const Node& n, VulkanBlobBuilder& b, std::map<
     const int64_t rank = t(0) < 0 ? 0 : static_cast<int64_t>(b.sizes(t(0)).size());
     int64_t d0 = 0, d1i = 0;
     if (!has(2) || !static_int(n.args[1], &d0) || !static_int(n.args[2], &d1i)) return "transpose dims";
-    if (d0 < 0) d0 += rank;
-    if (d1i < 0) d1i += rank;
-    if (d0 < 0 || d0 >= rank || d1i < 0 || d1i >= rank) return "transpose dims out of range";
+    if (!normalize_dim(d0, rank, &d0) || !normalize_dim(d1i, rank, &d1i)) return "transpose dims out of range";
     std::vector<int64_t> perm(static_cast<size_t>(rank));
     for (int64_t i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = i;
     std::swap(perm[static_cast<size_t>(d0)], perm[static_cast<size_t>(d1i)]);
@@ -241,8 +239,7 @@ std::string lower(const Graph& g, const Node& n, VulkanBlobBuilder& b, std::map<
     if (has(3) && n.args[3].kind != Arg::Kind::None) return "repeat_interleave output_size";
     if (t(0) < 0) return "unmapped input";
     Sizes xs = b.sizes(t(0));
-    dim = n.args[2].i < 0 ? n.args[2].i + static_cast<int64_t>(xs.size()) : n.args[2].i;
-    if (dim < 0 || dim >= static_cast<int64_t>(xs.size())) return "repeat_interleave dim out of range";
+    if (!normalize_dim(n.args[2].i, static_cast<int64_t>(xs.size()), &dim)) return "repeat_interleave dim out of range";
     Sizes split = xs, wide = xs;
     split.insert(split.begin() + dim + 1, 1);
     wide.insert(wide.begin() + dim + 1, repeats);
@@ -268,8 +265,7 @@ std::string lower(const Graph& g, const Node& n, VulkanBlobBuilder& b, std::map<
     if (!has(2) || !static_int(n.args[1], &dim) || !static_int(n.args[2], &index)) return "select params";
     if (t(0) < 0) return "unmapped input";
     const Sizes& xs = b.sizes(t(0));
-    if (dim < 0) dim += static_cast<int64_t>(xs.size());
-    if (dim < 0 || dim >= static_cast<int64_t>(xs.size())) return "select dim out of range";
+    if (!normalize_dim(dim, static_cast<int64_t>(xs.size()), &dim)) return "select dim out of range";
     if (index < 0) index += xs[static_cast<size_t>(dim)];
     if (index < 0 || index >= xs[static_cast<size_t>(dim)]) return "select index out of range";
     const int sl = b.slice(t(0), static_cast<int32_t>(dim), index, index + 1, 1);
