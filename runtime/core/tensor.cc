@@ -40,7 +40,7 @@ void contiguous_strides(const int64_t* sizes, int rank, int64_t* strides) {
   int64_t s = 1;
   for (int i = rank - 1; i >= 0; --i) {
     strides[i] = s;
-    s *= sizes[i];
+    if (i > 0) s *= sizes[i];  // the outermost size never enters a stride
   }
 }
 

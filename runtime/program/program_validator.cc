@@ -116,13 +116,16 @@ class MethodValidator {
     if (!elements_aligned(t->sizes())) return bad("tensor %u has a misaligned sizes vector", i);
     uint32_t rank = t->sizes() ? t->sizes()->size() : 0;
     if (rank > static_cast<uint32_t>(kMaxRank)) return bad("tensor %u has rank %u > %d", i, rank, kMaxRank);
-    uint64_t numel = 1;
+    // The product of the non-zero dims is bounded too: a zero dim makes the tensor empty, but
+    // kernels still compute strides from the other dims (a fuzzer-found int64 overflow).
+    uint64_t numel = 1, extent = 1;
     for (uint32_t d = 0; d < rank; ++d) {
       int64_t s = t->sizes()->Get(d);
       if (s < 0 || s > (int64_t{1} << 40)) return bad("tensor %u has invalid size %lld", i, static_cast<long long>(s));
-      if (s != 0 && numel > (uint64_t{1} << 48) / static_cast<uint64_t>(s)) {
+      if (s != 0 && extent > (uint64_t{1} << 48) / static_cast<uint64_t>(s)) {
         return bad("tensor %u is too large", i);
       }
+      if (s != 0) extent *= static_cast<uint64_t>(s);
       numel *= static_cast<uint64_t>(s);
     }
     if (t->dim_order() != nullptr && t->dim_order()->size() != 0) {

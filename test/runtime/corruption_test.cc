@@ -261,6 +261,9 @@ const Case kCases[] = {
     {"huge tensor", [](ProgramBuilder&, MethodBuilder& m) {
        TensorDesc d; d.sizes = {int64_t{1} << 30, int64_t{1} << 30}; d.nbytes = 0; m.add_tensor(d);
      }, "too large"},
+    {"huge empty tensor", [](ProgramBuilder&, MethodBuilder& m) {  // pte_fuzzer: strides overflowed
+       TensorDesc d; d.sizes = {0, int64_t{1} << 36, int64_t{1} << 30}; d.nbytes = 0; m.add_tensor(d);
+     }, "too large"},
     {"capacity", [](ProgramBuilder&, MethodBuilder& m) {
        TensorDesc d; d.sizes = {4}; d.nbytes = 15; m.add_tensor(d);
      }, "capacity is smaller than its sizes"},
