@@ -5,6 +5,8 @@
 # The growing corpora live in out/fuzz/corpus/<fuzzer>/ and are reused by later runs.
 # Usage: tools/fuzz/run_fuzzers.sh [SECONDS] [FUZZER...]   (fuzzers: pte_fuzzer pt2_fuzzer)
 # Extra libFuzzer flags: EMBER_FUZZ_FLAGS="-jobs=2 -workers=2" tools/fuzz/run_fuzzers.sh 600
+# EMBER_FUZZ_RUNS_pte_fuzzer / EMBER_FUZZ_RUNS_pt2_fuzzer: stop after that many inputs (with a
+# fixed -seed and a fresh corpus the run is then the same on every machine; SECONDS caps it).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_EACH=${1:-30}
@@ -23,6 +25,8 @@ for f in $FUZZERS; do
     pt2_fuzzer) seeds=$OUT/seeds/pt2; extra="-max_len=65536 -dict=tools/fuzz/pt2.dict" ;;
     *) echo "run_fuzzers: unknown fuzzer $f"; exit 2 ;;
   esac
+  runs_var=EMBER_FUZZ_RUNS_$f
+  [ -n "${!runs_var:-}" ] && extra="$extra -runs=${!runs_var}"
   corpus=$OUT/corpus/$f
   artifacts=$OUT/artifacts/$f
   mkdir -p "$corpus" "$artifacts"
