@@ -6,7 +6,7 @@
 # Usage: tools/fuzz/run_fuzzers.sh [SECONDS] [FUZZER...]   (fuzzers: pte_fuzzer pt2_fuzzer)
 # Extra libFuzzer flags: EMBER_FUZZ_FLAGS="-jobs=2 -workers=2" tools/fuzz/run_fuzzers.sh 600
 # EMBER_FUZZ_RUNS_pte_fuzzer / EMBER_FUZZ_RUNS_pt2_fuzzer: stop after that many inputs (with a
-# fixed -seed and a fresh corpus the run is then the same on every machine; SECONDS caps it).
+# fixed -seed and a fresh corpus the run no longer depends on machine speed; SECONDS caps it).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_EACH=${1:-30}
