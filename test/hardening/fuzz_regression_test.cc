@@ -25,6 +25,7 @@ const std::map<std::string, std::string> kExpected = {
     {"misaligned_arena_offset.pte", "misaligned"},
     {"misaligned_sizes_vector.pte", "misaligned sizes vector"},
     {"pool_window_overflow.pte", "below 2^31"},
+    {"stride_overflow.pte", "too large"},
     {"stored_entry_size_lie.pt2", "stored entry sizes disagree"},
     {"unplanned_conv_output.pte", "does not fit the planned shape/capacity"},
 };
