@@ -33,6 +33,21 @@ struct ConvParams {
   int64_t groups = 1;
 };
 
+// nullptr when one spatial dim's parameters are valid. They are multiplied with sizes
+// (< 2^40) in the geometry, so each is bounded below 2^31 too (a fuzzer found an int64
+// overflow with a huge dilation).
+const char* window_param_error(int64_t stride, int64_t dilation, int64_t pad, int64_t pad_end,
+                               int64_t output_padding) {
+  if (stride < 1 || dilation < 1 || pad < 0 || pad_end < 0 || output_padding < 0) {
+    return "invalid stride, padding or dilation";
+  }
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  if (stride >= kLimit || dilation >= kLimit || pad >= kLimit || pad_end >= kLimit || output_padding >= kLimit) {
+    return "convolution stride, padding and dilation must be below 2^31";
+  }
+  return nullptr;
+}
+
 struct ConvGeometry {
   int64_t batch, c_in, h, w, c_out, oh, ow, kh, kw;
   int64_t ic_per_group, oc_per_group;
@@ -290,8 +305,8 @@ Error run_conv3d(KernelContext& ctx, KernelArgs& a, Tensor* input, Tensor* weigh
   if (!unbatched && input->rank != 5) return ctx.fail(Error::InvalidArgument, "input rank does not match the convolution");
   if (p.groups < 1) return ctx.fail(Error::InvalidArgument, "groups must be positive");
   for (int i = 0; i < 3; ++i) {
-    if (p.stride[i] < 1 || p.dilation[i] < 1 || p.pad[i] < 0 || p.pad_end[i] < 0 || p.output_padding[i] < 0) {
-      return ctx.fail(Error::InvalidArgument, "invalid stride, padding or dilation");
+    if (const char* why = window_param_error(p.stride[i], p.dilation[i], p.pad[i], p.pad_end[i], p.output_padding[i])) {
+      return ctx.fail(Error::InvalidArgument, why);
     }
   }
   const int lead = unbatched ? 0 : 1;
@@ -531,8 +546,8 @@ Error run_conv(KernelContext& ctx, KernelArgs& a, Tensor* input, Tensor* weight,
   }
   if (p.groups < 1) return ctx.fail(Error::InvalidArgument, "groups must be positive");
   for (int i = 0; i < 2; ++i) {
-    if (p.stride[i] < 1 || p.dilation[i] < 1 || p.pad[i] < 0 || p.pad_end[i] < 0 || p.output_padding[i] < 0) {
-      return ctx.fail(Error::InvalidArgument, "invalid stride, padding or dilation");
+    if (const char* why = window_param_error(p.stride[i], p.dilation[i], p.pad[i], p.pad_end[i], p.output_padding[i])) {
+      return ctx.fail(Error::InvalidArgument, why);
     }
   }
   const int lead = unbatched ? 0 : 1;
