@@ -151,17 +151,32 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     if (!idx.ok()) return idx.status();
     inputs.push_back(static_cast<uint32_t>(*idx));
   }
+  std::vector<uint32_t> mutable_inputs;
+  for (int id : g_.inputs) {
+    if (g_.mutable_inputs.count(id)) mutable_inputs.push_back(static_cast<uint32_t>(*value(id)));
+  }
   std::map<std::pair<std::string, std::string>, uint32_t> op_index;
   std::vector<fb::Offset<sc::Operator>> operators;
   std::vector<fb::Offset<sc::Instruction>> instructions;
   for (const Node& n : g_.nodes) {
     if (n.erased) continue;
+    // A program the exporter writes never lets a call write a constant or a read-only input
+    // (the runtime's verification rejects such a program; failing here names the node).
+    for (int r : n.output_values()) {
+      const Value& v = g_.values[r];
+      if (v.role == ValueRole::Constant || (v.role == ValueRole::UserInput && !g_.mutable_inputs.count(r))) {
+        return absl::InternalError("node " + n.op + " (" + n.source + ") writes " +
+                                   (v.role == ValueRole::Constant ? "the constant " : "the read-only input ") +
+                                   v.name + "; an exporter pass produced an invalid graph");
+      }
+    }
     std::vector<int32_t> args;
     for (const Arg& a : n.args) {
       auto idx = arg(a);
       if (!idx.ok()) return idx.status();
       args.push_back(*idx);
     }
+    const size_t num_inputs = args.size();
     for (const Arg& a : n.outputs) {
       if (a.kind == Arg::Kind::Tensors) {
         // A Tensor[] result is one output tensor per element (kernels count them).
@@ -182,7 +197,8 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
       for (int r : n.args[0].refs) dargs.push_back(*value(r));
       for (int r : n.output_values()) dargs.push_back(*value(r));
       uint32_t d = static_cast<uint32_t>(std::stoul(n.op.substr(std::strlen(kDelegateOpPrefix))));
-      auto call = sc::CreateDelegateCall(fbb_, d, fbb_.CreateVector<int32_t>(dargs));
+      auto call = sc::CreateDelegateCall(fbb_, d, fbb_.CreateVector<int32_t>(dargs),
+                                         static_cast<uint32_t>(n.output_values().size()));
       instructions.push_back(sc::CreateInstruction(fbb_, sc::InstructionKind::DelegateCall, call.Union()));
       continue;
     }
@@ -192,7 +208,8 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
       it = op_index.emplace(key, static_cast<uint32_t>(operators.size())).first;
       operators.push_back(sc::CreateOperator(fbb_, fbb_.CreateString(n.op), fbb_.CreateString(n.overload)));
     }
-    auto call = sc::CreateKernelCall(fbb_, it->second, fbb_.CreateVector<int32_t>(args));
+    auto call = sc::CreateKernelCall(fbb_, it->second, fbb_.CreateVector<int32_t>(args),
+                                     static_cast<uint32_t>(args.size() - num_inputs));
     instructions.push_back(sc::CreateInstruction(fbb_, sc::InstructionKind::KernelCall, call.Union()));
   }
   for (const GraphOutput& o : g_.outputs) {
@@ -229,7 +246,8 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
   auto method = sc::CreateMethod(fbb_, fbb_.CreateString(method_name), fbb_.CreateVector(values_),
                                  fbb_.CreateVector<uint32_t>(inputs), fbb_.CreateVector<uint32_t>(outputs),
                                  fbb_.CreateVector(operators), fbb_.CreateVector(instructions),
-                                 fbb_.CreateVector(dels), fbb_.CreateVector<uint64_t>(arenas));
+                                 fbb_.CreateVector(dels), fbb_.CreateVector<uint64_t>(arenas),
+                                 fbb_.CreateVector<uint32_t>(mutable_inputs), /*calls_declare_outputs=*/true);
   std::vector<fb::Offset<sc::Segment>> segs;
   for (const auto& [off, size] : segments_) segs.push_back(sc::CreateSegment(fbb_, off, size));
   std::vector<fb::Offset<sc::Method>> methods = {method};

@@ -375,6 +375,7 @@ absl::Status Importer::read_signature(const json& sig) {
       }
       if (from < 0 || to < 0) return bad(kind + " of '" + target + "' refers to unknown values");
       if (kind == "buffer_mutation") g_.values[to].role = ValueRole::MutableState;
+      if (kind == "user_input_mutation") g_.mutable_inputs.insert(to);
       g_.write_backs.push_back(WriteBack{from, to});
     } else if (kind == "token") {
       continue;

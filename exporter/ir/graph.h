@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,9 @@ struct Graph {
   std::vector<int> inputs;  // user inputs, in order (value ids)
   std::vector<GraphOutput> outputs;
   std::vector<WriteBack> write_backs;
+  // User inputs the model mutates (PyTorch user-input mutations): the only inputs a node may
+  // write. Every other input is read-only (the caller's memory may be bound zero-copy).
+  std::set<int> mutable_inputs;
   std::map<std::string, int> by_name;  // value name -> id
 
   int add_value(Value v);

@@ -77,6 +77,9 @@ absl::StatusOr<int> canonicalize(Graph& g) {
       int self = n.args[0].ref;
       Value& sv = g.values[self];
       if (sv.role == ValueRole::Constant) sv.role = ValueRole::MutableState;
+      // An in-place op on a user input mutates the caller's tensor, as in PyTorch (newer
+      // training IR records no user_input_mutation for it): the method declares it writable.
+      if (sv.role == ValueRole::UserInput) g.mutable_inputs.insert(self);
       if (n.outputs.size() == 1 && n.outputs[0].kind == Arg::Kind::Tensor) {
         int out = n.outputs[0].ref;
         if (out != self && (n.op == "aten::resize_" || n.op == "aten::resize_as_")) {

@@ -3,6 +3,7 @@
 // constants. Typical wins: weight transposes/reshapes in core-ATen graphs (permute + addmm),
 // dtype conversions of buffers, precomputed masks and tables.
 #include <cstring>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -173,6 +174,14 @@ class CallFrame {
 absl::StatusOr<int> fold_constants(Graph& g) {
   std::vector<double> temp(8 << 20);  // 64 MB of kernel scratch
   int folded = 0;
+  // Values written by more than one node (a producer and later in-place writes, e.g. T5's
+  // `buckets = zeros(); buckets += ...`) stay activations: folding the producer would turn
+  // the buffer the later writes target into a read-only constant.
+  std::map<int, int> writers;
+  for (const Node& n : g.nodes) {
+    if (n.erased) continue;
+    for (int r : n.output_values()) ++writers[r];
+  }
   for (Node& n : g.nodes) {
     if (n.erased || n.op.rfind("aten::", 0) != 0 || is_nondeterministic(n.op)) continue;
     KernelFn fn = find_kernel(n.kernel_name().c_str());
@@ -188,7 +197,8 @@ absl::StatusOr<int> fold_constants(Graph& g) {
       if (!ok) break;
       if (o.kind != Arg::Kind::Tensor && o.kind != Arg::Kind::Tensors) ok = false;
       for (int r : o.value_refs()) {
-        ok = ok && !read.count(r) && g.values[r].role == ValueRole::Activation && frame.add_output(r);
+        ok = ok && !read.count(r) && writers[r] == 1 && g.values[r].role == ValueRole::Activation &&
+             frame.add_output(r);
         if (ok) output_bytes += g.values[r].nbytes();
       }
     }

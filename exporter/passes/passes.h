@@ -43,8 +43,9 @@ absl::StatusOr<int> fold_conv_batch_norm(Graph& g);
 // Gives each in-place write to an activation (a functional op writing into `self`, left by
 // canonicalize, e.g. relu_ -> relu with out = self) a new value, renaming later reads, graph
 // outputs and write-backs, so every activation has one producer. Run before partitioning:
-// partitioners reason about producers and partition inputs/outputs. Writes into state or
-// user inputs are left alone.
+// partitioners reason about producers and partition inputs/outputs. Writes into state are
+// left alone; an in-place write into a user input gets a new value too, and the input's
+// last version is written back into it (a write-back, copied by finalize_outputs).
 int make_activations_ssa(Graph& g);
 
 // Puts `where(mask, 0, -inf)` (float32) in front of each scaled_dot_product_attention whose

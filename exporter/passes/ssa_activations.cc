@@ -1,4 +1,5 @@
-// make_activations_ssa: gives every in-place write to an activation its own value.
+// make_activations_ssa: gives every in-place write to an activation or a user input its own
+// value (an input's last version is written back into it at the end).
 #include <map>
 
 #include "exporter/passes/passes.h"
@@ -35,7 +36,10 @@ int make_activations_ssa(Graph& g) {
     for (Arg& o : n.outputs) {
       if (o.kind != Arg::Kind::Tensor || o.ref < 0) continue;
       const int r = o.ref;
-      if (g.values[r].role != ValueRole::Activation) continue;  // state / input writes stay
+      // State writes stay (delegates update state in place); an in-place write into a
+      // mutated user input becomes a new value, copied back into the input at the end.
+      const ValueRole role = g.values[r].role;
+      if (role != ValueRole::Activation && role != ValueRole::UserInput) continue;
       bool aliases = false;
       for (int x : reads) aliases |= x == r;
       if (!aliases) continue;
@@ -43,6 +47,7 @@ int make_activations_ssa(Graph& g) {
       v.id = -1;
       v.name = g.values[r].name + "_w" + std::to_string(i);
       v.producer = static_cast<int>(i);
+      v.role = ValueRole::Activation;
       const int nv = g.add_value(v);
       o.ref = nv;
       for (auto& [from, to] : latest) if (to == r) to = nv;
@@ -55,6 +60,13 @@ int make_activations_ssa(Graph& g) {
   }
   for (WriteBack& w : g.write_backs) {
     if (latest.count(w.from)) w.from = latest[w.from];
+  }
+  for (int input : g.inputs) {
+    auto it = latest.find(input);
+    if (it == latest.end()) continue;
+    bool written_back = false;
+    for (const WriteBack& w : g.write_backs) written_back |= w.to == input;
+    if (!written_back) g.write_backs.push_back(WriteBack{it->second, input});
   }
   g.compact();
   return changes;

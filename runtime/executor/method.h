@@ -46,7 +46,10 @@ class Method {
   // Copies `value` into input `index`'s planned storage. Tensors must match dtype and rank;
   // static dimensions must match exactly, dynamic ones stay within their bounds.
   Error set_input(size_t index, const EValue& value);
-  // Zero-copy: input `index` reads `tensor.data` directly (same checks as set_input).
+  // Zero-copy: input `index` reads `tensor.data` directly (same checks as set_input). The
+  // method never writes a bound input unless the program lists it in `mutable_inputs` (the
+  // PyTorch model mutated that input in place: execute() then writes the caller's memory,
+  // as eager PyTorch would); `ember inspect` marks such inputs.
   Error bind_input(size_t index, const Tensor& tensor);
   // Makes output `index` (a tensor) be written to caller memory of `nbytes` bytes, which
   // must hold the output at its upper-bound size. Pass data = null to return to planned memory.

@@ -42,6 +42,7 @@ class MethodValidator {
     for (uoffset_t i = 0; i < num_values_; ++i) EMBER_TRY(check_value(i));
     EMBER_TRY(check_index_list(method_->inputs(), "input"));
     EMBER_TRY(check_index_list(method_->outputs(), "output"));
+    EMBER_TRY(check_mutable_inputs());
     if (method_->operators() != nullptr) {
       for (uoffset_t i = 0; i < method_->operators()->size(); ++i) {
         const schema::Operator* op = method_->operators()->Get(i);
@@ -253,18 +254,20 @@ class MethodValidator {
       case schema::InstructionKind::KernelCall: {
         const auto* call = instr->kind_as_KernelCall();
         if (call->op_index() >= num_ops) return bad("instruction %u calls operator %u of %u", i, call->op_index(), num_ops);
-        return check_args(call->args(), i);
+        EMBER_TRY(check_args(call->args(), i));
+        return check_call_outputs(call->args(), call->num_outputs(), i);
       }
       case schema::InstructionKind::DelegateCall: {
         const auto* call = instr->kind_as_DelegateCall();
         if (call->delegate_index() >= num_delegates) return bad("instruction %u calls delegate %u of %u", i, call->delegate_index(), num_delegates);
-        return check_args(call->args(), i);
+        EMBER_TRY(check_args(call->args(), i));
+        return check_call_outputs(call->args(), call->num_outputs(), i);
       }
       case schema::InstructionKind::Move: {
         const auto* move = instr->kind_as_Move();
         if (!valid_index(move->from_value()) || !valid_index(move->to_value())) return bad("instruction %u moves an invalid value", i);
         if (kind(move->from_value()) != kind(move->to_value())) return bad("instruction %u moves between different kinds", i);
-        return Error::Ok;
+        return check_writable(move->to_value(), i);
       }
       case schema::InstructionKind::JumpFalse: {
         const auto* jump = instr->kind_as_JumpFalse();
@@ -279,6 +282,71 @@ class MethodValidator {
       default:
         return bad("instruction %u has unknown kind", i);
     }
+  }
+
+  // Inputs a method may write must be tensor inputs in caller memory.
+  Error check_mutable_inputs() {
+    const auto* mutable_inputs = method_->mutable_inputs();
+    if (mutable_inputs == nullptr) return Error::Ok;
+    for (uoffset_t k = 0; k < mutable_inputs->size(); ++k) {
+      uint32_t v = mutable_inputs->Get(k);
+      bool is_input = false;
+      if (method_->inputs() != nullptr) {
+        for (uoffset_t j = 0; j < method_->inputs()->size(); ++j) is_input = is_input || method_->inputs()->Get(j) == v;
+      }
+      if (!is_input || !valid_index(v) || kind(v) != schema::ValueKind::Tensor ||
+          method_->values()->Get(v)->value_as_Tensor()->location() != schema::DataLocation::CallerInput) {
+        return bad("mutable input %u of method '%s' (value %u) is not a tensor input", k, name_, v);
+      }
+    }
+    return Error::Ok;
+  }
+
+  bool is_mutable_input(uint32_t value) const {
+    const auto* mutable_inputs = method_->mutable_inputs();
+    if (mutable_inputs == nullptr) return false;
+    for (uoffset_t k = 0; k < mutable_inputs->size(); ++k) {
+      if (mutable_inputs->Get(k) == value) return true;
+    }
+    return false;
+  }
+
+  // A value an instruction writes: no constant (read-only, possibly a read-only mapping of
+  // the file) and no caller input the method does not declare mutable.
+  // `inputs_known`: false for calls of programs from before outputs were declared, where
+  // only the constant rule applies (such a call's last argument may be an input it reads).
+  Error check_writable(uint32_t value, uoffset_t instr, bool inputs_known = true) {
+    schema::ValueKind k = kind(value);
+    if (k == schema::ValueKind::TensorList) {
+      const auto* items = method_->values()->Get(value)->value_as_TensorList()->items();
+      for (uoffset_t j = 0; j < items->size(); ++j) {
+        EMBER_TRY(check_writable(static_cast<uint32_t>(items->Get(j)), instr, inputs_known));
+      }
+      return Error::Ok;
+    }
+    if (k != schema::ValueKind::Tensor) return Error::Ok;
+    schema::DataLocation loc = method_->values()->Get(value)->value_as_Tensor()->location();
+    if (loc == schema::DataLocation::Constant) {
+      return bad("instruction %u writes tensor %u, a constant", instr, value);
+    }
+    if (inputs_known && loc == schema::DataLocation::CallerInput && !is_mutable_input(value)) {
+      return bad("instruction %u writes tensor %u, an input the method does not declare mutable", instr, value);
+    }
+    return Error::Ok;
+  }
+
+  // The trailing `num_outputs` arguments of a call are written. Programs from before calls
+  // declared their outputs are checked on their last argument (an exporter-written call
+  // always ends with an output).
+  Error check_call_outputs(const flatbuffers::Vector<int32_t>* args, uint32_t num_outputs, uoffset_t instr) {
+    uint32_t n = args ? args->size() : 0;
+    const bool declared = method_->calls_declare_outputs();
+    if (!declared) num_outputs = n > 0 ? 1 : 0;
+    if (num_outputs > n) return bad("instruction %u declares %u outputs but has %u arguments", instr, num_outputs, n);
+    for (uint32_t k = n - num_outputs; k < n; ++k) {
+      EMBER_TRY(check_writable(static_cast<uint32_t>(args->Get(k)), instr, declared));
+    }
+    return Error::Ok;
   }
 
   Error check_delegate(uoffset_t i) {

@@ -102,7 +102,12 @@ TEST_P(VulkanFp16SharedModel, Fp16ExportRunsAndMatchesPyTorch) {
 
   testing::PteRunner runner;
   ASSERT_EQ(runner.load(r16->pte), "");
-  ASSERT_NO_FATAL_FAILURE(testing::run_and_compare_with_reference(runner, dir, 5e-3, "vulkan fp16", GetParam()));
+  // fp16 storage alone costs accuracy: PyTorch with every tensor rounded to fp16 (float32
+  // math; tools/models/fp16_storage_error.py) is 7e-4..1e-3 from the float32 reference on
+  // these models but 1.8e-2 on mobilenet_v2, whose shared weights were regenerated with real
+  // BatchNorm statistics (its activations now span a wide range). Ember must do as well.
+  const double tolerance = GetParam() == "mobilenet_v2" ? 1.8e-2 : 5e-3;
+  ASSERT_NO_FATAL_FAILURE(testing::run_and_compare_with_reference(runner, dir, tolerance, "vulkan fp16", GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, VulkanSharedModel,

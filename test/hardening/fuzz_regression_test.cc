@@ -26,6 +26,7 @@ const std::map<std::string, std::string> kExpected = {
     {"misaligned_sizes_vector.pte", "misaligned sizes vector"},
     {"pool_window_overflow.pte", "below 2^31"},
     {"stride_overflow.pte", "too large"},
+    {"t5_kernel_writes_constant.pte", "a constant"},
     {"stored_entry_size_lie.pt2", "stored entry sizes disagree"},
     {"unplanned_conv_output.pte", "does not fit the planned shape/capacity"},
 };

@@ -352,11 +352,11 @@ PteBytes ProgramBuilder::build() const {
       switch (ins.kind) {
         case MethodBuilder::InsKind::Kernel:
           kind = schema::InstructionKind::KernelCall;
-          off = schema::CreateKernelCallDirect(b, ins.a, &ins.args).Union();
+          off = schema::CreateKernelCallDirect(b, ins.a, &ins.args, ins.b).Union();
           break;
         case MethodBuilder::InsKind::Delegate:
           kind = schema::InstructionKind::DelegateCall;
-          off = schema::CreateDelegateCallDirect(b, ins.a, &ins.args).Union();
+          off = schema::CreateDelegateCallDirect(b, ins.a, &ins.args, ins.b).Union();
           break;
         case MethodBuilder::InsKind::Move:
           kind = schema::InstructionKind::Move;
@@ -384,7 +384,8 @@ PteBytes ProgramBuilder::build() const {
     }
     std::vector<uint64_t> arenas = m.arena_sizes();
     methods.push_back(schema::CreateMethodDirect(b, m.name_.c_str(), &values, &m.inputs_, &m.outputs_, &ops,
-                                                 &instructions, &delegates, &arenas));
+                                                 &instructions, &delegates, &arenas, &m.mutable_inputs_,
+                                                 m.declares_outputs_));
   }
 
   // Segment layout: each segment at a 64-byte aligned offset inside the area.

@@ -141,6 +141,16 @@ class MethodBuilder {
   // Changes the destination of an already added jump_false.
   void patch_jump(uint32_t instruction, uint32_t destination);
 
+  // Declares how many trailing args kernel/delegate call `instruction` writes, and marks
+  // the method as declaring its calls' outputs (the exporter's programs do). Without it the
+  // runtime treats the last argument of each call as its output.
+  MethodBuilder& set_num_outputs(uint32_t instruction, uint32_t num_outputs) {
+    instructions_[instruction].b = num_outputs;
+    declares_outputs_ = true;
+    return *this;
+  }
+  // Inputs (value indices) the method may write.
+  MethodBuilder& set_mutable_inputs(std::vector<uint32_t> inputs) { mutable_inputs_ = std::move(inputs); return *this; }
   MethodBuilder& set_inputs(std::vector<uint32_t> inputs) { inputs_ = std::move(inputs); return *this; }
   MethodBuilder& set_outputs(std::vector<uint32_t> outputs) { outputs_ = std::move(outputs); return *this; }
   // Overrides the arena sizes computed from the planned tensors.
@@ -191,6 +201,8 @@ class MethodBuilder {
   std::vector<Delegate> delegates_;
   std::vector<uint32_t> inputs_;
   std::vector<uint32_t> outputs_;
+  std::vector<uint32_t> mutable_inputs_;
+  bool declares_outputs_ = false;
   std::vector<uint64_t> arena_used_;
   std::vector<uint64_t> arena_override_;
   bool has_arena_override_ = false;

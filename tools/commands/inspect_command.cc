@@ -79,7 +79,12 @@ int inspect_command(int argc, char** argv) {
     const sc::Method* m = p->methods()->Get(mi);
     std::printf("\nmethod '%s'\n", m->name() ? m->name()->c_str() : "");
     for (uint32_t i = 0; m->inputs() && i < m->inputs()->size(); ++i) {
-      std::printf("  input %u: %s\n", i, describe_value(m, m->inputs()->Get(i)).c_str());
+      bool writes = false;  // the method mutates this input in the caller's memory
+      if (m->mutable_inputs() != nullptr) {
+        for (uint32_t v : *m->mutable_inputs()) writes = writes || v == m->inputs()->Get(i);
+      }
+      std::printf("  input %u: %s%s\n", i, describe_value(m, m->inputs()->Get(i)).c_str(),
+                  writes ? " (mutated in place by the method)" : "");
     }
     for (uint32_t i = 0; m->outputs() && i < m->outputs()->size(); ++i) {
       std::printf("  output %u: %s\n", i, describe_value(m, m->outputs()->Get(i)).c_str());

@@ -45,5 +45,14 @@ for c in $OPCASES; do
     cp "$d/$f.pt2" "$CORPUS/pt2/${c}_$f.pt2" && n_pt2=$((n_pt2 + 1))
   done
 done
+# Programs from the repository: the tiny T5 encoder (its relative-position bias is mostly
+# constant-folded; the exporter once wrote a program whose kernel wrote into a constant) as a
+# valid program and archive, and the regression inputs themselves.
+T5=test/hardening/models/t5_tiny/model.pt2
+export_seed "$T5" "$CORPUS/pte/t5_tiny.pte" || echo "make_seeds: t5_tiny did not export (skipped)" >&2
+cp "$T5" "$CORPUS/pt2/t5_tiny.pt2" && n_pt2=$((n_pt2 + 1))
+for f in test/hardening/regressions/pte/*.pte; do
+  cp "$f" "$CORPUS/pte/regression_$(basename "$f")" && n_pte=$((n_pte + 1))
+done
 chmod -R u+w "$CORPUS"
 echo "make_seeds: $n_pte .pte and $n_pt2 .pt2 seeds in $CORPUS"

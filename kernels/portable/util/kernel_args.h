@@ -30,10 +30,17 @@ class KernelArgs {
   size_t size() const { return n_; }
   EValue& at(size_t i) { return *args_[i]; }
 
-  // Tensor argument; null (and an error) when it is not a tensor.
+  // Tensor argument; null (and an error) when it is not a tensor, or when its current sizes
+  // do not fit the memory behind it (e.g. an unplanned tensor with no storage), so no kernel
+  // reads or writes past a tensor's planned bytes whatever the program says.
   Tensor* tensor(size_t i) {
     if (i >= n_ || !args_[i]->is_tensor()) return fail_null("expected a tensor argument");
-    return args_[i]->as_tensor;
+    Tensor* t = args_[i]->as_tensor;
+    const size_t bytes = t->nbytes();
+    if (bytes > t->capacity_bytes || (bytes != 0 && t->data == nullptr)) {
+      return fail_null("a tensor argument does not fit the planned shape/capacity");
+    }
+    return t;
   }
   // Optional tensor: null when None.
   Tensor* optional_tensor(size_t i) {
