@@ -2,10 +2,11 @@
 
 load("@bazel_tools//tools/cpp:unix_cc_toolchain_config.bzl", "cc_toolchain_config")
 
-def aarch64_toolchain_config(name):
+def aarch64_toolchain_config(name, tags = []):
     prefix = "/usr/bin/aarch64-linux-gnu-"
     cc_toolchain_config(
         name = name,
+        tags = tags,
         cpu = "aarch64",
         compiler = "gcc",
         toolchain_identifier = "aarch64-linux-gnu",
