@@ -36,6 +36,7 @@ struct ModelCase {
   const char* name;
   const char* op;  // the op that must reach the portable kernels ("" for weight norm)
   size_t outputs;
+  bool delegated = false;  // with --backend xnnpack, some ops go to XNNPACK
 };
 
 const ModelCase kModels[] = {
@@ -44,6 +45,7 @@ const ModelCase kModels[] = {
     {"gru_no_bias_h0", "aten::gru.input", 2},
     {"rnn_tanh_2layer_bidir", "aten::rnn_tanh.input", 2},
     {"rnn_relu_2layer_bidir", "aten::rnn_relu.input", 2},
+    {"gru_linear_head", "aten::gru.input", 2, true},  // the GRU output feeds a delegated linear
     {"lstm_proj_bidir", "aten::lstm.input", 3},
     {"weight_norm_parametrizations", "", 1},
     {"weight_norm_utils", "", 1},
@@ -63,6 +65,11 @@ TEST_P(RecurrentModel, ExportsRunsAndMatchesPyTorch) {
   std::string ops;
   for (const auto& [op, n] : r->portable_ops) ops += " " + op + " x" + std::to_string(n);
   std::printf("[%s] %s: portable ops:%s\n", xnnpack ? "xnnpack" : "portable", m.name, ops.c_str());
+  if (xnnpack && m.delegated) {
+    ASSERT_EQ(r->backends.size(), 1u);
+    EXPECT_GT(r->backends[0].nodes, 0) << "nothing was delegated";
+    EXPECT_EQ(r->portable_ops.count("aten::linear.default"), 0u) << "the linear head stayed on the portable kernels";
+  }
   if (*m.op != '\0') {
     EXPECT_EQ(r->portable_ops.count(m.op), 1u) << m.op << " did not reach its portable kernel";
   }

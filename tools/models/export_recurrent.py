@@ -54,6 +54,19 @@ class WeightNormConv(nn.Module):
         return self.b(nn.functional.gelu(self.a(x)))
 
 
+class GruHead(nn.Module):
+    """A keyword-spotting-style GRU with a linear head (the head goes to XNNPACK)."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(6, 8, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        out, h_n = self.gru(x)
+        return torch.relu(self.head(out)), h_n
+
+
 def randomize(module):
     # Larger-than-default weights so the nonlinearities are exercised away from 0.
     with torch.no_grad():
@@ -82,6 +95,8 @@ def models():
         Recurrent(randomize(nn.RNN(4, 5, num_layers=2, bidirectional=True, nonlinearity="relu", batch_first=True)),
                   False),
         (torch.randn(3, 6, 4),))
+    torch.manual_seed(8)
+    m["gru_linear_head"] = (randomize(GruHead()), (torch.randn(2, 9, 6),))
     torch.manual_seed(6)
     m["lstm_proj_bidir"] = (
         Recurrent(randomize(nn.LSTM(4, 6, num_layers=2, bidirectional=True, proj_size=3)), False),
