@@ -12,7 +12,8 @@ arguments and results as .npy files instead (data, batch_sizes, hx, params_<k>, 
 for a kernel-level test; the eager results are cross-checked here against nn.GRU/RNN/LSTM run
 on the padded sequence with pack_padded_sequence.
 
-Usage: export_recurrent.py [OUT]   (default: test/models/recurrent next to this script's repo)"""
+Usage: export_recurrent.py [OUT]   (default: test/models/recurrent next to this script's repo)
+       export_recurrent.py --wav2vec2 OUT   (a tiny transformers Wav2Vec2Model, not checked in)"""
 import os
 import sys
 
@@ -174,7 +175,31 @@ def save_packed(out_root, name, layer, lengths, input_size, op):
     print(f"packed/{name}: batch_sizes {packed.batch_sizes.tolist()}")
 
 
+def save_wav2vec2(out_root):
+    """A tiny transformers Wav2Vec2Model (weight-normalised positional conv, dim=2), for a manual
+    end-to-end check: `export_recurrent.py --wav2vec2 OUT` (not part of the checked-in data)."""
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+    torch.manual_seed(20)
+    cfg = Wav2Vec2Config(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                         conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+                         num_conv_pos_embedding_groups=4, do_stable_layer_norm=False, feat_extract_norm="group")
+    model = Wav2Vec2Model(cfg).eval()
+    save_model(out_root, "wav2vec2_tiny", WrapLastHidden(model), (torch.randn(1, 800),))
+
+
+class WrapLastHidden(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x).last_hidden_state
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--wav2vec2":
+        save_wav2vec2(sys.argv[2])
+        return
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out_root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(repo, "test", "models", "recurrent")
     for name, (module, inputs) in models().items():

@@ -143,6 +143,9 @@ Error run_recurrent_op(KernelContext& ctx, EValue** args, size_t n, const Recurr
   w.has_biases = has_biases;
   const int64_t base = has_biases ? 4 : 2;
   const int64_t count = static_cast<int64_t>(params.size());
+  if (layers > count) {  // also keeps layers * dirs * per below from overflowing
+    return ctx.fail(Error::InvalidArgument, "num_layers exceeds the number of parameter tensors");
+  }
   if (count == layers * dirs * base) {
     w.per = base;
   } else if (cell.allows_projection && count == layers * dirs * (base + 1)) {

@@ -289,6 +289,7 @@ TEST(RecurrentOp, RejectsBadArguments) {
   EXPECT_NE(r.message().find("params must hold"), std::string::npos) << r.message();
   EXPECT_EQ(gru(g.x, g.h0, full, true, 2, 0.0, false), Error::InvalidArgument);
   EXPECT_EQ(gru(g.x, g.h0, full, true, 0, 0.0, false), Error::InvalidArgument);
+  EXPECT_EQ(gru(g.x, g.h0, full, true, int64_t{1} << 62, 0.0, false), Error::InvalidArgument);  // no overflow
   // A GRU takes no projection weight.
   TestTensor w_hr(F, {1, 2});
   EXPECT_EQ(gru(g.x, g.h0, {&g.w_ih, &g.w_hh, &g.b_ih, &g.b_hh, &w_hr}, true, 1, 0.0, false), Error::InvalidArgument);
