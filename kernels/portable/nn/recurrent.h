@@ -20,7 +20,9 @@
 // h_{t-1} W_hh^T (a small GEMM over the step's active rows) and applies the cell. Packed
 // sequences: a forward step updates only the first batch_sizes[t] rows, so a finished sequence
 // keeps its last state (its h_n); the reverse direction starts each sequence at its own last
-// step from h0. Scratch (floats): N*G*H gates + B*G*H (GRU) + B*R + B*H (LSTM) + B*H
+// step from h0 (torch.export cannot trace the .data overloads today, their meta functions
+// guard on batch_sizes' values, but a program may hold them; batch_sizes is validated at run
+// time: int64, >= 1, non-increasing, summing to the data rows). Scratch (floats): N*G*H gates + B*G*H (GRU) + B*R + B*H (LSTM) + B*H
 // (projection) + min(layers-1, 2)*N*dirs*R, plus T int64 row offsets for packed input.
 #pragma once
 
