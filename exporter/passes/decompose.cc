@@ -26,6 +26,42 @@ using namespace decompose_detail;  // NOLINT: the pass's own internal helpers
 // op has no decomposition here.
 using Decomposition = std::function<std::vector<int>(Builder&, const Node&)>;
 
+// norm_except_dim(v, pow, dim): the `pow`-norm of v over every dim but `dim`, kept as
+// [1, .., size(dim), .., 1]; dim == -1 (PyTorch's "None") is the norm of the whole tensor
+// (0-d), other negative dims wrap. -1 when it does not apply.
+int norm_except_dim(Builder& b, int v, double pow, int64_t dim) {
+  if (v < 0) return -1;
+  const Sizes s = b.sizes(v);
+  const int64_t rank = static_cast<int64_t>(s.size());
+  if (!is_floating(b.dtype(v))) return -1;
+  if (dim == -1) return b.call1("linalg_vector_norm", "default", {Arg::tensor(v), Arg::real(pow)}, b.dtype(v), {});
+  if (dim < 0) dim += rank;
+  if (dim < 0 || dim >= rank) return -1;
+  if (rank == 1) return b.unary("abs", v);  // no other dim: |v| elementwise
+  std::vector<int64_t> others;
+  Sizes kept(s.size(), 1);
+  kept[dim] = s[dim];
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i != dim) others.push_back(i);
+  }
+  return b.call1("linalg_vector_norm", "default",
+                 {Arg::tensor(v), Arg::real(pow), Arg::int_list(others), Arg::boolean(true)}, b.dtype(v), kept);
+}
+
+// _weight_norm(v, g, dim) = v * (g / norm_except_dim(v, 2, dim)) (ATen's composite); the
+// interface variant also returns the norms, shaped like g.
+std::vector<int> weight_norm(Builder& b, const Node& n, bool interface) {
+  int v = tensor_arg(n, 0), g = tensor_arg(n, 1);
+  if (v < 0 || g < 0 || b.dtype(g) != b.dtype(v)) return {};
+  int norm = norm_except_dim(b, v, 2.0, int_arg(n, 2, 0));
+  if (norm < 0) return {};
+  int w = b.mul(v, b.binary("div", g, norm));
+  if (!interface) return {w};
+  const Sizes gs = b.sizes(g);
+  if (product(b.sizes(norm), 0, b.sizes(norm).size()) != product(gs, 0, gs.size())) return {};
+  return {w, b.sizes(norm) == gs ? norm : b.view(norm, gs)};
+}
+
 const std::map<std::string, Decomposition>& decompositions() {
   static const std::map<std::string, Decomposition> table = {
       {"aten::mse_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
@@ -436,6 +472,13 @@ const std::map<std::string, Decomposition>& decompositions() {
          std::vector<int64_t> sumdim = ints_arg(n, 6);
          if (sumdim.empty()) return {prod};
          return {sum_dims(b, prod, sumdim, false)};
+       }},
+      {"aten::_weight_norm.default", [](Builder& b, const Node& n) { return weight_norm(b, n, false); }},
+      {"aten::_weight_norm_interface.default", [](Builder& b, const Node& n) { return weight_norm(b, n, true); }},
+      {"aten::norm_except_dim.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int v = norm_except_dim(b, tensor_arg(n, 0), number_arg(n, 1, 2.0), int_arg(n, 2, 0));
+         if (v < 0) return {};
+         return {v};
        }},
       {"aten::resize_as.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int self = tensor_arg(n, 0), templ = tensor_arg(n, 1);

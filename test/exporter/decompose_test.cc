@@ -1,6 +1,7 @@
 // Numerical tests of the linear-algebra and loss decompositions of exporter/passes/decompose.cc
 // (einsum, addbmm, block_diag, cartesian_prod, _chunk_cat, bilinear, _trilinear,
-// cosine_embedding_loss, multi_margin_loss, multilabel_margin_loss, resize_as).
+// cosine_embedding_loss, multi_margin_loss, multilabel_margin_loss, resize_as, _weight_norm,
+// _weight_norm_interface, norm_except_dim).
 //
 // Each test builds a graph holding the composite op with user inputs, exports it with the
 // portable kernels linked (so the composite is decomposed: there is no kernel for it), runs
@@ -83,6 +84,11 @@ class Case {
   // defaults, as the importer fills them), writing a new graph output of `out` sizes.
   int op(const std::string& op, const std::string& overload, std::vector<Arg> args, const Sizes& out,
          ScalarType dt = ScalarType::Float32) {
+    return ops(op, overload, std::move(args), {out}, dt)[0];
+  }
+  // The same with one graph output per entry of `outs` (multi-output ops).
+  std::vector<int> ops(const std::string& op, const std::string& overload, std::vector<Arg> args,
+                       const std::vector<Sizes>& outs, ScalarType dt = ScalarType::Float32) {
     Node n;
     n.op = "aten::" + op;
     n.overload = overload;
@@ -97,13 +103,17 @@ class Case {
       }
     }
     n.args = std::move(args);
-    int o = add_value(out, dt, ValueRole::Activation);
-    n.outputs.push_back(Arg::tensor(o));
-    g_.values[o].producer = static_cast<int>(g_.nodes.size());
+    std::vector<int> ids;
+    for (const Sizes& out : outs) {
+      int o = add_value(out, dt, ValueRole::Activation);
+      n.outputs.push_back(Arg::tensor(o));
+      g_.values[o].producer = static_cast<int>(g_.nodes.size());
+      g_.outputs.push_back(GraphOutput{o});
+      ids.push_back(o);
+    }
     composites_.insert(n.kernel_name());
     g_.nodes.push_back(std::move(n));
-    g_.outputs.push_back(GraphOutput{o});
-    return o;
+    return ids;
   }
   absl::StatusOr<ExportResult> export_program() const { return export_graph(g_, ExportOptions()); }
 
@@ -845,6 +855,75 @@ TEST(DecomposeResizeAs, KeepsTheDataInOrder) {
   // Growing: the first 6 elements are the input's (the rest is unspecified in ATen).
   ASSERT_EQ(got[2].sizes, (Sizes{2, 4}));
   for (size_t i = 0; i < 6; ++i) EXPECT_NEAR(got[2].v[i], x.v[i], 1e-6) << i;
+}
+
+// ---------------------------------------------------------------- weight norm
+
+// The norms of v over every dim but `dim` (dim == -1: the whole tensor, one value), one per
+// index of `dim`.
+std::vector<double> reference_norms(const Array& v, int64_t dim, double p) {
+  const int64_t rank = static_cast<int64_t>(v.sizes.size());
+  const int64_t d = dim == -1 ? -1 : dim < 0 ? dim + rank : dim;
+  std::vector<double> acc(d < 0 ? 1 : static_cast<size_t>(v.sizes[d]), 0.0);
+  for_each_index(v.sizes, [&](const Sizes& idx) { acc[d < 0 ? 0 : idx[d]] += std::pow(std::fabs(v.at(idx)), p); });
+  for (double& a : acc) a = std::pow(a, 1.0 / p);
+  return acc;
+}
+
+// _weight_norm(v, g, dim) = v * g / norm_except_dim(v, 2, dim), g holding one value per index of dim.
+Array reference_weight_norm(const Array& v, const Array& g, int64_t dim) {
+  const int64_t rank = static_cast<int64_t>(v.sizes.size());
+  const int64_t d = dim == -1 ? -1 : dim < 0 ? dim + rank : dim;
+  std::vector<double> norms = reference_norms(v, dim, 2.0);
+  Array w = floats(v.sizes, {});
+  for_each_index(v.sizes, [&](const Sizes& idx) {
+    const size_t k = d < 0 ? 0 : static_cast<size_t>(idx[d]);
+    w.v.push_back(v.at(idx) * g.v[k] / norms[k]);
+  });
+  return w;
+}
+
+TEST(DecomposeWeightNorm, EveryDimWholeTensorAndOneDimensional) {
+  struct C {
+    Sizes v, g;
+    int64_t dim;
+  };
+  // dim 0 (nn.utils.weight_norm's default), last dim, middle, negative (wraps), -1 (dim=None:
+  // the whole tensor), 1-D (no other dim: |v|).
+  const C cases[] = {{{4, 3, 2}, {4, 1, 1}, 0}, {{4, 3, 2}, {1, 1, 2}, 2}, {{4, 3, 2}, {1, 3, 1}, 1},
+                     {{4, 3, 2}, {1, 3, 1}, -2}, {{4, 3, 2}, {}, -1},       {{5}, {5}, 0},
+                     {{3, 4}, {1, 4}, 1}};
+  for (const C& cs : cases) {
+    SCOPED_TRACE(cs.dim);
+    Array v = random(cs.v, 11), g = random(cs.g, 12);
+    Case c;
+    int vi = c.input(v), gi = c.input(g);
+    Array want = reference_weight_norm(v, g, cs.dim);
+    c.op("_weight_norm", "default", {Arg::tensor(vi), Arg::tensor(gi), Arg::integer(cs.dim)}, want.sizes);
+    run_and_compare(c, {want}, "_weight_norm");
+  }
+}
+
+TEST(DecomposeWeightNorm, InterfaceReturnsNormsShapedLikeG) {
+  Array v = random({4, 3, 2}, 13), g = random({1, 1, 2}, 14);
+  Case c;
+  int vi = c.input(v), gi = c.input(g);
+  Array w = reference_weight_norm(v, g, 2);
+  std::vector<double> n = reference_norms(v, 2, 2.0);
+  c.ops("_weight_norm_interface", "default", {Arg::tensor(vi), Arg::tensor(gi), Arg::integer(2)}, {w.sizes, g.sizes});
+  run_and_compare(c, {w, floats(g.sizes, n)}, "_weight_norm_interface");
+}
+
+TEST(DecomposeNormExceptDim, PowerAndDims) {
+  Array v = random({3, 4, 2}, 15);
+  Case c;
+  int vi = c.input(v);
+  c.op("norm_except_dim", "default", {Arg::tensor(vi), Arg::integer(2), Arg::integer(1)}, {1, 4, 1});
+  c.op("norm_except_dim", "default", {Arg::tensor(vi), Arg::integer(3), Arg::integer(0)}, {3, 1, 1});
+  c.op("norm_except_dim", "default", {Arg::tensor(vi), Arg::integer(2), Arg::integer(-1)}, {});
+  run_and_compare(c, {floats({1, 4, 1}, reference_norms(v, 1, 2.0)), floats({3, 1, 1}, reference_norms(v, 0, 3.0)),
+                      floats({}, reference_norms(v, -1, 2.0))},
+                  "norm_except_dim");
 }
 
 }  // namespace

@@ -36,6 +36,11 @@ for m in $MODELS; do
   export_seed "$SHARED/models/$m/model.pt2" "$CORPUS/pte/$m.pte" || echo "make_seeds: $m did not export (skipped)" >&2
 done
 cp "$SHARED/models/dynamic_mlp/model.pt2" "$CORPUS/pt2/dynamic_mlp.pt2" && n_pt2=$((n_pt2 + 1))
+# Recurrent layers (the shared LSTM driver with GRU/RNN cells, packed-sequence validation)
+# from the checked-in test models.
+for m in gru_h0 rnn_relu_2layer_bidir lstm_proj_bidir; do
+  export_seed "test/models/recurrent/$m/model.pt2" "$CORPUS/pte/$m.pte" || echo "make_seeds: $m did not export (skipped)" >&2
+done
 for c in $OPCASES; do
   d="$SHARED/opcases/$c"
   [ -d "$d" ] || continue

@@ -272,11 +272,11 @@ TEST(Lstm, Errors) {
   KernelRunner r;
   TestTensor x(F, {3, 1, 2}), h0(F, {1, 1, 4}), c0(F, {1, 1, 4}), w_ih(F, {16, 2}), w_hh(F, {16, 4});
   TestTensor out(F, {3, 1, 4}), hn(F, {1, 1, 4}), cn(F, {1, 1, 4});
-  // has_biases=true but only two parameters.
+  // has_biases=true but only two parameters (an invalid list now that projections are supported).
   EXPECT_EQ(r.run("aten::lstm.input", {r.tensor(x), r.tensors({&h0, &c0}), r.tensors({&w_ih, &w_hh}), r.b(true), r.i(1),
                                        r.d(0.0), r.b(false), r.b(false), r.b(false), r.tensor(out), r.tensor(hn),
                                        r.tensor(cn)}),
-            Error::NotSupported);
+            Error::InvalidArgument);
   EXPECT_EQ(r.run("aten::lstm.input", {r.tensor(x), r.tensors({&h0, &c0}), r.tensors({&w_ih, &w_hh}), r.b(false),
                                        r.i(1), r.d(0.0), r.b(false), r.b(false), r.b(false), r.tensor(out),
                                        r.tensor(hn), r.tensor(cn)}),
