@@ -67,7 +67,7 @@ def randomize_norms(m, x):
     return m.eval()
 
 
-def ids(n, vocab=1000, batch=1, seed=0):
+def ids(n, vocab=256, batch=1, seed=0):
     return torch.randint(3, vocab, (batch, n), generator=torch.Generator().manual_seed(seed))
 
 
@@ -82,7 +82,7 @@ def hf(cls_name, cfg_name, **cfg):
 
 
 # ---------------------------------------------------------------- transformers: text encoders
-SMALL_BERT = dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+SMALL_BERT = dict(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                   intermediate_size=128, max_position_embeddings=64)
 
 
@@ -122,7 +122,7 @@ def _():
 
 @model("distilbert", "transformers", "DistilBertModel (encoder)")
 def _():
-    m = hf("DistilBertModel", "DistilBertConfig", vocab_size=1000, dim=64, n_layers=2, n_heads=4, hidden_dim=128,
+    m = hf("DistilBertModel", "DistilBertConfig", vocab_size=256, dim=64, n_layers=2, n_heads=4, hidden_dim=128,
            max_position_embeddings=64)
     x = ids(16)
     mask = torch.ones(1, 16, dtype=torch.int64)
@@ -131,7 +131,7 @@ def _():
 
 
 # ---------------------------------------------------------------- transformers: decoders
-SMALL_DECODER = dict(vocab_size=1000, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+SMALL_DECODER = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128, use_cache=False)
 
 
@@ -179,7 +179,7 @@ def seq2seq(cls, cfg_name, keys, src=16, tgt=8, **cfg):
     return Outputs(m, ["input_ids", "attention_mask", "decoder_input_ids"], keys, use_cache=False), (x, mask, d)
 
 
-T5_CFG = dict(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4,
+T5_CFG = dict(vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4,
               relative_attention_num_buckets=16, relative_attention_max_distance=32)
 
 
@@ -194,7 +194,7 @@ def _():
     return seq2seq("T5ForConditionalGeneration", "T5Config", ["logits"], **T5_CFG, num_decoder_layers=2)
 
 
-BART_CFG = dict(vocab_size=1000, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+BART_CFG = dict(vocab_size=256, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
                 decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=64)
 
 
@@ -205,11 +205,11 @@ def _():
 
 @model("marian", "transformers", "MarianMTModel (encoder-decoder, sinusoidal positions)")
 def _():
-    return seq2seq("MarianMTModel", "MarianConfig", ["logits"], **BART_CFG, decoder_vocab_size=1000, pad_token_id=0,
+    return seq2seq("MarianMTModel", "MarianConfig", ["logits"], **BART_CFG, decoder_vocab_size=256, pad_token_id=0,
                    decoder_start_token_id=0)
 
 
-WHISPER_CFG = dict(vocab_size=1000, num_mel_bins=16, d_model=64, encoder_layers=2, decoder_layers=2,
+WHISPER_CFG = dict(vocab_size=256, num_mel_bins=16, d_model=64, encoder_layers=2, decoder_layers=2,
                    encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
                    max_source_positions=32, max_target_positions=32, pad_token_id=0, bos_token_id=1,
                    eos_token_id=2, decoder_start_token_id=1, suppress_tokens=None, begin_suppress_tokens=None)
@@ -427,7 +427,7 @@ class UNet(nn.Module):
     """DDPM-style: sinusoidal timestep embedding, GroupNorm/SiLU residual blocks, self-attention
     at the bottleneck, strided-conv down- and ConvTranspose up-sampling, skip concatenation."""
 
-    def __init__(self, c=16, temb=32):
+    def __init__(self, c=8, temb=32):
         super().__init__()
         self.temb = temb
         self.tmlp = nn.Sequential(nn.Linear(temb, temb), nn.SiLU(), nn.Linear(temb, temb))
