@@ -39,17 +39,12 @@ absl::Status check_kernels(const Graph& g) {
     if (n.erased || n.op.rfind("delegate::", 0) == 0) continue;
     std::string name = n.kernel_name();
     bool has_kernel = find_kernel(name.c_str()) != nullptr;
-    if (n.schema != nullptr && has_kernel) {
-      std::string why = unsupported_configuration(n);
-      if (!why.empty()) {
-        auto& locs = unsupported[name + ": " + why];
-        locs.push_back(n.source.empty() ? "<no source location>" : n.source);
-      }
-      continue;
-    }
+    std::string why = n.schema != nullptr && has_kernel ? unsupported_configuration(n) : "";
+    if (n.schema != nullptr && has_kernel && why.empty()) continue;
     std::string where = n.source.empty() ? "<no source location>" : n.source;
-    auto& locs = missing[name];
+    auto& locs = why.empty() ? missing[name] : unsupported[name + ": " + why];
     if (std::find(locs.begin(), locs.end(), where) == locs.end()) locs.push_back(where);
+    if (!why.empty()) continue;
     if (n.schema == nullptr) no_schema[name] = true;
   }
   if (missing.empty() && unsupported.empty()) return absl::OkStatus();

@@ -18,7 +18,6 @@ import datetime
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -52,9 +51,25 @@ def signal_name(rc):
 
 
 def first_line(text, limit=300):
+    """The message without its source-location lines ("at File ...")."""
     lines = [l.strip() for l in text.strip().splitlines() if l.strip()]
-    s = " / ".join(lines[:3]) if lines else "(no message)"
+    lines = [l for l in lines if not l.startswith("at ") and l != "..."]
+    s = " ".join(lines[:4]) if lines else "(no message)"
     return s[:limit]
+
+
+# Failures whose fix is owned by other work (issue 19), shown beside the status.
+KNOWN = {
+    "t5_encoder": "known: a constant-folded int64 aten::add.Tensor (relative-position buckets) writes into a "
+                  "constant mapped read-only from the .pte; fix owned by the constant-folding / program-validation work",
+    "t5": "known: same constant write as t5_encoder (its encoder and decoder both compute relative-position buckets)",
+    "gru_bidir": "known: aten::gru.* is being implemented by the recurrent-layers work",
+    "rnn_tanh": "known: aten::rnn_tanh/rnn_relu are being implemented by the recurrent-layers work",
+    "wav2vec2": "known: aten::_weight_norm (weight-norm positional conv) is being implemented by other work",
+    "hubert": "known: aten::_weight_norm (weight-norm positional conv) is being implemented by other work",
+    "lstm_proj": "the portable LSTM kernel has no projections; rejected at export since this suite (it used to "
+                 "export and fail in ember run)",
+}
 
 
 def rel_l2(got, ref):
@@ -122,10 +137,6 @@ def check(ember, d, backend, flags, iterations, work):
     return res
 
 
-def fmt_status(r):
-    return r["status"]
-
-
 def fmt(v, spec):
     return "–" if v is None else format(v, spec)
 
@@ -146,7 +157,8 @@ def write_doc(path, results, args, models_dir):
         f"`--backend xnnpack`. Pass: every output within relative L2 {TOLERANCE:g} of eager PyTorch float32.",
         "Ops: nodes after Ember's passes (from the export's `partition:` line, delegated + portable);",
         "delegated: the share of those XNNPACK took. Latency: median of `ember bench --iterations "
-        f"{args.iterations}` (1 thread, ms) on the machine that generated this page.",
+        f"{args.iterations}` (1 thread, ms) on the machine that generated this page (a shared 2-core VM:",
+        "other jobs ran beside it, so treat single figures as noisy).",
         "",
         f"Generated {datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')} on {os.uname().nodename} "
         f"({os.cpu_count()} CPUs). {n} architectures.",
@@ -163,7 +175,7 @@ def write_doc(path, results, args, models_dir):
         p, x, m = r["portable"], r["xnnpack"], r["meta"]
         lines.append(
             f"| {r['name']} | {m.get('source', '?')} | {m.get('arch', '?')} | {m.get('params', 0):,} | "
-            f"{fmt_status(p)} | {fmt_status(x)} | {fmt(p['ops'], 'd')} | "
+            f"{p['status']} | {x['status']} | {fmt(p['ops'], 'd')} | "
             f"{fmt(x['delegated'] * 100 if x['delegated'] is not None else None, '.0f')}{'%' if x['delegated'] is not None else ''} | "
             f"{fmt(p['rel_l2'], '.1e')} / {fmt(x['rel_l2'], '.1e')} | "
             f"{fmt(p['latency_ms'], '.3f')} / {fmt(x['latency_ms'], '.3f')} |")
@@ -172,7 +184,8 @@ def write_doc(path, results, args, models_dir):
     if not fails:
         lines.append("None.")
     for name, b, res in fails:
-        lines.append(f"- `{name}` ({b}): **{res['status']}**: {res['detail'].replace('|', '/')}")
+        known = f" ({KNOWN[name]})" if name in KNOWN else ""
+        lines.append(f"- `{name}` ({b}): **{res['status']}**: {res['detail'].replace('|', '/')}{known}")
     notes = [(r["name"], b, r[b]["detail"]) for r in results for b, _ in BACKENDS
              if r[b]["status"] == "pass" and r[b]["detail"]]
     for name, b, d in notes:
