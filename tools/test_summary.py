@@ -53,7 +53,8 @@ def main() -> int:
             if case.find("failure") is not None or case.find("error") is not None:
                 failed += 1
                 print(f"FAILED: {case.get('classname')}.{case.get('name')}  ({path})")
-            elif case.get("result") == "skipped" or case.find("skipped") is not None:
+            elif (case.get("result") in ("skipped", "suppressed") or case.get("status") == "notrun"
+                  or case.find("skipped") is not None):  # GTEST_SKIP, or a DISABLED_ test
                 skipped += 1
             else:
                 passed += 1

@@ -479,6 +479,8 @@ const std::vector<const char*>& op_schema_strings() {
       "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
       "to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
       "to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
+      "to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
+      "type_as(Tensor self, Tensor other) -> Tensor",
       "view_as_real(Tensor(a) self) -> Tensor(a)",
       "cat(Tensor[] tensors, int dim=0) -> Tensor",
       "stack(Tensor[] tensors, int dim=0) -> Tensor",

@@ -37,7 +37,7 @@ bool is_noop_copy(const Graph& g, const Node& n) {
   bool same = in.dtype == out.dtype && in.sizes == out.sizes && in.dynamic_dims == out.dynamic_dims;
   if (!same) return false;
   return n.op == "aten::clone" || n.op == "aten::_to_copy" || n.op == "aten::to" ||
-         n.op == "aten::alias_copy";
+         n.op == "aten::type_as" || n.op == "aten::alias_copy";
 }
 
 }  // namespace
