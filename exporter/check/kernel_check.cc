@@ -17,13 +17,12 @@ std::string unsupported_configuration(const Node& n) {
       n.args[3].kind == Arg::Kind::Bool && n.args[4].kind == Arg::Kind::Int && n.args[7].kind == Arg::Kind::Bool) {
     const int64_t per = n.args[3].b ? 4 : 2, dirs = n.args[7].b ? 2 : 1, layers = n.args[4].i;
     const int64_t got = static_cast<int64_t>(n.args[2].refs.size());
-    if (got == layers * dirs * (per + 1)) {
-      return "LSTM with projections (proj_size > 0) is not supported by the portable LSTM kernel";
-    }
-    if (got != layers * dirs * per) {
+    // With projections (proj_size > 0) each layer and direction also has w_hr.
+    if (got != layers * dirs * per && got != layers * dirs * (per + 1)) {
       return "LSTM parameter list has " + std::to_string(got) + " tensors, expected " +
              std::to_string(layers * dirs * per) + " (" + std::to_string(layers) + " layer(s) x " +
-             std::to_string(dirs) + " direction(s) x " + std::to_string(per) + ")";
+             std::to_string(dirs) + " direction(s) x " + std::to_string(per) + ") or " +
+             std::to_string(layers * dirs * (per + 1)) + " with projections";
     }
   }
   return "";

@@ -1,7 +1,7 @@
 // Kernel availability: every node must have an ATen schema and a registered kernel
 // (ember::find_kernel("<ns>::<op>.<overload>")), so an exported program always loads; and
-// where a kernel supports only some configurations of its op (an LSTM without projections),
-// the node must use one of them, so the program also runs.
+// where a kernel supports only some configurations of its op (an LSTM parameter list of a
+// consistent length), the node must use one of them, so the program also runs.
 #pragma once
 
 #include "absl/status/status.h"

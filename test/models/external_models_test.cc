@@ -80,8 +80,9 @@ std::vector<Case> cases() {
       {"gemma", ""},       // transformers GemmaForCausalLM: RMSNorm, RoPE, GQA, GeGLU, type_as
       {"segformer", ""},   // transformers SegFormer: efficient attention, MLP decode head
       {"unet", ""},        // diffusion-style U-Net: GroupNorm, timestep embedding, ConvTranspose
-      {"lstm_proj", "LSTM with projections (proj_size > 0) is not supported"},
-      {"gru_bidir", "aten::gru.input"},  // being implemented by the recurrent-layers work
+      {"lstm_proj", ""},   // nn.LSTM(proj_size=...)
+      {"gru_bidir", ""},   // bidirectional nn.GRU
+      {"t5_encoder", ""},  // transformers T5EncoderModel: a kernel once wrote into a constant
   };
   std::vector<Case> out;
   for (const auto& [m, why] : models) {
@@ -91,18 +92,6 @@ std::vector<Case> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(CiSubset, ExternalModel, ::testing::ValuesIn(cases()), case_name);
-
-// TODO(t5-constant-write): enable once the constant-folding / program-validation fix for the
-// T5 crash lands. transformers' T5EncoderModel exports, but the program makes a kernel
-// (aten::add.Tensor on int64, the relative-position bucket computation, constant-folded)
-// write into a constant, and `ember run` (constants mapped read-only from the file) dies with
-// SIGSEGV, portable and XNNPACK alike. Here the program is loaded from a writable copy, so it
-// does not crash but the overwritten constant gives a wrong result (relative L2 3.2e-2). The
-// fix is owned by the constant-folding / program-validation work; this test stays disabled
-// until it lands (run it with --gtest_also_run_disabled_tests).
-TEST(ExternalModelT5, DISABLED_T5EncoderExportsRunsAndMatchesPyTorch) {
-  for (bool x : {false, true}) export_run_and_compare({"t5_encoder", "", x});
-}
 
 }  // namespace
 }  // namespace exporter
