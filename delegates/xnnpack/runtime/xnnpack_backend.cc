@@ -90,6 +90,13 @@ Error build_cached_runtime(XnnDelegate* d, const Dims* key, Diagnostic* diag, Ca
   }
   xnn_runtime_t runtime = nullptr;
   EMBER_TRY(create_runtime(d, &runtime, diag));
+  // The runtime's shapes are fixed at creation: plan its memory once.
+  const xnn_status s = xnn_reshape_runtime(runtime);
+  if (s != xnn_status_success) {
+    xnn_delete_runtime(runtime);
+    return fail(diag, status_error(s), "xnnpack: xnn_reshape_runtime (%u nodes) failed: %s", d->num_nodes,
+                status_name(s));
+  }
   CachedRuntime* slot = nullptr;
   if (d->num_cached < kMaxCachedRuntimes) {
     slot = &d->cache[d->num_cached++];
@@ -225,10 +232,10 @@ class XnnpackBackend final : public Backend {
       changed |= rt->bound[e++] != ptr;
     }
     if (changed) {
-      xnn_status s = xnn_setup_runtime(rt->runtime, e, d->externals);
+      xnn_status s = xnn_setup_runtime_v2(rt->runtime, e, d->externals);
       if (s != xnn_status_success) {
         rt->bound_valid = false;
-        return fail(diag, status_error(s), "xnnpack: xnn_setup_runtime failed: %s", status_name(s));
+        return fail(diag, status_error(s), "xnnpack: xnn_setup_runtime_v2 failed: %s", status_name(s));
       }
       for (uint32_t k = 0; k < e; ++k) rt->bound[k] = d->externals[k].data;
       rt->bound_valid = true;
