@@ -315,7 +315,9 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
     }
     const uint32_t allowed_flags = node->op() == fb::OpType::StaticResizeBilinear2d
                                        ? (XNN_FLAG_ALIGN_CORNERS | XNN_FLAG_TENSORFLOW_LEGACY_MODE)
-                                       : 0;
+                                   : node->op() == fb::OpType::BatchMatrixMultiply ? XNN_FLAG_TRANSPOSE_B
+                                   : node->op() == fb::OpType::StaticReduce        ? XNN_FLAG_KEEP_DIMS
+                                                                                   : 0;
     if ((node->flags() & ~allowed_flags) != 0 ||
         node->flags() == (XNN_FLAG_ALIGN_CORNERS | XNN_FLAG_TENSORFLOW_LEGACY_MODE)) {
       return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s): unsupported flags 0x%x", i, name, node->flags());
@@ -356,7 +358,7 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
 }
 
 Error infer_shapes(XnnDelegate* d, bool check_declared, Diagnostic* diag) {
-  Dims in[3];
+  Dims in[5];
   for (uint32_t i = 0; i < d->num_nodes; ++i) {
     const fb::Node* node = d->graph->nodes()->Get(i);
     const uint32_t n_in = node->inputs()->size();
@@ -540,6 +542,54 @@ xnn_status define_node(xnn_subgraph_t sg, const NodeAttrs& a, const fb::Node& no
     case fb::OpType::DepthToSpace:
       *api = "xnn_define_depth_to_space";
       return xnn_define_depth_to_space(sg, in0, out, a.groups, 0);
+    case fb::OpType::BatchMatrixMultiply:
+      *api = "xnn_define_batch_matrix_multiply";
+      return xnn_define_batch_matrix_multiply(sg, in0, in1, out, a.flags);
+    case fb::OpType::StaticTranspose: {
+      size_t perm[kMaxDims] = {0};
+      for (size_t i = 0; i < a.num_axes; ++i) perm[i] = static_cast<size_t>(a.axes[i]);
+      *api = "xnn_define_static_transpose";
+      return xnn_define_static_transpose(sg, a.num_axes, perm, in0, out, 0);
+    }
+    case fb::OpType::StaticSlice: {
+      size_t offsets[kMaxDims] = {0}, sizes[kMaxDims] = {0};
+      for (size_t i = 0; i < a.num_slice; ++i) {
+        offsets[i] = static_cast<size_t>(a.offsets[i]);
+        sizes[i] = static_cast<size_t>(a.sizes[i]);
+      }
+      *api = "xnn_define_static_slice";
+      return xnn_define_static_slice(sg, a.num_slice, offsets, sizes, in0, out, 0);
+    }
+    case fb::OpType::Concatenate: {
+      const uint32_t n = node.inputs()->size();
+      const int32_t axis = static_cast<int32_t>(a.axis);
+      const uint32_t in3 = n > 3 ? node.inputs()->Get(3) : XNN_INVALID_VALUE_ID;
+      const uint32_t in4 = n > 4 ? node.inputs()->Get(4) : XNN_INVALID_VALUE_ID;
+      switch (n) {
+        case 2: *api = "xnn_define_concatenate2"; return xnn_define_concatenate2(sg, axis, in0, in1, out, 0);
+        case 3: *api = "xnn_define_concatenate3"; return xnn_define_concatenate3(sg, axis, in0, in1, in2, out, 0);
+        case 4:
+          *api = "xnn_define_concatenate4";
+          return xnn_define_concatenate4(sg, axis, in0, in1, in2, in3, out, 0);
+        default:
+          *api = "xnn_define_concatenate5";
+          return xnn_define_concatenate5(sg, axis, in0, in1, in2, in3, in4, out, 0);
+      }
+    }
+    case fb::OpType::Gelu: return define_unary(sg, xnn_unary_gelu, in0, out, "xnn_define_unary(gelu)", api);
+    case fb::OpType::Tanh: return define_unary(sg, xnn_unary_tanh, in0, out, "xnn_define_unary(tanh)", api);
+    case fb::OpType::Exp: return define_unary(sg, xnn_unary_exp, in0, out, "xnn_define_unary(exp)", api);
+    case fb::OpType::Log: return define_unary(sg, xnn_unary_log, in0, out, "xnn_define_unary(log)", api);
+    case fb::OpType::ReciprocalSquareRoot:
+      return define_unary(sg, xnn_unary_reciprocal_square_root, in0, out,
+                          "xnn_define_unary(reciprocal_square_root)", api);
+    case fb::OpType::StaticReduce: {
+      size_t axes[kMaxDims] = {0};
+      for (size_t i = 0; i < a.num_axes; ++i) axes[i] = static_cast<size_t>(a.axes[i]);
+      *api = a.reduce_op == 0 ? "xnn_define_static_reduce(sum)" : "xnn_define_static_reduce(mean)";
+      return xnn_define_static_reduce(sg, a.reduce_op == 0 ? xnn_reduce_sum : xnn_reduce_mean, a.num_axes, axes, in0,
+                                      out, a.flags);
+    }
   }
   *api = "(unknown op)";
   return xnn_status_unsupported_parameter;
