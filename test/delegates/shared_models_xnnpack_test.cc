@@ -337,6 +337,34 @@ std::vector<OpCase> op_cases() {
     int v = o.node("aten::view", "default", {t(u), ints({1, 2, 3, 4})}, {1, 2, 3, 4});
     o.output(o.node("aten::relu", "default", {t(v)}, {1, 2, 3, 4}));
   }});
+  c.push_back({"select_negative_index_then_relu", [](OpGraph& o) {
+    int x = o.input({3, 4, 5});
+    int s = o.node("aten::select", "int", {t(x), A::integer(1), A::integer(-2)}, {3, 5});
+    o.output(o.node("aten::relu", "default", {t(s)}, {3, 5}));
+  }});
+  c.push_back({"unflatten_then_relu", [](OpGraph& o) {
+    int x = o.input({6, 4});
+    int f = o.node("aten::unflatten", "int", {t(x), A::integer(0), ints({2, 3})}, {2, 3, 4});
+    o.output(o.node("aten::relu", "default", {t(f)}, {2, 3, 4}));
+  }});
+  c.push_back({"sdpa_no_mask", [](OpGraph& o) {
+    int q = o.input({1, 2, 5, 4}), k = o.input({1, 2, 6, 4}), v = o.input({1, 2, 6, 3});
+    o.output(o.node("aten::scaled_dot_product_attention", "default",
+                    {t(q), t(k), t(v), A::none(), A::real(0.0), A::boolean(false), A::none(), A::boolean(false)},
+                    {1, 2, 5, 3}));
+  }});
+  c.push_back({"sdpa_float_mask_and_scale", [](OpGraph& o) {
+    int q = o.input({2, 3, 4}), k = o.input({2, 5, 4}), v = o.input({2, 5, 4}), m = o.input({3, 5}, -4, 0);
+    o.output(o.node("aten::scaled_dot_product_attention", "default",
+                    {t(q), t(k), t(v), t(m), A::real(0.0), A::boolean(false), A::real(0.3), A::boolean(false)},
+                    {2, 3, 4}));
+  }});
+  c.push_back({"sdpa_causal", [](OpGraph& o) {
+    int q = o.input({1, 2, 4, 8}), k = o.input({1, 2, 4, 8}), v = o.input({1, 2, 4, 8});
+    o.output(o.node("aten::scaled_dot_product_attention", "default",
+                    {t(q), t(k), t(v), A::none(), A::real(0.0), A::boolean(true), A::none(), A::boolean(false)},
+                    {1, 2, 4, 8}));
+  }});
   c.push_back({"attention_block", [](OpGraph& o) {  // q k^T -> scale -> softmax -> v
     int q = o.input({1, 2, 5, 4}), k = o.input({1, 2, 5, 4}), v = o.input({1, 2, 5, 3});
     int kt = o.node("aten::transpose", "int", {t(k), A::integer(-2), A::integer(-1)}, {1, 2, 4, 5});

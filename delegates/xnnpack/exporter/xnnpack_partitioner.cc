@@ -1,6 +1,7 @@
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -82,7 +83,8 @@ const std::set<std::string>& reshape_ops() {
   static const std::set<std::string> s = {"aten::view.default",      "aten::reshape.default",
                                           "aten::_unsafe_view.default", "aten::flatten.using_ints",
                                           "aten::unsqueeze.default", "aten::squeeze.dim",
-                                          "aten::squeeze.dims",      "aten::squeeze.default"};
+                                          "aten::squeeze.dims",      "aten::squeeze.default",
+                                          "aten::unflatten.int"};
   return s;
 }
 
@@ -144,6 +146,12 @@ LayoutNeed layout_need(const Graph& g, int index) {
   if (is_clamp_like(k) || k == "aten::sigmoid.default" || k == "aten::hardswish.default" || k == "aten::silu.default" ||
       k == "aten::hardsigmoid.default" || k == "aten::constant_pad_nd.default" || is_scalar_binary(k) ||
       unary_ops().count(k) || k == "aten::pow.Tensor_Scalar" || k == "aten::gelu.default") {
+    return kAnyLayout;
+  }
+  if (k == "aten::cat.default") {  // NHWC: the axis is remapped
+    for (int v : n.args[0].refs) {
+      if (g.values[v].sizes.size() != 4) return kLogicalLayout;
+    }
     return kAnyLayout;
   }
   if (k == "aten::add.Tensor" || k == "aten::sub.Tensor" || k == "aten::mul.Tensor" || k == "aten::div.Tensor") {
@@ -260,6 +268,24 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
     }
     return "";
   }
+  if (k == "aten::select.int") {
+    if (!x || rank == 0 || n.args.size() < 3 || n.args[2].kind != Arg::Kind::Int) return "symbolic index";
+    const int64_t dim = norm_dim(n.args[1].i, rank);
+    if (dim < 0 || dim >= int64_t(rank)) return "dim out of range";
+    const int64_t size = x->sizes[size_t(dim)], index = n.args[2].i;
+    return index >= -size && index < size ? "" : "index out of range";
+  }
+  if (k == "aten::scaled_dot_product_attention.default") {
+    const Value* kk = tensor_arg(g, n, 1);
+    const Value* v = tensor_arg(g, n, 2);
+    if (!x || !kk || !v || rank < 2 || kk->sizes.size() != rank || v->sizes.size() != rank) return "attention ranks";
+    if (n.args.size() > 4 && has_scalar(n, 4) && scalar(n, 4, 0) != 0) return "attention dropout";
+    if (n.args.size() > 7 && flag(n, 7)) return "enable_gqa";
+    if (n.args.size() > 6 && n.args[6].kind != Arg::Kind::None && !has_scalar(n, 6)) return "attention scale";
+    if (flag(n, 5) && tensor_arg(g, n, 3) != nullptr) return "causal attention with a mask";
+    if (n.args.size() > 3 && n.args[3].kind != Arg::Kind::None && tensor_arg(g, n, 3) == nullptr) return "mask";
+    return "";
+  }
   if (k == "aten::cat.default") {
     if (n.args.empty() || n.args[0].kind != Arg::Kind::Tensors) return "no tensor list";
     const std::vector<int>& refs = n.args[0].refs;
@@ -286,7 +312,7 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
     return "";
   }
   if (k == "aten::layer_norm.default") {
-    const std::vector<int64_t> shape = ints(n, 1, 0, 0);
+    const std::vector<int64_t> shape = ints(n, 1, 1, 0);
     if (!x || rank == 0 || shape.size() != 1 || shape[0] != x->sizes.back()) return "only over the last dim";
     for (size_t i = 2; i < 4; ++i) {
       if (i < n.args.size() && n.args[i].kind != Arg::Kind::None && !is_const(tensor_arg(g, n, i))) {
@@ -608,9 +634,44 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       r = b.node(fb::OpType::StaticSlice, {plain(x)}, prm);
     } else if (k == "aten::cat.default") {
       std::vector<uint32_t> ins;
-      for (int v : n.args[0].refs) ins.push_back(plain(&g.values[v]));
+      const bool remap = nhwc && out.sizes.size() == 4;  // NCHW axis -> NHWC axis
+      for (int v : n.args[0].refs) ins.push_back(remap ? operand(&g.values[v], true) : plain(&g.values[v]));
       prm.axis = uint32_t(norm_dim(n.args.size() > 1 ? n.args[1].i : 0, out.sizes.size()));
+      if (remap) prm.axis = std::vector<uint32_t>{0, 3, 1, 2}[prm.axis];
       r = b.node(fb::OpType::Concatenate, ins, prm);
+    } else if (k == "aten::select.int") {  // a one-wide slice, then the dim dropped
+      const size_t rank = x->sizes.size();
+      const int64_t dim = norm_dim(n.args[1].i, rank);
+      int64_t index = n.args[2].i;
+      if (index < 0) index += x->sizes[size_t(dim)];
+      XnnNodeParams sl;
+      sl.offsets.assign(rank, 0);
+      sl.sizes.assign(x->sizes.begin(), x->sizes.end());
+      sl.offsets[size_t(dim)] = uint64_t(index);
+      sl.sizes[size_t(dim)] = 1;
+      for (int64_t d : out.sizes) prm.new_shape.push_back(d);
+      r = b.node(fb::OpType::StaticReshape, {b.node(fb::OpType::StaticSlice, {plain(x)}, sl)}, prm);
+    } else if (k == "aten::scaled_dot_product_attention.default") {
+      // softmax(q k^T * scale + mask) v: batch matmul with k transposed by the node itself.
+      const Value* kk = tensor_arg(g, n, 1);
+      const size_t rank = x->sizes.size();
+      const int64_t l = x->sizes[rank - 2], sk = kk->sizes[rank - 2], e = x->sizes[rank - 1];
+      const double scale = n.args.size() > 6 && has_scalar(n, 6) ? scalar(n, 6, 1) : 1.0 / std::sqrt(double(e));
+      XnnNodeParams tb;
+      tb.flags = kTransposeBFlag;
+      uint32_t scores = b.node(fb::OpType::BatchMatrixMultiply, {plain(x), plain(kk)}, tb);
+      scores = b.node(fb::OpType::Multiply2, {scores, scalar_constant(b, rank, float(scale))});
+      const Value* mask = tensor_arg(g, n, 3);
+      if (mask != nullptr) {
+        scores = b.node(fb::OpType::Add2, {scores, plain(mask)});
+      } else if (flag(n, 5)) {  // PyTorch's causal mask: query i sees keys j <= i (top-left aligned)
+        std::vector<float> m(size_t(l * sk), 0.0f);
+        for (int64_t i = 0; i < l; ++i)
+          for (int64_t j = i + 1; j < sk; ++j) m[size_t(i * sk + j)] = -std::numeric_limits<float>::infinity();
+        scores = b.node(fb::OpType::Add2, {scores, b.constant({size_t(l), size_t(sk)}, m.data())});
+      }
+      r = b.node(fb::OpType::BatchMatrixMultiply,
+                 {b.node(fb::OpType::Softmax, {scores}), plain(tensor_arg(g, n, 2))});
     } else if (k == "aten::gelu.default") {
       const bool tanh = n.args.size() > 1 && n.args[1].kind == Arg::Kind::String && n.args[1].s == "tanh";
       if (!tanh) {
