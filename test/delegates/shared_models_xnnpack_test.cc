@@ -365,6 +365,16 @@ std::vector<OpCase> op_cases() {
                     {t(q), t(k), t(v), A::none(), A::real(0.0), A::boolean(true), A::none(), A::boolean(false)},
                     {1, 2, 4, 8}));
   }});
+  c.push_back({"pow_cube", [](OpGraph& o) {  // gpt2's tanh GELU
+    int x = o.input({3, 7}, -2, 2);
+    o.output(o.node("aten::pow", "Tensor_Scalar", {t(x), A::real(3.0)}, {3, 7}));
+  }});
+  c.push_back({"repeat_interleave_heads", [](OpGraph& o) {  // grouped-query attention's k/v
+    int x = o.input({1, 2, 3, 5});
+    int r = o.node("aten::repeat_interleave", "self_int", {t(x), A::integer(3), A::integer(1), A::none()},
+                   {1, 6, 3, 5});
+    o.output(o.node("aten::relu", "default", {t(r)}, {1, 6, 3, 5}));
+  }});
   c.push_back({"attention_block", [](OpGraph& o) {  // q k^T -> scale -> softmax -> v
     int q = o.input({1, 2, 5, 4}), k = o.input({1, 2, 5, 4}), v = o.input({1, 2, 5, 3});
     int kt = o.node("aten::transpose", "int", {t(k), A::integer(-2), A::integer(-1)}, {1, 2, 4, 5});

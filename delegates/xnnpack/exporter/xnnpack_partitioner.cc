@@ -300,7 +300,17 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
     return approx == "none" || approx == "tanh" ? "" : "unknown approximation";
   }
   if (unary_ops().count(k)) return x ? "" : "no input";
-  if (k == "aten::pow.Tensor_Scalar") return x && scalar(n, 1, 0) == 2 ? "" : "only exponent 2";
+  if (k == "aten::pow.Tensor_Scalar") {
+    return x && (scalar(n, 1, 0) == 2 || scalar(n, 1, 0) == 3) ? "" : "only exponents 2 and 3";
+  }
+  if (k == "aten::repeat_interleave.self_int") {
+    if (!x || rank == 0 || rank > 5 || n.args.size() < 3 || n.args[1].kind != Arg::Kind::Int ||
+        n.args[2].kind != Arg::Kind::Int || n.args[1].i < 1) {
+      return "needs constant repeats, a dim and rank <= 5";
+    }
+    const int64_t dim = norm_dim(n.args[2].i, rank);
+    return dim >= 0 && dim < int64_t(rank) ? "" : "dim out of range";
+  }
   if (k == "aten::sum.dim_IntList" || (k == "aten::mean.dim" && !(rank == 4 && flag(n, 2)))) {
     std::vector<uint64_t> axes;
     if (!x || rank == 0 || !reduce_axes(n, rank, &axes)) return "bad reduction dims";
@@ -693,6 +703,22 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       r = b.node(unary_ops().at(k), {in});
     } else if (k == "aten::pow.Tensor_Scalar") {
       r = b.node(fb::OpType::Square, {in});
+      if (scalar(n, 1, 0) == 3) r = b.node(fb::OpType::Multiply2, {r, in});
+    } else if (k == "aten::repeat_interleave.self_int") {
+      // [.., s_d, ..] -> [.., s_d, 1, ..] -> + zeros [1.., r, 1..] -> [.., s_d * r, ..]
+      const size_t rank = x->sizes.size(), dim = size_t(norm_dim(n.args[2].i, rank));
+      const int64_t reps = n.args[1].i;
+      XnnNodeParams split;
+      std::vector<size_t> zd(rank + 1, 1);
+      for (size_t d = 0; d <= rank; ++d) {
+        split.new_shape.push_back(d <= dim ? x->sizes[d] : d == dim + 1 ? 1 : x->sizes[d - 1]);
+      }
+      zd[dim + 1] = size_t(reps);
+      const std::vector<float> zeros(size_t(reps), 0.0f);
+      const uint32_t wide = b.node(fb::OpType::Add2, {b.node(fb::OpType::StaticReshape, {plain(x)}, split),
+                                                      b.constant(zd, zeros.data())});
+      for (int64_t d : out.sizes) prm.new_shape.push_back(d);
+      r = b.node(fb::OpType::StaticReshape, {wide}, prm);
     } else if (is_scalar_binary(k)) {
       const bool alpha = k == "aten::add.Scalar" || k == "aten::sub.Scalar";
       const uint32_t c = scalar_constant(b, x->sizes.size(), float(scalar(n, 1, 0) * (alpha ? scalar(n, 2, 1) : 1.0)));
