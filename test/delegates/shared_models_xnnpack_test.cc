@@ -84,6 +84,39 @@ INSTANTIATE_TEST_SUITE_P(SequenceModels, XnnpackSharedModel,
                          ::testing::Values("bert_tiny", "gpt2_tiny", "tiny_llama", "tiny_llama_kv", "keyword_lstm",
                                            "dynamic_mlp"));
 
+// dynamic_mlp (batch 1..64) runs on XNNPACK and follows batch changes by reshaping its
+// runtime: XNNPACK vs the portable kernels at batches 1, 7, 64 and back, on one loaded program.
+TEST(XnnpackDynamicShapes, DynamicMlpDelegatedMatchesPortableAtEveryBatch) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "shared/ data not found";
+  const std::string path = shared + "/models/dynamic_mlp/model.pt2";
+  auto del = export_pt2_file(path, xnnpack_options());
+  ASSERT_TRUE(del.ok()) << del.status();
+  ASSERT_EQ(del->backends.size(), 1u);
+  EXPECT_EQ(del->backends[0].delegates, 1);
+  EXPECT_TRUE(del->portable_ops.empty()) << "dynamic_mlp should run on XNNPACK alone";
+  auto portable = export_pt2_file(path, ExportOptions());
+  ASSERT_TRUE(portable.ok()) << portable.status();
+  testing::PteRunner a, b;
+  ASSERT_EQ(a.load(portable->pte), "");
+  ASSERT_EQ(b.load(del->pte), "");
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t batch : {1, 7, 64, 4, 1}) {
+    NpyArray x;
+    x.shape = {batch, 32};
+    std::vector<float> v(size_t(batch * 32));
+    for (float& f : v) f = u(rng);
+    x.data.resize(v.size() * 4);
+    std::memcpy(x.data.data(), v.data(), x.data.size());
+    ASSERT_EQ(a.run({x}), "");
+    ASSERT_EQ(b.run({x}), "") << "batch " << batch;
+    NpyArray want = a.output(0), got = b.output(0);
+    EXPECT_EQ(got.shape, want.shape) << "batch " << batch;
+    EXPECT_LE(testing::relative_l2(got, want), 1e-5) << "batch " << batch;
+  }
+}
+
 // ---- op-level differential test: XNNPACK delegate vs portable kernel ----
 
 using testing::ints;

@@ -22,9 +22,8 @@ using exporter::ValueType;
 
 std::string key(const Node& n) { return n.op + "." + n.overload; }
 
-bool f32_static(const Value& v) {
-  return v.type == ValueType::Tensor && v.dtype == ScalarType::Float32 && !v.is_dynamic();
-}
+bool f32_tensor(const Value& v) { return v.type == ValueType::Tensor && v.dtype == ScalarType::Float32; }
+bool f32_static(const Value& v) { return f32_tensor(v) && !v.is_dynamic(); }
 const Value* tensor_arg(const Graph& g, const Node& n, size_t i) {
   if (i >= n.args.size() || n.args[i].kind != Arg::Kind::Tensor || n.args[i].ref < 0) return nullptr;
   return &g.values[n.args[i].ref];
@@ -123,6 +122,22 @@ bool reduce_axes(const Node& n, size_t rank, std::vector<uint64_t>* axes) {
   return !axes->empty();
 }
 
+// Ops whose XNNPACK nodes follow a bounded input-shape change (xnn_reshape_runtime re-derives
+// their shapes): they take dynamic (bounded) tensors as long as the dims they index or
+// weights fix (the last dim of linear/layer_norm/softmax) are static.
+bool shape_polymorphic(const Graph& g, const Node& n) {
+  const std::string k = key(n);
+  const Value* x = tensor_arg(g, n, 0);
+  const bool last_static = x && !x->dynamic_dims.empty() && !x->dynamic_dims.back();
+  if (k == "aten::linear.default" || k == "aten::layer_norm.default" || k == "aten::_softmax.default" ||
+      k == "aten::softmax.int") {
+    return last_static;
+  }
+  return is_clamp_like(k) || k == "aten::sigmoid.default" || k == "aten::hardswish.default" ||
+         k == "aten::silu.default" || k == "aten::gelu.default" || unary_ops().count(k) || is_scalar_binary(k) ||
+         k == "aten::add.Tensor" || k == "aten::sub.Tensor" || k == "aten::mul.Tensor" || k == "aten::div.Tensor";
+}
+
 // Which layout a node needs inside a partition. 4D activations are NHWC in a partition with
 // spatial ops (conv, pooling, resize, prelu: XNNPACK's conventions) and in PyTorch's order
 // otherwise; ops that index dims (matmul, permute, slice, cat, softmax, reductions, ...) on
@@ -199,13 +214,18 @@ std::vector<float> to_nhwc(const float* src, std::vector<int64_t> sizes, std::ve
 std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   const Node& n = g.nodes[index];
   if (n.erased) return "erased";
+  // Bounded dynamic shapes only where the runtime can reshape the node (shape_polymorphic).
+  const bool polymorphic = shape_polymorphic(g, n);
+  auto usable = [&](const Value& v) { return polymorphic ? f32_tensor(v) : f32_static(v); };
   for (int v : n.output_values()) {
-    if (!f32_static(g.values[v])) return "output is not a static-shape float32 tensor";
+    if (!usable(g.values[v])) return "output is not a float32 tensor of static shape (or of a reshapable op)";
   }
   if (n.output_values().size() != 1) return "not a single-output op";
   const bool is_cat = key(n) == "aten::cat.default";
   for (const Arg& a : n.args) {
-    if (a.kind == Arg::Kind::Tensor && !f32_static(g.values[a.ref])) return "input is not a static-shape float32 tensor";
+    if (a.kind == Arg::Kind::Tensor && !usable(g.values[a.ref])) {
+      return "input is not a float32 tensor of static shape (or of a reshapable op)";
+    }
     if (a.kind == Arg::Kind::Tensors && is_cat) {
       for (int v : a.refs) {
         if (v < 0 || !f32_static(g.values[v])) return "input is not a static-shape float32 tensor";

@@ -622,8 +622,16 @@ Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
     const fb::Node* node = d->graph->nodes()->Get(i);
     const NodeAttrs& a = d->attrs[i];
     const char* api = "";
-    if (a.op == fb::OpType::StaticReshape || a.op == fb::OpType::Copy) {
-      const Dims& out = d->work_dims[node->outputs()->Get(0)];
+    if (a.op == fb::OpType::Copy) {
+      api = "xnn_define_copy";
+      s = xnn_define_copy(guard.subgraph, node->inputs()->Get(0), node->outputs()->Get(0), 0);
+    } else if (a.op == fb::OpType::StaticReshape) {
+      // The derived dims, except that a -1 of the blob becomes 0: XNNPACK infers it on every
+      // xnn_reshape_runtime, so the runtime follows bounded input-shape changes.
+      Dims out = d->work_dims[node->outputs()->Get(0)];
+      for (uint32_t k = 0; k < out.rank && k < a.new_shape_rank; ++k) {
+        if (a.new_shape[k] == -1) out.d[k] = 0;
+      }
       api = "xnn_define_static_reshape";
       s = xnn_define_static_reshape(guard.subgraph, out.rank, out.d, node->inputs()->Get(0), node->outputs()->Get(0), 0);
     } else {
