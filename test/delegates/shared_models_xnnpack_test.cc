@@ -32,8 +32,8 @@ ExportOptions xnnpack_options() {
 // Image models: every conv and linear layer is delegated, the bulk of each CNN too. Sequence
 // models mix delegated linear layers with portable attention, normalisation and indexing
 // ops, so partitions interleave with portable nodes that read their outputs (tiny_llama once
-// failed to export for that reason); dynamic-shape models keep their dynamic nodes on the
-// portable kernels but still export and match.
+// failed to export for that reason); dynamic-shape models delegate their reshapable ops
+// (elementwise, linear, gelu, layer_norm, softmax) and still export and match.
 class XnnpackSharedModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(XnnpackSharedModel, ExportsDelegatedRunsAndMatchesPyTorch) {
