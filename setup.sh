@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   bazel-bootstrap bazel-rules-java
   flatbuffers-compiler libflatbuffers-dev
-  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libfp16-dev libfxdiv-dev libpsimd-dev ninja-build cmake xz-utils
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev pkg-config
   nlohmann-json3-dev libzip-dev libpng-dev
@@ -28,3 +28,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# XNNPACK 2024 (Debian 13's source package), built into third_party/xnnpack/local/.
+# Cached by version: prints nothing when the build is current.
+"$(dirname "${BASH_SOURCE[0]}")/third_party/xnnpack/build.sh"
+

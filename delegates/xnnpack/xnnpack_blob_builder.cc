@@ -44,6 +44,13 @@ NodeAttrs to_attrs(fb::OpType op, const XnnNodeParams& p) {
   a.new_height = static_cast<size_t>(p.new_height);
   a.new_width = static_cast<size_t>(p.new_width);
   a.flags = p.flags;
+  a.axes = p.axes.data();
+  a.num_axes = p.axes.size();
+  a.offsets = p.offsets.data();
+  a.sizes = p.sizes.data();
+  a.num_slice = p.offsets.size() == p.sizes.size() ? p.offsets.size() : kMaxDims + 1;
+  a.axis = p.axis;
+  a.reduce_op = p.reduce_op;
   return a;
 }
 
@@ -128,8 +135,8 @@ uint32_t XnnBlobBuilder::constant_in_slot(std::vector<size_t> dims, int32_t segm
 
 uint32_t XnnBlobBuilder::node(fb::OpType op, std::vector<uint32_t> inputs, const XnnNodeParams& params) {
   if (!ok()) return kInvalidId;
-  Dims in[3];
-  if (inputs.size() > 3) return set_error(std::string(op_name(op)) + ": too many inputs");
+  Dims in[5];
+  if (inputs.size() > 5) return set_error(std::string(op_name(op)) + ": too many inputs");
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] >= tensors_.size()) return set_error(std::string(op_name(op)) + ": unknown input tensor");
     in[i] = dims_[inputs[i]];
@@ -210,9 +217,12 @@ std::vector<uint8_t> XnnBlobBuilder::build() const {
     auto pre = p.pre_paddings.empty() ? 0 : fbb.CreateVector(p.pre_paddings);
     auto post = p.post_paddings.empty() ? 0 : fbb.CreateVector(p.post_paddings);
     auto new_shape = p.new_shape.empty() ? 0 : fbb.CreateVector(p.new_shape);
+    auto axes = p.axes.empty() ? 0 : fbb.CreateVector(p.axes);
+    auto offsets = p.offsets.empty() ? 0 : fbb.CreateVector(p.offsets);
+    auto sizes = p.sizes.empty() ? 0 : fbb.CreateVector(p.sizes);
     nodes.push_back(fb::CreateNode(fbb, n.op, inputs, outputs, padding, kernel, stride, dilation, adjustment, p.groups,
                                    p.output_min, p.output_max, p.alpha, pre, post, p.padding_value, new_shape,
-                                   p.new_height, p.new_width, p.flags));
+                                   p.new_height, p.new_width, p.flags, axes, offsets, sizes, p.axis, p.reduce_op));
   }
   auto graph = fb::CreateGraph(fbb, version_, fbb.CreateVector(tensors), fbb.CreateVector(nodes), num_inputs_,
                                num_outputs_);

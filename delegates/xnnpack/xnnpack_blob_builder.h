@@ -53,6 +53,11 @@ struct XnnNodeParams {
   uint64_t new_height = 0;
   uint64_t new_width = 0;
   uint32_t flags = 0;
+  std::vector<uint64_t> axes;     // transpose permutation / reduce axes
+  std::vector<uint64_t> offsets;  // slice
+  std::vector<uint64_t> sizes;    // slice
+  uint32_t axis = 0;              // concatenate
+  uint8_t reduce_op = 0;          // reduce: 0 sum, 1 mean
 };
 
 // A tensor exactly as it will be written (for tests that need to write malformed blobs).

@@ -68,7 +68,12 @@ void op_arity(fb::OpType op, uint32_t* min_inputs, uint32_t* max_inputs, uint32_
     case OpType::Minimum2:
     case OpType::SquaredDifference:
     case OpType::Prelu:
+    case OpType::BatchMatrixMultiply:
       *min_inputs = *max_inputs = 2;
+      return;
+    case OpType::Concatenate:
+      *min_inputs = 2;
+      *max_inputs = 5;
       return;
     default:
       *min_inputs = *max_inputs = 1;
@@ -173,7 +178,7 @@ bool infer_output_dims(const NodeAttrs& a, const Dims* in, uint32_t n, Dims* out
     case OpType::Maximum2:
     case OpType::Minimum2:
     case OpType::SquaredDifference:
-      if (in[0].rank > 4 || in[1].rank > 4) return fail(why, "binary operands are limited to 4D");
+      if (in[0].rank > kMaxDims || in[1].rank > kMaxDims) return fail(why, "binary operands are limited to 6D");
       if (!broadcast(in[0], in[1], out)) return fail(why, "operands are not broadcastable");
       return true;
     case OpType::Prelu:
@@ -239,6 +244,83 @@ bool infer_output_dims(const NodeAttrs& a, const Dims* in, uint32_t n, Dims* out
       out->d[3] = in[0].d[3] / (b * b);
       return true;
     }
+    case OpType::BatchMatrixMultiply: {
+      const Dims& x = in[0];
+      const Dims& y = in[1];
+      if (x.rank < 2 || y.rank < 2) return fail(why, "batch matrix multiply operands must be at least 2D");
+      if ((a.flags & ~kTransposeBFlag) != 0) return fail(why, "batch matrix multiply takes only XNN_FLAG_TRANSPOSE_B");
+      const bool tb = (a.flags & kTransposeBFlag) != 0;
+      const size_t k = x.d[x.rank - 1];
+      const size_t kb = tb ? y.d[y.rank - 1] : y.d[y.rank - 2];
+      const size_t nn = tb ? y.d[y.rank - 2] : y.d[y.rank - 1];
+      if (k != kb) return fail(why, "batch matrix multiply: inner dimensions differ");
+      Dims bx = x, by = y;
+      bx.rank -= 2;
+      by.rank -= 2;
+      if (!broadcast(bx, by, out)) return fail(why, "batch matrix multiply: batch dims are not broadcastable");
+      out->d[out->rank] = x.d[x.rank - 2];
+      out->d[out->rank + 1] = nn;
+      out->rank += 2;
+      return true;
+    }
+    case OpType::StaticTranspose: {
+      if (a.num_axes != in[0].rank || in[0].rank == 0) return fail(why, "transpose needs one axis per input dim");
+      bool seen[kMaxDims] = {false, false, false, false, false, false};
+      out->rank = in[0].rank;
+      for (uint32_t i = 0; i < out->rank; ++i) {
+        if (a.axes[i] >= in[0].rank || seen[a.axes[i]]) return fail(why, "transpose axes are not a permutation");
+        seen[a.axes[i]] = true;
+        out->d[i] = in[0].d[a.axes[i]];
+      }
+      return true;
+    }
+    case OpType::StaticSlice: {
+      if (a.num_slice != in[0].rank || in[0].rank == 0) return fail(why, "slice needs one offset and size per dim");
+      *out = in[0];
+      for (uint32_t i = 0; i < out->rank; ++i) {
+        if (a.sizes[i] == 0 || a.offsets[i] > in[0].d[i] || a.sizes[i] > in[0].d[i] - a.offsets[i]) {
+          return fail(why, "slice is empty or exceeds the input");
+        }
+        out->d[i] = static_cast<size_t>(a.sizes[i]);
+      }
+      return true;
+    }
+    case OpType::Concatenate: {
+      if (a.axis >= in[0].rank) return fail(why, "concatenate axis out of range");
+      *out = in[0];
+      for (uint32_t j = 1; j < n; ++j) {
+        if (in[j].rank != in[0].rank) return fail(why, "concatenate inputs differ in rank");
+        for (uint32_t i = 0; i < in[0].rank; ++i) {
+          if (i != a.axis && in[j].d[i] != in[0].d[i]) return fail(why, "concatenate inputs differ off the axis");
+        }
+        out->d[a.axis] += in[j].d[a.axis];
+      }
+      return true;
+    }
+    case OpType::StaticReduce: {
+      if (a.reduce_op > 1) return fail(why, "reduce_op must be 0 (sum) or 1 (mean)");
+      if ((a.flags & ~kKeepDimsFlag) != 0) return fail(why, "reduce takes only XNN_FLAG_KEEP_DIMS");
+      if (a.num_axes == 0 || a.num_axes > in[0].rank) return fail(why, "reduce needs 1..rank axes");
+      bool reduced[kMaxDims] = {false, false, false, false, false, false};
+      for (size_t i = 0; i < a.num_axes; ++i) {
+        if (a.axes[i] >= in[0].rank || reduced[a.axes[i]]) return fail(why, "reduce axes out of range or repeated");
+        reduced[a.axes[i]] = true;
+      }
+      const bool keep = (a.flags & kKeepDimsFlag) != 0;
+      for (uint32_t i = 0; i < in[0].rank; ++i) {
+        if (!reduced[i]) {
+          out->d[out->rank++] = in[0].d[i];
+        } else if (keep) {
+          out->d[out->rank++] = 1;
+        }
+      }
+      return true;
+    }
+    case OpType::Gelu:
+    case OpType::Tanh:
+    case OpType::Exp:
+    case OpType::ReciprocalSquareRoot:
+    case OpType::Log:
     case OpType::Clamp:
     case OpType::Sigmoid:
     case OpType::HardSwish:
@@ -311,6 +393,21 @@ bool read_node_attrs(const fb::Node& node, NodeAttrs* a, const char** why) {
   a->new_height = node.new_height();
   a->new_width = node.new_width();
   a->flags = node.flags();
+  if (node.axes() != nullptr) {
+    if (node.axes()->size() > kMaxDims) return fail(why, "more than 6 axes");
+    a->axes = node.axes()->data();
+    a->num_axes = node.axes()->size();
+  }
+  const size_t offsets = node.offsets() ? node.offsets()->size() : 0;
+  const size_t sizes = node.sizes() ? node.sizes()->size() : 0;
+  if (offsets != sizes) return fail(why, "offsets and sizes differ in length");
+  if (offsets != 0) {
+    a->offsets = node.offsets()->data();
+    a->sizes = node.sizes()->data();
+  }
+  a->num_slice = offsets;
+  a->axis = node.axis();
+  a->reduce_op = node.reduce_op();
   return true;
 }
 

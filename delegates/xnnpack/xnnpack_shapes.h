@@ -14,7 +14,7 @@
 namespace ember {
 namespace xnnpack {
 
-constexpr uint32_t kMaxDims = 6;  // XNN_MAX_TENSOR_DIMS in this XNNPACK version
+constexpr uint32_t kMaxDims = 6;  // XNN_MAX_TENSOR_DIMS (XNNPACK 2024)
 
 struct Dims {
   uint32_t rank = 0;
@@ -56,7 +56,17 @@ struct NodeAttrs {
   size_t new_height = 0;
   size_t new_width = 0;
   uint32_t flags = 0;
+  const uint64_t* axes = nullptr;  // transpose permutation / reduce axes
+  size_t num_axes = 0;
+  const uint64_t* offsets = nullptr;  // slice
+  const uint64_t* sizes = nullptr;
+  size_t num_slice = 0;
+  uint32_t axis = 0;  // concatenate
+  uint8_t reduce_op = 0;
 };
+
+constexpr uint32_t kKeepDimsFlag = 0x40;    // XNN_FLAG_KEEP_DIMS
+constexpr uint32_t kTransposeBFlag = 0x1;   // XNN_FLAG_TRANSPOSE_B
 
 // A short, stable name of `op` ("Convolution2d"); "Unknown" when out of range.
 const char* op_name(fb::OpType op);

@@ -32,8 +32,8 @@ ExportOptions xnnpack_options() {
 // Image models: every conv and linear layer is delegated, the bulk of each CNN too. Sequence
 // models mix delegated linear layers with portable attention, normalisation and indexing
 // ops, so partitions interleave with portable nodes that read their outputs (tiny_llama once
-// failed to export for that reason); dynamic-shape models keep their dynamic nodes on the
-// portable kernels but still export and match.
+// failed to export for that reason); dynamic-shape models delegate their reshapable ops
+// (elementwise, linear, gelu, layer_norm, softmax) and still export and match.
 class XnnpackSharedModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(XnnpackSharedModel, ExportsDelegatedRunsAndMatchesPyTorch) {
@@ -83,6 +83,39 @@ INSTANTIATE_TEST_SUITE_P(ImageModels, XnnpackSharedModel,
 INSTANTIATE_TEST_SUITE_P(SequenceModels, XnnpackSharedModel,
                          ::testing::Values("bert_tiny", "gpt2_tiny", "tiny_llama", "tiny_llama_kv", "keyword_lstm",
                                            "dynamic_mlp"));
+
+// dynamic_mlp (batch 1..64) runs on XNNPACK and follows batch changes by reshaping its
+// runtime: XNNPACK vs the portable kernels at batches 1, 7, 64 and back, on one loaded program.
+TEST(XnnpackDynamicShapes, DynamicMlpDelegatedMatchesPortableAtEveryBatch) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "shared/ data not found";
+  const std::string path = shared + "/models/dynamic_mlp/model.pt2";
+  auto del = export_pt2_file(path, xnnpack_options());
+  ASSERT_TRUE(del.ok()) << del.status();
+  ASSERT_EQ(del->backends.size(), 1u);
+  EXPECT_EQ(del->backends[0].delegates, 1);
+  EXPECT_TRUE(del->portable_ops.empty()) << "dynamic_mlp should run on XNNPACK alone";
+  auto portable = export_pt2_file(path, ExportOptions());
+  ASSERT_TRUE(portable.ok()) << portable.status();
+  testing::PteRunner a, b;
+  ASSERT_EQ(a.load(portable->pte), "");
+  ASSERT_EQ(b.load(del->pte), "");
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t batch : {1, 7, 64, 4, 1}) {
+    NpyArray x;
+    x.shape = {batch, 32};
+    std::vector<float> v(size_t(batch * 32));
+    for (float& f : v) f = u(rng);
+    x.data.resize(v.size() * 4);
+    std::memcpy(x.data.data(), v.data(), x.data.size());
+    ASSERT_EQ(a.run({x}), "");
+    ASSERT_EQ(b.run({x}), "") << "batch " << batch;
+    NpyArray want = a.output(0), got = b.output(0);
+    EXPECT_EQ(got.shape, want.shape) << "batch " << batch;
+    EXPECT_LE(testing::relative_l2(got, want), 1e-5) << "batch " << batch;
+  }
+}
 
 // ---- op-level differential test: XNNPACK delegate vs portable kernel ----
 
@@ -218,6 +251,170 @@ std::vector<OpCase> op_cases() {
     int x = o.input({1, 2, 3, 5});
     Arg none = A::none();
     o.output(o.node("aten::upsample_bilinear2d", "vec", {t(x), ints({6, 7}), A::boolean(false), none}, {1, 2, 6, 7}));
+  }});
+  // XNNPACK 2024 ops (odd sizes, broadcasting; 4D tensors in PyTorch's order).
+  c.push_back({"bmm_odd", [](OpGraph& o) {
+    int x = o.input({3, 5, 7}), y = o.input({3, 7, 2});
+    o.output(o.node("aten::bmm", "default", {t(x), t(y)}, {3, 5, 2}));
+  }});
+  c.push_back({"matmul_broadcast_batch", [](OpGraph& o) {
+    int x = o.input({2, 3, 5, 7}), y = o.input({1, 3, 7, 4});
+    o.output(o.node("aten::matmul", "default", {t(x), t(y)}, {2, 3, 5, 4}));
+  }});
+  c.push_back({"matmul_3d_by_2d", [](OpGraph& o) {
+    int x = o.input({2, 5, 7}), y = o.input({7, 3});
+    o.output(o.node("aten::matmul", "default", {t(x), t(y)}, {2, 5, 3}));
+  }});
+  c.push_back({"mm_two_activations", [](OpGraph& o) {
+    int x = o.input({3, 7}), y = o.input({7, 5});
+    o.output(o.node("aten::mm", "default", {t(x), t(y)}, {3, 5}));
+  }});
+  c.push_back({"permute_4d_attention_heads", [](OpGraph& o) {
+    int x = o.input({1, 5, 3, 4});
+    o.output(o.node("aten::permute", "default", {t(x), ints({0, 2, 1, 3})}, {1, 3, 5, 4}));
+  }});
+  c.push_back({"permute_3d_negative", [](OpGraph& o) {
+    int x = o.input({2, 3, 5});
+    o.output(o.node("aten::permute", "default", {t(x), ints({-1, 0, 1})}, {5, 2, 3}));
+  }});
+  c.push_back({"transpose_int", [](OpGraph& o) {
+    int x = o.input({2, 3, 5});
+    o.output(o.node("aten::transpose", "int", {t(x), A::integer(-1), A::integer(1)}, {2, 5, 3}));
+  }});
+  c.push_back({"slice_middle_dim", [](OpGraph& o) {
+    int x = o.input({2, 9, 3});
+    o.output(o.node("aten::slice", "Tensor", {t(x), A::integer(1), A::integer(2), A::integer(7), A::integer(1)}, {2, 5, 3}));
+  }});
+  c.push_back({"slice_negative_start_end_past", [](OpGraph& o) {
+    int x = o.input({3, 1, 4, 7});
+    o.output(o.node("aten::slice", "Tensor", {t(x), A::integer(-1), A::integer(-4), A::integer(100), A::integer(1)}, {3, 1, 4, 4}));
+  }});
+  c.push_back({"cat_three_last_dim", [](OpGraph& o) {
+    int x = o.input({2, 3, 1}), y = o.input({2, 3, 4}), z = o.input({2, 3, 2});
+    o.output(o.node("aten::cat", "default", {Arg::tensor_list({x, y, z}), A::integer(-1)}, {2, 3, 7}));
+  }});
+  c.push_back({"cat_two_4d_dim1_with_constant", [](OpGraph& o) {
+    int x = o.input({1, 2, 3, 5}), y = o.constant({1, 3, 3, 5});
+    o.output(o.node("aten::cat", "default", {Arg::tensor_list({x, y}), A::integer(1)}, {1, 5, 3, 5}));
+  }});
+  c.push_back({"gelu_erf", [](OpGraph& o) {
+    int x = o.input({3, 7}, -4, 4);
+    o.output(o.node("aten::gelu", "default", {t(x), A::none()}, {3, 7}));
+  }});
+  c.push_back({"gelu_tanh_4d", [](OpGraph& o) {
+    int x = o.input({1, 2, 3, 5}, -4, 4);
+    Arg approx;
+    approx.kind = Arg::Kind::String;
+    approx.s = "tanh";
+    o.output(o.node("aten::gelu", "default", {t(x), approx}, {1, 2, 3, 5}));
+  }});
+  c.push_back({"softmax_4d_last_dim", [](OpGraph& o) {
+    int x = o.input({1, 2, 5, 7}, -3, 3);
+    o.output(o.node("aten::_softmax", "default", {t(x), A::integer(3), A::boolean(false)}, {1, 2, 5, 7}));
+  }});
+  c.push_back({"mean_last_dim_keepdim", [](OpGraph& o) {
+    int x = o.input({2, 3, 7});
+    o.output(o.node("aten::mean", "dim", {t(x), ints({-1}), A::boolean(true), A::none()}, {2, 3, 1}));
+  }});
+  c.push_back({"mean_4d_dim1_no_keepdim", [](OpGraph& o) {
+    int x = o.input({2, 3, 5, 4});
+    o.output(o.node("aten::mean", "dim", {t(x), ints({1}), A::boolean(false), A::none()}, {2, 5, 4}));
+  }});
+  c.push_back({"sum_two_dims", [](OpGraph& o) {
+    int x = o.input({3, 5, 4});
+    o.output(o.node("aten::sum", "dim_IntList", {t(x), ints({0, 2}), A::boolean(false), A::none()}, {5}));
+  }});
+  c.push_back({"expand_broadcast_and_new_dims", [](OpGraph& o) {
+    int x = o.input({3, 1, 4});
+    int e = o.node("aten::expand", "default", {t(x), ints({2, 3, 5, -1}), A::boolean(false)}, {2, 3, 5, 4});
+    o.output(o.node("aten::relu", "default", {t(e)}, {2, 3, 5, 4}));
+  }});
+  c.push_back({"layer_norm_last_dim", [](OpGraph& o) {
+    int x = o.input({2, 5, 9}, -2, 3), w = o.constant({9}), b = o.constant({9});
+    o.output(o.node("aten::layer_norm", "default", {t(x), ints({9}), t(w), t(b), A::real(1e-5), A::boolean(true)}, {2, 5, 9}));
+  }});
+  c.push_back({"layer_norm_no_affine", [](OpGraph& o) {
+    int x = o.input({3, 6});
+    o.output(o.node("aten::layer_norm", "default", {t(x), ints({6}), A::none(), A::none(), A::real(1e-6), A::boolean(true)}, {3, 6}));
+  }});
+  for (const char* u : {"tanh", "exp", "neg", "abs"}) {
+    std::string op = u;
+    c.push_back({op + "_3d", [op](OpGraph& o) {
+      int x = o.input({2, 3, 5}, -2, 2);
+      o.output(o.node("aten::" + op, "default", {t(x)}, {2, 3, 5}));
+    }});
+  }
+  c.push_back({"rsqrt_sqrt_positive", [](OpGraph& o) {
+    int x = o.input({3, 5}, 0.1, 3);
+    o.output(o.node("aten::rsqrt", "default", {t(o.node("aten::sqrt", "default", {t(x)}, {3, 5}))}, {3, 5}));
+  }});
+  c.push_back({"rmsnorm_pow_mean_rsqrt", [](OpGraph& o) {  // tiny_llama's RMSNorm
+    int x = o.input({2, 3, 8}, -2, 2), w = o.constant({8});
+    int sq = o.node("aten::pow", "Tensor_Scalar", {t(x), A::integer(2)}, {2, 3, 8});
+    int ms = o.node("aten::mean", "dim", {t(sq), ints({-1}), A::boolean(true), A::none()}, {2, 3, 1});
+    int eps = o.node("aten::add", "Tensor", {t(ms), A::real(1e-6), A::integer(1)}, {2, 3, 1});
+    int rs = o.node("aten::rsqrt", "default", {t(eps)}, {2, 3, 1});
+    int n = o.node("aten::mul", "Tensor", {t(x), t(rs)}, {2, 3, 8});
+    o.output(o.node("aten::mul", "Tensor", {t(n), t(w)}, {2, 3, 8}));
+  }});
+  c.push_back({"scalar_arithmetic", [](OpGraph& o) {
+    int x = o.input({3, 5});
+    int a = o.node("aten::add", "Tensor", {t(x), A::real(0.75), A::real(2.0)}, {3, 5});
+    int m = o.node("aten::mul", "Scalar", {t(a), A::real(-3.5)}, {3, 5});
+    int s = o.node("aten::sub", "Tensor", {t(m), A::real(-1.5), A::integer(1)}, {3, 5});
+    o.output(o.node("aten::div", "Tensor", {t(s), A::real(7.0)}, {3, 5}));
+  }});
+  c.push_back({"unsqueeze_view_4d_then_relu", [](OpGraph& o) {
+    int x = o.input({6, 4});
+    int u = o.node("aten::unsqueeze", "default", {t(x), A::integer(0)}, {1, 6, 4});
+    int v = o.node("aten::view", "default", {t(u), ints({1, 2, 3, 4})}, {1, 2, 3, 4});
+    o.output(o.node("aten::relu", "default", {t(v)}, {1, 2, 3, 4}));
+  }});
+  c.push_back({"select_negative_index_then_relu", [](OpGraph& o) {
+    int x = o.input({3, 4, 5});
+    int s = o.node("aten::select", "int", {t(x), A::integer(1), A::integer(-2)}, {3, 5});
+    o.output(o.node("aten::relu", "default", {t(s)}, {3, 5}));
+  }});
+  c.push_back({"unflatten_then_relu", [](OpGraph& o) {
+    int x = o.input({6, 4});
+    int f = o.node("aten::unflatten", "int", {t(x), A::integer(0), ints({2, 3})}, {2, 3, 4});
+    o.output(o.node("aten::relu", "default", {t(f)}, {2, 3, 4}));
+  }});
+  c.push_back({"sdpa_no_mask", [](OpGraph& o) {
+    int q = o.input({1, 2, 5, 4}), k = o.input({1, 2, 6, 4}), v = o.input({1, 2, 6, 3});
+    o.output(o.node("aten::scaled_dot_product_attention", "default",
+                    {t(q), t(k), t(v), A::none(), A::real(0.0), A::boolean(false), A::none(), A::boolean(false)},
+                    {1, 2, 5, 3}));
+  }});
+  c.push_back({"sdpa_float_mask_and_scale", [](OpGraph& o) {
+    int q = o.input({2, 3, 4}), k = o.input({2, 5, 4}), v = o.input({2, 5, 4}), m = o.input({3, 5}, -4, 0);
+    o.output(o.node("aten::scaled_dot_product_attention", "default",
+                    {t(q), t(k), t(v), t(m), A::real(0.0), A::boolean(false), A::real(0.3), A::boolean(false)},
+                    {2, 3, 4}));
+  }});
+  c.push_back({"sdpa_causal", [](OpGraph& o) {
+    int q = o.input({1, 2, 4, 8}), k = o.input({1, 2, 4, 8}), v = o.input({1, 2, 4, 8});
+    o.output(o.node("aten::scaled_dot_product_attention", "default",
+                    {t(q), t(k), t(v), A::none(), A::real(0.0), A::boolean(true), A::none(), A::boolean(false)},
+                    {1, 2, 4, 8}));
+  }});
+  c.push_back({"pow_cube", [](OpGraph& o) {  // gpt2's tanh GELU
+    int x = o.input({3, 7}, -2, 2);
+    o.output(o.node("aten::pow", "Tensor_Scalar", {t(x), A::real(3.0)}, {3, 7}));
+  }});
+  c.push_back({"repeat_interleave_heads", [](OpGraph& o) {  // grouped-query attention's k/v
+    int x = o.input({1, 2, 3, 5});
+    int r = o.node("aten::repeat_interleave", "self_int", {t(x), A::integer(3), A::integer(1), A::none()},
+                   {1, 6, 3, 5});
+    o.output(o.node("aten::relu", "default", {t(r)}, {1, 6, 3, 5}));
+  }});
+  c.push_back({"attention_block", [](OpGraph& o) {  // q k^T -> scale -> softmax -> v
+    int q = o.input({1, 2, 5, 4}), k = o.input({1, 2, 5, 4}), v = o.input({1, 2, 5, 3});
+    int kt = o.node("aten::transpose", "int", {t(k), A::integer(-2), A::integer(-1)}, {1, 2, 4, 5});
+    int s = o.node("aten::matmul", "default", {t(q), t(kt)}, {1, 2, 5, 5});
+    int sc = o.node("aten::mul", "Tensor", {t(s), A::real(0.5)}, {1, 2, 5, 5});
+    int p = o.node("aten::_softmax", "default", {t(sc), A::integer(-1), A::boolean(false)}, {1, 2, 5, 5});
+    o.output(o.node("aten::matmul", "default", {t(p), t(v)}, {1, 2, 5, 3}));
   }});
   return c;
 }

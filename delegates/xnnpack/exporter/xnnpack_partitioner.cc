@@ -1,5 +1,7 @@
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -20,9 +22,8 @@ using exporter::ValueType;
 
 std::string key(const Node& n) { return n.op + "." + n.overload; }
 
-bool f32_static(const Value& v) {
-  return v.type == ValueType::Tensor && v.dtype == ScalarType::Float32 && !v.is_dynamic();
-}
+bool f32_tensor(const Value& v) { return v.type == ValueType::Tensor && v.dtype == ScalarType::Float32; }
+bool f32_static(const Value& v) { return f32_tensor(v) && !v.is_dynamic(); }
 const Value* tensor_arg(const Graph& g, const Node& n, size_t i) {
   if (i >= n.args.size() || n.args[i].kind != Arg::Kind::Tensor || n.args[i].ref < 0) return nullptr;
   return &g.values[n.args[i].ref];
@@ -78,9 +79,122 @@ bool fusable_producer(const std::string& k) {
 }
 
 const std::set<std::string>& reshape_ops() {
-  static const std::set<std::string> s = {"aten::view.default", "aten::reshape.default", "aten::_unsafe_view.default",
-                                          "aten::flatten.using_ints"};
+  static const std::set<std::string> s = {"aten::view.default",      "aten::reshape.default",
+                                          "aten::_unsafe_view.default", "aten::flatten.using_ints",
+                                          "aten::unsqueeze.default", "aten::squeeze.dim",
+                                          "aten::squeeze.dims",      "aten::squeeze.default",
+                                          "aten::unflatten.int"};
   return s;
+}
+
+// XNNPACK unary nodes for one-input ATen ops with the same semantics.
+const std::map<std::string, fb::OpType>& unary_ops() {
+  static const std::map<std::string, fb::OpType> m = {
+      {"aten::tanh.default", fb::OpType::Tanh},        {"aten::exp.default", fb::OpType::Exp},
+      {"aten::log.default", fb::OpType::Log},          {"aten::rsqrt.default", fb::OpType::ReciprocalSquareRoot},
+      {"aten::neg.default", fb::OpType::Negate},       {"aten::sqrt.default", fb::OpType::SquareRoot},
+      {"aten::abs.default", fb::OpType::Abs},          {"aten::clone.default", fb::OpType::Copy},
+      {"aten::alias.default", fb::OpType::Copy},       {"aten::floor.default", fb::OpType::Floor},
+      {"aten::ceil.default", fb::OpType::Ceiling}};
+  return m;
+}
+
+bool is_scalar_binary(const std::string& k) {
+  return k == "aten::add.Scalar" || k == "aten::sub.Scalar" || k == "aten::mul.Scalar" || k == "aten::div.Scalar";
+}
+
+int64_t norm_dim(int64_t d, size_t rank) { return d < 0 ? d + int64_t(rank) : d; }
+
+// Reduction axes of mean.dim / sum.dim_IntList (None or [] = all dims); false when invalid.
+bool reduce_axes(const Node& n, size_t rank, std::vector<uint64_t>* axes) {
+  axes->clear();
+  std::vector<int64_t> d;
+  if (n.args.size() > 1 && (n.args[1].kind == Arg::Kind::Ints || n.args[1].kind == Arg::Kind::SymInts)) d = n.args[1].ints;
+  if (d.empty()) {
+    for (size_t i = 0; i < rank; ++i) d.push_back(int64_t(i));
+  }
+  std::set<int64_t> seen;
+  for (int64_t v : d) {
+    v = norm_dim(v, rank);
+    if (v < 0 || v >= int64_t(rank) || !seen.insert(v).second) return false;
+    axes->push_back(uint64_t(v));
+  }
+  return !axes->empty();
+}
+
+// Ops whose XNNPACK nodes follow a bounded input-shape change (xnn_reshape_runtime re-derives
+// their shapes): they take dynamic (bounded) tensors as long as the dims they index or
+// weights fix (the last dim of linear/layer_norm/softmax) are static.
+bool shape_polymorphic(const Graph& g, const Node& n) {
+  const std::string k = key(n);
+  const Value* x = tensor_arg(g, n, 0);
+  const bool last_static = x && !x->dynamic_dims.empty() && !x->dynamic_dims.back();
+  if (k == "aten::linear.default" || k == "aten::layer_norm.default" || k == "aten::_softmax.default" ||
+      k == "aten::softmax.int") {
+    return last_static;
+  }
+  return is_clamp_like(k) || k == "aten::sigmoid.default" || k == "aten::hardswish.default" ||
+         k == "aten::silu.default" || k == "aten::gelu.default" || unary_ops().count(k) || is_scalar_binary(k) ||
+         k == "aten::add.Tensor" || k == "aten::sub.Tensor" || k == "aten::mul.Tensor" || k == "aten::div.Tensor";
+}
+
+// Which layout a node needs inside a partition. 4D activations are NHWC in a partition with
+// spatial ops (conv, pooling, resize, prelu: XNNPACK's conventions) and in PyTorch's order
+// otherwise; ops that index dims (matmul, permute, slice, cat, softmax, reductions, ...) on
+// 4D tensors need PyTorch's order, so the two kinds never share a partition.
+enum LayoutNeed { kAnyLayout = 0, kNhwcLayout = 1, kLogicalLayout = 2 };
+
+LayoutNeed layout_need(const Graph& g, int index) {
+  const Node& n = g.nodes[index];
+  const std::string k = key(n);
+  if (k == "aten::conv2d.default" || k == "aten::convolution.default" || k == "aten::max_pool2d.default" ||
+      k == "aten::avg_pool2d.default" || k == "aten::adaptive_avg_pool2d.default" || k == "aten::prelu.default" ||
+      k == "aten::upsample_bilinear2d.vec" || k == "aten::upsample_bilinear2d.default") {
+    return kNhwcLayout;
+  }
+  bool any4d = false;
+  for (const Arg& a : n.args) {
+    for (int v : a.value_refs()) any4d |= g.values[v].type == ValueType::Tensor && g.values[v].sizes.size() == 4;
+  }
+  for (int v : n.output_values()) any4d |= g.values[v].sizes.size() == 4;
+  if (!any4d) return kAnyLayout;
+  if (is_clamp_like(k) || k == "aten::sigmoid.default" || k == "aten::hardswish.default" || k == "aten::silu.default" ||
+      k == "aten::hardsigmoid.default" || k == "aten::constant_pad_nd.default" || is_scalar_binary(k) ||
+      unary_ops().count(k) || k == "aten::pow.Tensor_Scalar" || k == "aten::gelu.default") {
+    return kAnyLayout;
+  }
+  if (k == "aten::cat.default") {  // NHWC: the axis is remapped
+    for (int v : n.args[0].refs) {
+      if (g.values[v].sizes.size() != 4) return kLogicalLayout;
+    }
+    return kAnyLayout;
+  }
+  if (k == "aten::add.Tensor" || k == "aten::sub.Tensor" || k == "aten::mul.Tensor" || k == "aten::div.Tensor") {
+    // A non-4D activation broadcast against a 4D one: only in PyTorch's order.
+    for (size_t i = 0; i < 2; ++i) {
+      const Value* v = tensor_arg(g, n, i);
+      if (v && v->sizes.size() != 4 && !is_const(v)) return kLogicalLayout;
+    }
+    return kAnyLayout;
+  }
+  if (k == "aten::mean.dim") {
+    const Value* x = tensor_arg(g, n, 0);
+    std::vector<uint64_t> axes;
+    if (x && x->sizes.size() == 4 && flag(n, 2) && reduce_axes(n, 4, &axes) &&
+        std::set<uint64_t>(axes.begin(), axes.end()) == std::set<uint64_t>{2, 3}) {
+      return kAnyLayout;  // global average pooling in NHWC, a reduce over H, W otherwise
+    }
+  }
+  if (reshape_ops().count(k)) {
+    const Value* x = tensor_arg(g, n, 0);
+    if (x && trivial4d(*x) && trivial4d(g.values[n.output_values()[0]])) return kAnyLayout;
+  }
+  return kLogicalLayout;
+}
+
+// A one-element inline constant of `rank` dims (all 1), broadcast against any operand.
+uint32_t scalar_constant(XnnBlobBuilder& b, size_t rank, float value) {
+  return b.constant(std::vector<size_t>(rank, 1), &value);
 }
 
 // Permutes NCHW data of `sizes` (rank <= 4, padded with leading 1s) into NHWC order.
@@ -100,12 +214,24 @@ std::vector<float> to_nhwc(const float* src, std::vector<int64_t> sizes, std::ve
 std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   const Node& n = g.nodes[index];
   if (n.erased) return "erased";
+  // Bounded dynamic shapes only where the runtime can reshape the node (shape_polymorphic).
+  const bool polymorphic = shape_polymorphic(g, n);
+  auto usable = [&](const Value& v) { return polymorphic ? f32_tensor(v) : f32_static(v); };
   for (int v : n.output_values()) {
-    if (!f32_static(g.values[v])) return "output is not a static-shape float32 tensor";
+    if (!usable(g.values[v])) return "output is not a float32 tensor of static shape (or of a reshapable op)";
   }
   if (n.output_values().size() != 1) return "not a single-output op";
+  const bool is_cat = key(n) == "aten::cat.default";
   for (const Arg& a : n.args) {
-    if (a.kind == Arg::Kind::Tensor && !f32_static(g.values[a.ref])) return "input is not a static-shape float32 tensor";
+    if (a.kind == Arg::Kind::Tensor && !usable(g.values[a.ref])) {
+      return "input is not a float32 tensor of static shape (or of a reshapable op)";
+    }
+    if (a.kind == Arg::Kind::Tensors && is_cat) {
+      for (int v : a.refs) {
+        if (v < 0 || !f32_static(g.values[v])) return "input is not a static-shape float32 tensor";
+      }
+      continue;
+    }
     if (a.kind == Arg::Kind::Tensors || a.kind == Arg::Kind::SymInt) return "tensor-list or symbolic argument";
   }
   const Value& out = g.values[n.output_values()[0]];
@@ -123,7 +249,7 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   }
   if (k == "aten::linear.default") {
     const Value* w = tensor_arg(g, n, 1);
-    if (!x || rank == 4 || !is_const(w) || w->sizes.size() != 2) return "needs a constant 2D weight and non-4D input";
+    if (!x || rank == 0 || !is_const(w) || w->sizes.size() != 2) return "needs a constant 2D weight";
     if (n.args.size() > 2 && n.args[2].kind != Arg::Kind::None && !is_const(tensor_arg(g, n, 2))) return "bias must be constant";
     return "";
   }
@@ -139,8 +265,93 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   }
   if (k == "aten::mm.default") {
     const Value* m2 = tensor_arg(g, n, 1);
-    return x && rank == 2 && is_const(m2) ? "" : "needs constant mat2";
+    return x && rank == 2 && m2 && m2->sizes.size() == 2 ? "" : "needs 2D operands";
   }
+  if (k == "aten::bmm.default" || k == "aten::matmul.default") {
+    const Value* y = tensor_arg(g, n, 1);
+    if (!x || !y || rank < 2 || y->sizes.size() < 2 || rank > 6 || y->sizes.size() > 6) return "needs 2D..6D operands";
+    if (k == "aten::bmm.default" && (rank != 3 || y->sizes.size() != 3)) return "needs 3D operands";
+    return "";
+  }
+  if (k == "aten::permute.default") {
+    return rank >= 1 && ints(n, 1, 0, 0).size() == rank ? "" : "needs one dim per input dim";
+  }
+  if (k == "aten::transpose.int") return rank >= 1 ? "" : "scalar input";
+  if (k == "aten::slice.Tensor") {
+    if (!x || rank == 0) return "scalar input";
+    if (n.args.size() > 4 && n.args[4].kind == Arg::Kind::Int && n.args[4].i != 1) return "step != 1";
+    for (size_t i = 2; i < 4 && i < n.args.size(); ++i) {
+      if (n.args[i].kind != Arg::Kind::Int && n.args[i].kind != Arg::Kind::None) return "symbolic start/end";
+    }
+    for (int64_t d : out.sizes) {
+      if (d == 0) return "empty slice";
+    }
+    return "";
+  }
+  if (k == "aten::select.int") {
+    if (!x || rank == 0 || n.args.size() < 3 || n.args[2].kind != Arg::Kind::Int) return "symbolic index";
+    const int64_t dim = norm_dim(n.args[1].i, rank);
+    if (dim < 0 || dim >= int64_t(rank)) return "dim out of range";
+    const int64_t size = x->sizes[size_t(dim)], index = n.args[2].i;
+    return index >= -size && index < size ? "" : "index out of range";
+  }
+  if (k == "aten::scaled_dot_product_attention.default") {
+    const Value* kk = tensor_arg(g, n, 1);
+    const Value* v = tensor_arg(g, n, 2);
+    if (!x || !kk || !v || rank < 2 || kk->sizes.size() != rank || v->sizes.size() != rank) return "attention ranks";
+    if (n.args.size() > 4 && has_scalar(n, 4) && scalar(n, 4, 0) != 0) return "attention dropout";
+    if (n.args.size() > 7 && flag(n, 7)) return "enable_gqa";
+    if (n.args.size() > 6 && n.args[6].kind != Arg::Kind::None && !has_scalar(n, 6)) return "attention scale";
+    if (flag(n, 5) && tensor_arg(g, n, 3) != nullptr) return "causal attention with a mask";
+    if (n.args.size() > 3 && n.args[3].kind != Arg::Kind::None && tensor_arg(g, n, 3) == nullptr) return "mask";
+    return "";
+  }
+  if (k == "aten::cat.default") {
+    if (n.args.empty() || n.args[0].kind != Arg::Kind::Tensors) return "no tensor list";
+    const std::vector<int>& refs = n.args[0].refs;
+    if (refs.size() < 2 || refs.size() > 5) return "concatenates 2..5 tensors";
+    for (int v : refs) {
+      if (g.values[v].sizes.size() != out.sizes.size() || g.values[v].numel() == 0) return "inputs of another rank or empty";
+    }
+    return out.sizes.empty() ? "scalar output" : "";
+  }
+  if (k == "aten::gelu.default") {
+    const std::string approx = n.args.size() > 1 && n.args[1].kind == Arg::Kind::String ? n.args[1].s : "none";
+    return approx == "none" || approx == "tanh" ? "" : "unknown approximation";
+  }
+  if (unary_ops().count(k)) return x ? "" : "no input";
+  if (k == "aten::pow.Tensor_Scalar") {
+    return x && (scalar(n, 1, 0) == 2 || scalar(n, 1, 0) == 3) ? "" : "only exponents 2 and 3";
+  }
+  if (k == "aten::repeat_interleave.self_int") {
+    if (!x || rank == 0 || rank > 5 || n.args.size() < 3 || n.args[1].kind != Arg::Kind::Int ||
+        n.args[2].kind != Arg::Kind::Int || n.args[1].i < 1) {
+      return "needs constant repeats, a dim and rank <= 5";
+    }
+    const int64_t dim = norm_dim(n.args[2].i, rank);
+    return dim >= 0 && dim < int64_t(rank) ? "" : "dim out of range";
+  }
+  if (k == "aten::sum.dim_IntList" || (k == "aten::mean.dim" && !(rank == 4 && flag(n, 2)))) {
+    std::vector<uint64_t> axes;
+    if (!x || rank == 0 || !reduce_axes(n, rank, &axes)) return "bad reduction dims";
+    if (n.args.size() > 3 && n.args[3].kind != Arg::Kind::None) return "dtype argument";
+    return "";
+  }
+  if (k == "aten::expand.default") {
+    if (!x || out.sizes.size() > 6 || rank > out.sizes.size()) return "rank > 6 or shrinking rank";
+    return "";
+  }
+  if (k == "aten::layer_norm.default") {
+    const std::vector<int64_t> shape = ints(n, 1, 1, 0);
+    if (!x || rank == 0 || shape.size() != 1 || shape[0] != x->sizes.back()) return "only over the last dim";
+    for (size_t i = 2; i < 4; ++i) {
+      if (i < n.args.size() && n.args[i].kind != Arg::Kind::None && !is_const(tensor_arg(g, n, i))) {
+        return "weight/bias must be constant";
+      }
+    }
+    return "";
+  }
+  if (is_scalar_binary(k)) return x && has_scalar(n, 1) ? "" : "no scalar operand";
   if (is_clamp_like(k) || k == "aten::sigmoid.default" || k == "aten::hardswish.default" || k == "aten::silu.default" ||
       k == "aten::hardsigmoid.default") {
     return x ? "" : "no input";
@@ -156,28 +367,24 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   if (k == "aten::adaptive_avg_pool2d.default") {
     return rank == 4 && ints(n, 1, 2, 0) == std::vector<int64_t>{1, 1} ? "" : "only output size 1x1";
   }
-  if (k == "aten::mean.dim") {
-    std::vector<int64_t> d = ints(n, 1, 0, 0);
-    std::set<int64_t> dims;
-    for (int64_t v : d) dims.insert(v < 0 ? v + 4 : v);
-    return rank == 4 && flag(n, 2) && dims == std::set<int64_t>{2, 3} ? "" : "only mean over H,W with keepdim";
+  if (k == "aten::mean.dim") {  // 4D with keepdim; the other cases are above
+    std::vector<uint64_t> axes;
+    if (!reduce_axes(n, 4, &axes)) return "bad reduction dims";
+    if (n.args.size() > 3 && n.args[3].kind != Arg::Kind::None) return "dtype argument";
+    return "";
   }
   if (k == "aten::add.Tensor" || k == "aten::sub.Tensor" || k == "aten::mul.Tensor" || k == "aten::div.Tensor") {
     const Value* y = tensor_arg(g, n, 1);
+    if (x && !y && has_scalar(n, 1)) return "";  // x op scalar (alpha folded into the constant)
     if (!x || !y) return "scalar operand";
     if ((k == "aten::add.Tensor" || k == "aten::sub.Tensor") && scalar(n, 2, 1) != 1) return "alpha != 1";
-    if (out.sizes.size() > 4) return "rank > 4";
-    if (out.sizes.size() == 4) {
-      for (const Value* v : {x, y}) {
-        if (v->sizes.size() != 4 && !is_const(v)) return "non-4D activation broadcast against 4D";
-      }
-    }
+    if (out.sizes.size() > 6) return "rank > 6";
     return "";
   }
   if (k == "aten::_softmax.default" || k == "aten::softmax.int") {
     int64_t dim = n.args.size() > 1 ? n.args[1].i : -1;
     if (dim < 0) dim += int64_t(rank);
-    return rank != 4 && rank >= 1 && dim == int64_t(rank) - 1 ? "" : "softmax must be over the last dim of a non-4D tensor";
+    return rank >= 1 && dim == int64_t(rank) - 1 ? "" : "softmax must be over the last dim";
   }
   if (k == "aten::prelu.default") {
     const Value* w = tensor_arg(g, n, 1);
@@ -191,7 +398,7 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
     }
     return "";
   }
-  if (reshape_ops().count(k)) return trivial4d(*x) && trivial4d(out) ? "" : "reshape mixes NCHW and NHWC order";
+  if (reshape_ops().count(k)) return x ? "" : "no input";
   if (k == "aten::upsample_bilinear2d.vec" || k == "aten::upsample_bilinear2d.default") {
     return rank == 4 ? "" : "needs 4D input";
   }
@@ -204,7 +411,12 @@ std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
   std::vector<std::vector<char>> reach;  // reach[grp][node]: node depends on group grp
   std::vector<std::vector<int>> groups;
   std::vector<bool> supported(num);
-  for (int i = 0; i < num; ++i) supported[i] = unsupported_reason(g, i).empty();
+  std::vector<int> need(num, kAnyLayout);
+  std::vector<int> kind;  // per group: the LayoutNeed bits of its members
+  for (int i = 0; i < num; ++i) {
+    supported[i] = unsupported_reason(g, i).empty();
+    if (supported[i]) need[i] = layout_need(g, i);
+  }
   for (int i = 0; i < num; ++i) {
     const Node& n = g.nodes[i];
     if (n.erased) continue;
@@ -223,7 +435,7 @@ std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
     int chosen = -1;
     for (int p : producers) {
       const int grp = group[p];
-      if (grp < 0) continue;
+      if (grp < 0 || (kind[grp] | need[i]) == (kNhwcLayout | kLogicalLayout)) continue;
       bool convex = true;  // no path leaves grp and comes back through another producer
       for (int q : producers) {
         if (group[q] != grp && reach[grp][q]) convex = false;
@@ -237,7 +449,9 @@ std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
       chosen = int(groups.size());
       groups.emplace_back();
       reach.emplace_back(num, 0);
+      kind.push_back(kAnyLayout);
     }
+    kind[chosen] |= need[i];
     group[i] = chosen;
     groups[chosen].push_back(i);
     reach[chosen][i] = 0;
@@ -255,10 +469,19 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   XnnBlobBuilder b;
   exporter::ConstantSlots slots(g);
   std::map<int, uint32_t> id;
+  // 4D activations are NHWC when the partition has spatial ops, in PyTorch order otherwise.
+  bool nhwc = false;
+  for (int i : p.nodes) nhwc |= layout_need(g, i) == kNhwcLayout;
+  auto xd = [&](const Value& v) {
+    return nhwc ? xdims(v) : std::vector<size_t>(v.sizes.begin(), v.sizes.end());
+  };
+  auto layout_of = [&](const Value& v) {
+    return nhwc && v.sizes.size() == 4 ? fb::Layout::NchwToNhwc : fb::Layout::AsIs;
+  };
   for (int v : p.inputs) {
     const Value& val = g.values[v];
     if (is_const(&val)) continue;  // weights come through constant slots, not as arguments
-    id[v] = b.input(xdims(val), val.sizes.size() == 4 ? fb::Layout::NchwToNhwc : fb::Layout::AsIs);
+    id[v] = b.input(xd(val), layout_of(val));
   }
   // A graph constant used as is (in place from its program segment), with XNNPACK dims.
   auto existing = [&](const Value* v, std::vector<size_t> dims) -> uint32_t {
@@ -278,10 +501,17 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
                                     std::vector<int64_t>(dims.begin(), dims.end()), std::move(bytes));
     return b.constant_in_slot(std::move(dims), int32_t(slot));
   };
+  // An operand in PyTorch's order (ops that only run in partitions without NHWC tensors, or
+  // on tensors that are never NHWC): the mapped activation or the constant as is.
+  auto plain = [&](const Value* v) -> uint32_t {
+    if (v == nullptr) return kInvalidId;
+    if (!is_const(v)) return id.count(v->id) ? id[v->id] : kInvalidId;
+    return existing(v, std::vector<size_t>(v->sizes.begin(), v->sizes.end()));
+  };
   // Constant operand of an elementwise op (broadcast into NHWC when the output is 4D).
   auto operand = [&](const Value* v, bool out4d) -> uint32_t {
     if (!is_const(v)) return id.count(v->id) ? id[v->id] : kInvalidId;
-    if (out4d) {
+    if (out4d && nhwc) {
       std::vector<size_t> dims;
       std::vector<float> data = to_nhwc(cdata(g, v), v->sizes, &dims);
       return transformed(v, ".nhwc", dims, data);
@@ -347,6 +577,9 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       std::vector<uint32_t> ins = {in, existing(w, {O, K})};
       if (is_const(bias)) ins.push_back(existing(bias, {O}));
       r = b.node(fb::OpType::FullyConnected, ins, prm);
+    } else if (k == "aten::bmm.default" || k == "aten::matmul.default" ||
+               (k == "aten::mm.default" && !is_const(tensor_arg(g, n, 1)))) {
+      r = b.node(fb::OpType::BatchMatrixMultiply, {plain(x), plain(tensor_arg(g, n, 1))});
     } else if (k == "aten::addmm.default" || k == "aten::mm.default") {
       const bool addmm = k == "aten::addmm.default";
       const Value* m1 = tensor_arg(g, n, addmm ? 1 : 0);
@@ -401,11 +634,160 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       } else {
         r = b.node(max ? fb::OpType::MaxPooling2d : fb::OpType::AveragePooling2d, {in}, prm);
       }
-    } else if (k == "aten::adaptive_avg_pool2d.default" || k == "aten::mean.dim") {
+    } else if (k == "aten::adaptive_avg_pool2d.default" || (k == "aten::mean.dim" && nhwc)) {
       r = b.node(fb::OpType::GlobalAveragePooling2d, {in}, prm);
+    } else if (k == "aten::mean.dim" || k == "aten::sum.dim_IntList") {
+      reduce_axes(n, x->sizes.size(), &prm.axes);
+      prm.reduce_op = k == "aten::mean.dim" ? 1 : 0;
+      prm.flags = flag(n, 2) ? kKeepDimsFlag : 0;
+      r = b.node(fb::OpType::StaticReduce, {in}, prm);
+    } else if (k == "aten::permute.default" || k == "aten::transpose.int") {
+      const size_t rank = x->sizes.size();
+      if (k == "aten::permute.default") {
+        for (int64_t d : ints(n, 1, 0, 0)) prm.axes.push_back(uint64_t(norm_dim(d, rank)));
+      } else {
+        for (size_t d = 0; d < rank; ++d) prm.axes.push_back(d);
+        const int64_t d0 = norm_dim(n.args[1].i, rank), d1 = norm_dim(n.args[2].i, rank);
+        if (d0 >= 0 && d1 >= 0 && d0 < int64_t(rank) && d1 < int64_t(rank)) std::swap(prm.axes[size_t(d0)], prm.axes[size_t(d1)]);
+      }
+      r = b.node(fb::OpType::StaticTranspose, {plain(x)}, prm);
+    } else if (k == "aten::slice.Tensor") {
+      const size_t rank = x->sizes.size();
+      const int64_t dim = norm_dim(n.args.size() > 1 ? n.args[1].i : 0, rank);
+      int64_t start = n.args.size() > 2 && n.args[2].kind == Arg::Kind::Int ? n.args[2].i : 0;
+      const int64_t size = dim >= 0 && dim < int64_t(rank) ? x->sizes[size_t(dim)] : 0;
+      if (start < 0) start += size;
+      start = std::max<int64_t>(0, std::min(start, size));
+      prm.offsets.assign(rank, 0);
+      prm.sizes.assign(out.sizes.begin(), out.sizes.end());
+      if (dim >= 0 && dim < int64_t(rank)) prm.offsets[size_t(dim)] = uint64_t(start);
+      r = b.node(fb::OpType::StaticSlice, {plain(x)}, prm);
+    } else if (k == "aten::cat.default") {
+      std::vector<uint32_t> ins;
+      const bool remap = nhwc && out.sizes.size() == 4;  // NCHW axis -> NHWC axis
+      for (int v : n.args[0].refs) ins.push_back(remap ? operand(&g.values[v], true) : plain(&g.values[v]));
+      prm.axis = uint32_t(norm_dim(n.args.size() > 1 ? n.args[1].i : 0, out.sizes.size()));
+      if (remap) prm.axis = std::vector<uint32_t>{0, 3, 1, 2}[prm.axis];
+      r = b.node(fb::OpType::Concatenate, ins, prm);
+    } else if (k == "aten::select.int") {  // a one-wide slice, then the dim dropped
+      const size_t rank = x->sizes.size();
+      const int64_t dim = norm_dim(n.args[1].i, rank);
+      int64_t index = n.args[2].i;
+      if (index < 0) index += x->sizes[size_t(dim)];
+      XnnNodeParams sl;
+      sl.offsets.assign(rank, 0);
+      sl.sizes.assign(x->sizes.begin(), x->sizes.end());
+      sl.offsets[size_t(dim)] = uint64_t(index);
+      sl.sizes[size_t(dim)] = 1;
+      for (int64_t d : out.sizes) prm.new_shape.push_back(d);
+      r = b.node(fb::OpType::StaticReshape, {b.node(fb::OpType::StaticSlice, {plain(x)}, sl)}, prm);
+    } else if (k == "aten::scaled_dot_product_attention.default") {
+      // softmax(q k^T * scale + mask) v: batch matmul with k transposed by the node itself.
+      const Value* kk = tensor_arg(g, n, 1);
+      const size_t rank = x->sizes.size();
+      const int64_t l = x->sizes[rank - 2], sk = kk->sizes[rank - 2], e = x->sizes[rank - 1];
+      const double scale = n.args.size() > 6 && has_scalar(n, 6) ? scalar(n, 6, 1) : 1.0 / std::sqrt(double(e));
+      XnnNodeParams tb;
+      tb.flags = kTransposeBFlag;
+      uint32_t scores = b.node(fb::OpType::BatchMatrixMultiply, {plain(x), plain(kk)}, tb);
+      scores = b.node(fb::OpType::Multiply2, {scores, scalar_constant(b, rank, float(scale))});
+      const Value* mask = tensor_arg(g, n, 3);
+      if (mask != nullptr) {
+        scores = b.node(fb::OpType::Add2, {scores, plain(mask)});
+      } else if (flag(n, 5)) {  // PyTorch's causal mask: query i sees keys j <= i (top-left aligned)
+        std::vector<float> m(size_t(l * sk), 0.0f);
+        for (int64_t i = 0; i < l; ++i)
+          for (int64_t j = i + 1; j < sk; ++j) m[size_t(i * sk + j)] = -std::numeric_limits<float>::infinity();
+        scores = b.node(fb::OpType::Add2, {scores, b.constant({size_t(l), size_t(sk)}, m.data())});
+      }
+      r = b.node(fb::OpType::BatchMatrixMultiply,
+                 {b.node(fb::OpType::Softmax, {scores}), plain(tensor_arg(g, n, 2))});
+    } else if (k == "aten::gelu.default") {
+      const bool tanh = n.args.size() > 1 && n.args[1].kind == Arg::Kind::String && n.args[1].s == "tanh";
+      if (!tanh) {
+        r = b.node(fb::OpType::Gelu, {in});
+      } else {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        const size_t rank = x->sizes.size();
+        auto c = [&](float v) { return scalar_constant(b, rank, v); };
+        const uint32_t inner = b.node(
+            fb::OpType::Multiply2,
+            {b.node(fb::OpType::Multiply2,
+                    {in, b.node(fb::OpType::Add2, {b.node(fb::OpType::Multiply2,
+                                                          {b.node(fb::OpType::Square, {in}), c(0.044715f)}),
+                                                   c(1.0f)})}),
+             c(0.7978845608028654f)});
+        const uint32_t t1 = b.node(fb::OpType::Add2, {b.node(fb::OpType::Tanh, {inner}), c(1.0f)});
+        r = b.node(fb::OpType::Multiply2, {b.node(fb::OpType::Multiply2, {in, t1}), c(0.5f)});
+      }
+    } else if (unary_ops().count(k)) {
+      r = b.node(unary_ops().at(k), {in});
+    } else if (k == "aten::pow.Tensor_Scalar") {
+      r = b.node(fb::OpType::Square, {in});
+      if (scalar(n, 1, 0) == 3) r = b.node(fb::OpType::Multiply2, {r, in});
+    } else if (k == "aten::repeat_interleave.self_int") {
+      // [.., s_d, ..] -> [.., s_d, 1, ..] -> + zeros [1.., r, 1..] -> [.., s_d * r, ..]
+      const size_t rank = x->sizes.size(), dim = size_t(norm_dim(n.args[2].i, rank));
+      const int64_t reps = n.args[1].i;
+      XnnNodeParams split;
+      std::vector<size_t> zd(rank + 1, 1);
+      for (size_t d = 0; d <= rank; ++d) {
+        split.new_shape.push_back(d <= dim ? x->sizes[d] : d == dim + 1 ? 1 : x->sizes[d - 1]);
+      }
+      zd[dim + 1] = size_t(reps);
+      const std::vector<float> zeros(size_t(reps), 0.0f);
+      const uint32_t wide = b.node(fb::OpType::Add2, {b.node(fb::OpType::StaticReshape, {plain(x)}, split),
+                                                      b.constant(zd, zeros.data())});
+      for (int64_t d : out.sizes) prm.new_shape.push_back(d);
+      r = b.node(fb::OpType::StaticReshape, {wide}, prm);
+    } else if (is_scalar_binary(k)) {
+      const bool alpha = k == "aten::add.Scalar" || k == "aten::sub.Scalar";
+      const uint32_t c = scalar_constant(b, x->sizes.size(), float(scalar(n, 1, 0) * (alpha ? scalar(n, 2, 1) : 1.0)));
+      const fb::OpType op = k == "aten::add.Scalar"   ? fb::OpType::Add2
+                            : k == "aten::sub.Scalar" ? fb::OpType::Subtract
+                            : k == "aten::mul.Scalar" ? fb::OpType::Multiply2
+                                                      : fb::OpType::Divide;
+      r = b.node(op, {in, c}, prm);
+    } else if (k == "aten::expand.default") {
+      // x + zeros, the zeros shaped like the output where x broadcasts and 1 elsewhere.
+      const size_t rank = out.sizes.size(), xr = x->sizes.size();
+      std::vector<size_t> zd(rank, 1);
+      size_t count = 1;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t xs = d + xr >= rank ? x->sizes[d + xr - rank] : 1;
+        if (xs != out.sizes[d]) zd[d] = size_t(out.sizes[d]);
+        count *= zd[d];
+      }
+      const std::vector<float> zeros(count, 0.0f);
+      r = b.node(fb::OpType::Add2, {plain(x), b.constant(zd, zeros.data())});
+    } else if (k == "aten::layer_norm.default") {
+      // (x - mean) * rsqrt(mean((x - mean)^2) + eps) * weight + bias, over the last dim.
+      const size_t rank = x->sizes.size();
+      const int64_t C = x->sizes.back();
+      XnnNodeParams mean;
+      mean.axes = {uint64_t(rank - 1)};
+      mean.reduce_op = 1;
+      mean.flags = kKeepDimsFlag;
+      const uint32_t xin = plain(x);
+      const uint32_t centered = b.node(fb::OpType::Subtract, {xin, b.node(fb::OpType::StaticReduce, {xin}, mean)});
+      const uint32_t var = b.node(fb::OpType::StaticReduce, {b.node(fb::OpType::Square, {centered})}, mean);
+      const double eps = n.args.size() > 4 && n.args[4].kind == Arg::Kind::Double ? n.args[4].d : 1e-5;
+      const uint32_t inv = b.node(fb::OpType::ReciprocalSquareRoot,
+                                  {b.node(fb::OpType::Add2, {var, scalar_constant(b, rank, float(eps))})});
+      r = b.node(fb::OpType::Multiply2, {centered, inv});
+      const Value* w = tensor_arg(g, n, 2);
+      const Value* bias = tensor_arg(g, n, 3);
+      if (is_const(w)) r = b.node(fb::OpType::Multiply2, {r, existing(w, {size_t(C)})});
+      if (is_const(bias)) r = b.node(fb::OpType::Add2, {r, existing(bias, {size_t(C)})});
     } else if (k == "aten::add.Tensor" || k == "aten::sub.Tensor" || k == "aten::mul.Tensor" || k == "aten::div.Tensor") {
       const bool out4d = out.sizes.size() == 4;
-      const uint32_t a = operand(x, out4d), c = operand(tensor_arg(g, n, 1), out4d);
+      const uint32_t a = operand(x, out4d);
+      uint32_t c = kInvalidId;
+      if (tensor_arg(g, n, 1) != nullptr) {
+        c = operand(tensor_arg(g, n, 1), out4d);
+      } else {  // x op scalar; add/sub: x op alpha * scalar
+        const bool alpha = k == "aten::add.Tensor" || k == "aten::sub.Tensor";
+        c = scalar_constant(b, out.sizes.size(), float(scalar(n, 1, 0) * (alpha ? scalar(n, 2, 1) : 1.0)));
+      }
       const fb::OpType op = k == "aten::add.Tensor"   ? fb::OpType::Add2
                             : k == "aten::sub.Tensor" ? fb::OpType::Subtract
                             : k == "aten::mul.Tensor" ? fb::OpType::Multiply2
@@ -426,7 +808,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
         pre[rank - 1 - j] = uint64_t(pad[2 * j]);
         post[rank - 1 - j] = uint64_t(pad[2 * j + 1]);
       }
-      if (rank == 4) {
+      if (rank == 4 && nhwc) {
         prm.pre_paddings = {pre[0], pre[2], pre[3], pre[1]};
         prm.post_paddings = {post[0], post[2], post[3], post[1]};
       } else {
@@ -436,7 +818,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       prm.padding_value = float(scalar(n, 2, 0));
       r = b.node(fb::OpType::StaticConstantPad, {in}, prm);
     } else if (reshape_ops().count(k)) {
-      for (size_t d : xdims(out)) prm.new_shape.push_back(int64_t(d));
+      for (size_t d : xd(out)) prm.new_shape.push_back(int64_t(d));
       r = b.node(fb::OpType::StaticReshape, {in}, prm);
     } else if (k == "aten::upsample_bilinear2d.vec" || k == "aten::upsample_bilinear2d.default") {
       prm.new_height = uint64_t(out.sizes[2]);
@@ -464,7 +846,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   }
   for (int v : p.outputs) {
     if (!id.count(v)) return absl::InternalError("xnnpack preprocess: partition output not produced");
-    b.mark_output(id[v], g.values[v].sizes.size() == 4 ? fb::Layout::NchwToNhwc : fb::Layout::AsIs);
+    b.mark_output(id[v], layout_of(g.values[v]));
   }
   if (!b.ok()) return absl::InvalidArgumentError("xnnpack preprocess: " + b.error());
   exporter::DelegateBlob blob;

@@ -90,6 +90,13 @@ Error build_cached_runtime(XnnDelegate* d, const Dims* key, Diagnostic* diag, Ca
   }
   xnn_runtime_t runtime = nullptr;
   EMBER_TRY(create_runtime(d, &runtime, diag));
+  // The runtime's shapes are fixed at creation: plan its memory once.
+  const xnn_status s = xnn_reshape_runtime(runtime);
+  if (s != xnn_status_success) {
+    xnn_delete_runtime(runtime);
+    return fail(diag, status_error(s), "xnnpack: xnn_reshape_runtime (%u nodes) failed: %s", d->num_nodes,
+                status_name(s));
+  }
   CachedRuntime* slot = nullptr;
   if (d->num_cached < kMaxCachedRuntimes) {
     slot = &d->cache[d->num_cached++];
@@ -106,6 +113,68 @@ Error build_cached_runtime(XnnDelegate* d, const Dims* key, Diagnostic* diag, Ca
   for (uint32_t k = 0; k < d->num_outputs; ++k) slot->output_dims[k] = d->work_dims[d->outputs[k].tensor_id];
   d->stats.runtimes_built++;
   *out = slot;
+  return Error::Ok;
+}
+
+// Puts a runtime whose reshape did not go through back to the shapes of its key.
+Error restore_shapes(XnnDelegate* d, CachedRuntime* rt, Diagnostic* diag) {
+  rt->bound_valid = false;
+  xnn_status s = xnn_status_success;
+  for (uint32_t k = 0; k < d->num_inputs && s == xnn_status_success; ++k) {
+    if (d->inputs[k].ignored) continue;
+    s = xnn_reshape_external_value(rt->runtime, d->inputs[k].tensor_id, rt->input_dims[k].rank, rt->input_dims[k].d);
+  }
+  if (s == xnn_status_success) s = xnn_reshape_runtime(rt->runtime);
+  if (s != xnn_status_success) {
+    return fail(diag, status_error(s), "xnnpack: restoring the runtime's shapes after a failed reshape failed: %s",
+                status_name(s));
+  }
+  return Error::Ok;
+}
+
+// Shape change on the current runtime: XNNPACK re-derives every internal shape and replans
+// its memory (xnn_reshape_external_value + xnn_reshape_runtime), keeping the packed weights.
+// *reshaped = false (no error) when XNNPACK cannot reshape this graph: the caller builds a
+// new runtime instead.
+Error reshape_current(XnnDelegate* d, CachedRuntime* rt, const Dims* key, Diagnostic* diag, bool* reshaped) {
+  *reshaped = false;
+  for (uint32_t k = 0; k < d->num_inputs; ++k) d->work_dims[d->inputs[k].tensor_id] = key[k];
+  EMBER_TRY(infer_shapes(d, /*check_declared=*/false, diag));
+  for (uint32_t k = 0; k < d->num_outputs; ++k) {
+    const ExternalPort& port = d->outputs[k];
+    const Dims& dims = d->work_dims[port.tensor_id];
+    for (uint32_t i = 0; i < dims.rank; ++i) {
+      if (dims.d[i] > port.max_dims.d[i]) {
+        return fail(diag, Error::OutOfBounds,
+                    "xnnpack: for these input shapes output %u dim %u would be %zu, above its bound %zu", k, i,
+                    dims.d[i], port.max_dims.d[i]);
+      }
+    }
+  }
+  for (uint32_t k = 0; k < d->num_inputs; ++k) {
+    const ExternalPort& port = d->inputs[k];
+    if (port.ignored) continue;
+    if (xnn_reshape_external_value(rt->runtime, port.tensor_id, key[k].rank, key[k].d) != xnn_status_success) {
+      return restore_shapes(d, rt, diag);  // rebuild instead
+    }
+  }
+  if (xnn_reshape_runtime(rt->runtime) != xnn_status_success) return restore_shapes(d, rt, diag);
+  // XNNPACK's output shapes must be the ones Ember derived (and sized the outputs for).
+  for (uint32_t k = 0; k < d->num_outputs; ++k) {
+    const ExternalPort& port = d->outputs[k];
+    const Dims& want = d->work_dims[port.tensor_id];
+    size_t rank = 0;
+    size_t got[XNN_MAX_TENSOR_DIMS] = {0};
+    const xnn_status s = xnn_get_external_value_shape(rt->runtime, port.tensor_id, &rank, got);
+    bool same = s == xnn_status_success && rank == want.rank;
+    for (uint32_t i = 0; same && i < want.rank; ++i) same = got[i] == want.d[i];
+    if (!same) return restore_shapes(d, rt, diag);  // rebuild instead
+  }
+  for (uint32_t k = 0; k < d->num_inputs; ++k) rt->input_dims[k] = key[k];
+  for (uint32_t k = 0; k < d->num_outputs; ++k) rt->output_dims[k] = d->work_dims[d->outputs[k].tensor_id];
+  rt->bound_valid = false;  // xnn_setup_runtime_v2 is required after a reshape
+  d->stats.reshapes++;
+  *reshaped = true;
   return Error::Ok;
 }
 
@@ -177,6 +246,11 @@ class XnnpackBackend final : public Backend {
       for (size_t i = 0; i < d->num_cached; ++i) {
         if (same_key(d->cache[i], keys, d->num_inputs)) rt = &d->cache[i];
       }
+      if (rt == nullptr && d->current != nullptr) {
+        bool reshaped = false;
+        EMBER_TRY(reshape_current(d, d->current, keys, diag, &reshaped));
+        if (reshaped) rt = d->current;
+      }
       if (rt == nullptr) EMBER_TRY(build_cached_runtime(d, keys, diag, &rt));
       d->current = rt;
       d->stats.runtime_switches++;
@@ -225,10 +299,10 @@ class XnnpackBackend final : public Backend {
       changed |= rt->bound[e++] != ptr;
     }
     if (changed) {
-      xnn_status s = xnn_setup_runtime(rt->runtime, e, d->externals);
+      xnn_status s = xnn_setup_runtime_v2(rt->runtime, e, d->externals);
       if (s != xnn_status_success) {
         rt->bound_valid = false;
-        return fail(diag, status_error(s), "xnnpack: xnn_setup_runtime failed: %s", status_name(s));
+        return fail(diag, status_error(s), "xnnpack: xnn_setup_runtime_v2 failed: %s", status_name(s));
       }
       for (uint32_t k = 0; k < e; ++k) rt->bound[k] = d->externals[k].data;
       rt->bound_valid = true;

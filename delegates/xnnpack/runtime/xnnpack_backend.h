@@ -21,10 +21,12 @@
 //            changed, xnn_invoke_runtime, converts outputs back and resizes the output tensors.
 //            No Ember allocation and no XNNPACK allocation on this path.
 //   shape change  when a bounded dynamic input arrives with a new shape, every internal shape
-//            is re-derived and a new XNNPACK runtime is built for it (this allocates inside
-//            XNNPACK and repacks the weights: acceptable only on a shape change). Runtimes are
-//            cached by input shape (kMaxCachedRuntimes, least recently used evicted), so
-//            alternating between a few shapes does not rebuild.
+//            is re-derived (and checked against the output bounds) and the current runtime is
+//            reshaped in place (xnn_reshape_external_value + xnn_reshape_runtime: XNNPACK
+//            replans its memory, the packed weights stay). Only when XNNPACK cannot reshape
+//            the graph is a new runtime built (cached by input shape, kMaxCachedRuntimes, least
+//            recently used evicted). StaticReshape nodes with a -1 dim are defined with 0 there,
+//            which XNNPACK infers on every reshape.
 //
 // Compile specs
 //   threads        When BackendInitContext.thread_pool is a pthreadpool-backed pool (its
@@ -57,8 +59,9 @@ Backend& xnnpack_backend();
 // Counters of one delegate (the handle returned by init), for tests and profiling.
 struct XnnpackDelegateStats {
   uint64_t runtimes_built = 0;   // including the one built at init
+  uint64_t reshapes = 0;         // shape changes handled by reshaping the current runtime
   uint64_t runtime_switches = 0; // executes that changed the active runtime (cached or new)
-  uint64_t setups = 0;           // xnn_setup_runtime calls
+  uint64_t setups = 0;           // xnn_setup_runtime_v2 calls
   uint64_t invokes = 0;
   size_t cached_runtimes = 0;
   size_t num_threads = 1;

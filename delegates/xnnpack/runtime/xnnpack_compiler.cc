@@ -2,12 +2,17 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
+#include <cmath>
 #include <cstring>
 #include <new>
 
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "flatbuffers/flatbuffers.h"
 #include "runtime/program/program.h"
+
+// One XNNPACK: the 2024 tree (third_party/xnnpack/local), never /usr/include's 2022 header.
+static_assert(xnn_status_deprecated == 8 && XNN_MAX_TENSOR_DIMS >= 6,
+              "xnnpack.h is not XNNPACK 2024: run ./setup.sh and check the include order");
 
 namespace ember {
 namespace xnnpack {
@@ -157,6 +162,8 @@ const char* status_name(xnn_status status) {
     case xnn_status_unsupported_parameter: return "xnn_status_unsupported_parameter";
     case xnn_status_unsupported_hardware: return "xnn_status_unsupported_hardware";
     case xnn_status_out_of_memory: return "xnn_status_out_of_memory";
+    case xnn_status_reallocation_required: return "xnn_status_reallocation_required";
+    case xnn_status_deprecated: return "xnn_status_deprecated";
   }
   return "xnn_status_unknown";
 }
@@ -168,8 +175,10 @@ Error status_error(xnn_status status) {
     case xnn_status_unsupported_parameter:
     case xnn_status_unsupported_hardware: return Error::NotSupported;
     case xnn_status_out_of_memory: return Error::OutOfMemory;
+    case xnn_status_deprecated: return Error::NotSupported;
     case xnn_status_uninitialized:
-    case xnn_status_invalid_state: return Error::BackendFailed;
+    case xnn_status_invalid_state:
+    case xnn_status_reallocation_required: return Error::BackendFailed;
   }
   return Error::BackendFailed;
 }
@@ -306,7 +315,9 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
     }
     const uint32_t allowed_flags = node->op() == fb::OpType::StaticResizeBilinear2d
                                        ? (XNN_FLAG_ALIGN_CORNERS | XNN_FLAG_TENSORFLOW_LEGACY_MODE)
-                                       : 0;
+                                   : node->op() == fb::OpType::BatchMatrixMultiply ? XNN_FLAG_TRANSPOSE_B
+                                   : node->op() == fb::OpType::StaticReduce        ? XNN_FLAG_KEEP_DIMS
+                                                                                   : 0;
     if ((node->flags() & ~allowed_flags) != 0 ||
         node->flags() == (XNN_FLAG_ALIGN_CORNERS | XNN_FLAG_TENSORFLOW_LEGACY_MODE)) {
       return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s): unsupported flags 0x%x", i, name, node->flags());
@@ -347,7 +358,7 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
 }
 
 Error infer_shapes(XnnDelegate* d, bool check_declared, Diagnostic* diag) {
-  Dims in[3];
+  Dims in[5];
   for (uint32_t i = 0; i < d->num_nodes; ++i) {
     const fb::Node* node = d->graph->nodes()->Get(i);
     const uint32_t n_in = node->inputs()->size();
@@ -383,6 +394,29 @@ struct SubgraphGuard {
     if (subgraph != nullptr) xnn_delete_subgraph(subgraph);
   }
 };
+
+// An fp32 value internal to the subgraph (for ops composed of several XNNPACK nodes).
+xnn_status define_temp(xnn_subgraph_t sg, const Dims& dims, uint32_t* id) {
+  *id = XNN_INVALID_VALUE_ID;
+  return xnn_define_tensor_value(sg, xnn_datatype_fp32, dims.rank, dims.d, nullptr, XNN_INVALID_VALUE_ID, 0, id);
+}
+
+xnn_status define_unary(xnn_subgraph_t sg, xnn_unary_operator type, uint32_t in, uint32_t out, const char* name,
+                        const char** api) {
+  *api = name;
+  return xnn_define_unary(sg, type, nullptr, in, out, 0);
+}
+
+// Binary elementwise op with numpy broadcasting; `clamped`: the node's output_min/max apply.
+xnn_status define_binary(xnn_subgraph_t sg, xnn_binary_operator type, const NodeAttrs& a, uint32_t in0, uint32_t in1,
+                         uint32_t out, bool clamped, const char* name, const char** api) {
+  *api = name;
+  xnn_binary_params p;
+  p.output_min = a.output_min;
+  p.output_max = a.output_max;
+  const bool clamp = clamped && (a.output_min != -INFINITY || a.output_max != INFINITY);
+  return xnn_define_binary(sg, type, clamp ? &p : nullptr, in0, in1, out, 0);
+}
 
 xnn_status define_node(xnn_subgraph_t sg, const NodeAttrs& a, const fb::Node& node, const Dims* dims,
                        const char** api) {
@@ -425,23 +459,51 @@ xnn_status define_node(xnn_subgraph_t sg, const NodeAttrs& a, const fb::Node& no
       *api = "xnn_define_average_pooling_2d";
       return xnn_define_average_pooling_2d(sg, a.padding[0], a.padding[1], a.padding[2], a.padding[3], a.kernel[0],
                                            a.kernel[1], a.stride[0], a.stride[1], lo, hi, in0, out, 0);
-    case fb::OpType::GlobalAveragePooling2d:
-      *api = "xnn_define_global_average_pooling_2d";
-      return xnn_define_global_average_pooling_2d(sg, lo, hi, in0, out, 0);
-    case fb::OpType::Add2: *api = "xnn_define_add2"; return xnn_define_add2(sg, lo, hi, in0, in1, out, 0);
-    case fb::OpType::Subtract: *api = "xnn_define_subtract"; return xnn_define_subtract(sg, lo, hi, in0, in1, out, 0);
-    case fb::OpType::Multiply2: *api = "xnn_define_multiply2"; return xnn_define_multiply2(sg, lo, hi, in0, in1, out, 0);
-    case fb::OpType::Divide: *api = "xnn_define_divide"; return xnn_define_divide(sg, lo, hi, in0, in1, out, 0);
-    case fb::OpType::Maximum2: *api = "xnn_define_maximum2"; return xnn_define_maximum2(sg, in0, in1, out, 0);
-    case fb::OpType::Minimum2: *api = "xnn_define_minimum2"; return xnn_define_minimum2(sg, in0, in1, out, 0);
+    case fb::OpType::GlobalAveragePooling2d: {
+      // NHWC mean over H and W, keeping them (the output is [N, 1, 1, C]); a fused clamp
+      // becomes a clamp node on an internal value.
+      const size_t axes[2] = {1, 2};
+      *api = "xnn_define_static_reduce(mean)";
+      if (lo == -INFINITY && hi == INFINITY) {
+        return xnn_define_static_reduce(sg, xnn_reduce_mean, 2, axes, in0, out, XNN_FLAG_KEEP_DIMS);
+      }
+      uint32_t mean = XNN_INVALID_VALUE_ID;
+      xnn_status s = define_temp(sg, dims[out], &mean);
+      if (s == xnn_status_success) s = xnn_define_static_reduce(sg, xnn_reduce_mean, 2, axes, in0, mean, XNN_FLAG_KEEP_DIMS);
+      if (s != xnn_status_success) return s;
+      xnn_unary_params p;
+      p.clamp.min = lo;
+      p.clamp.max = hi;
+      *api = "xnn_define_unary(clamp) after xnn_define_static_reduce(mean)";
+      return xnn_define_unary(sg, xnn_unary_clamp, &p, mean, out, 0);
+    }
+    case fb::OpType::Add2: return define_binary(sg, xnn_binary_add, a, in0, in1, out, true, "xnn_define_binary(add)", api);
+    case fb::OpType::Subtract:
+      return define_binary(sg, xnn_binary_subtract, a, in0, in1, out, true, "xnn_define_binary(subtract)", api);
+    case fb::OpType::Multiply2:
+      return define_binary(sg, xnn_binary_multiply, a, in0, in1, out, true, "xnn_define_binary(multiply)", api);
+    case fb::OpType::Divide:
+      return define_binary(sg, xnn_binary_divide, a, in0, in1, out, true, "xnn_define_binary(divide)", api);
+    case fb::OpType::Maximum2:
+      return define_binary(sg, xnn_binary_maximum, a, in0, in1, out, false, "xnn_define_binary(maximum)", api);
+    case fb::OpType::Minimum2:
+      return define_binary(sg, xnn_binary_minimum, a, in0, in1, out, false, "xnn_define_binary(minimum)", api);
     case fb::OpType::SquaredDifference:
-      *api = "xnn_define_squared_difference";
-      return xnn_define_squared_difference(sg, in0, in1, out, 0);
-    case fb::OpType::Clamp: *api = "xnn_define_clamp"; return xnn_define_clamp(sg, lo, hi, in0, out, 0);
-    case fb::OpType::Sigmoid: *api = "xnn_define_sigmoid"; return xnn_define_sigmoid(sg, in0, out, 0);
-    case fb::OpType::HardSwish: *api = "xnn_define_hardswish"; return xnn_define_hardswish(sg, in0, out, 0);
+      return define_binary(sg, xnn_binary_squared_difference, a, in0, in1, out, false,
+                           "xnn_define_binary(squared_difference)", api);
+    case fb::OpType::Prelu:
+      return define_binary(sg, xnn_binary_prelu, a, in0, in1, out, false, "xnn_define_binary(prelu)", api);
+    case fb::OpType::Clamp: {
+      xnn_unary_params p;
+      p.clamp.min = lo;
+      p.clamp.max = hi;
+      *api = "xnn_define_unary(clamp)";
+      return xnn_define_unary(sg, xnn_unary_clamp, &p, in0, out, 0);
+    }
+    case fb::OpType::Sigmoid: return define_unary(sg, xnn_unary_sigmoid, in0, out, "xnn_define_unary(sigmoid)", api);
+    case fb::OpType::HardSwish:
+      return define_unary(sg, xnn_unary_hardswish, in0, out, "xnn_define_unary(hardswish)", api);
     case fb::OpType::Softmax: *api = "xnn_define_softmax"; return xnn_define_softmax(sg, in0, out, 0);
-    case fb::OpType::Prelu: *api = "xnn_define_prelu"; return xnn_define_prelu(sg, in0, in1, out, 0);
     case fb::OpType::StaticConstantPad: {
       size_t pre[kMaxDims] = {0}, post[kMaxDims] = {0};
       for (size_t i = 0; i < a.num_paddings; ++i) pre[i] = a.pre_paddings[i], post[i] = a.post_paddings[i];
@@ -456,20 +518,78 @@ xnn_status define_node(xnn_subgraph_t sg, const NodeAttrs& a, const fb::Node& no
     case fb::OpType::StaticResizeBilinear2d:
       *api = "xnn_define_static_resize_bilinear_2d";
       return xnn_define_static_resize_bilinear_2d(sg, a.new_height, a.new_width, in0, out, a.flags);
-    case fb::OpType::LeakyRelu: *api = "xnn_define_leaky_relu"; return xnn_define_leaky_relu(sg, a.alpha, in0, out, 0);
-    case fb::OpType::Elu: *api = "xnn_define_elu"; return xnn_define_elu(sg, a.alpha, in0, out, 0);
-    case fb::OpType::Abs: *api = "xnn_define_abs"; return xnn_define_abs(sg, in0, out, 0);
-    case fb::OpType::Negate: *api = "xnn_define_negate"; return xnn_define_negate(sg, in0, out, 0);
-    case fb::OpType::Square: *api = "xnn_define_square"; return xnn_define_square(sg, in0, out, 0);
-    case fb::OpType::SquareRoot: *api = "xnn_define_square_root"; return xnn_define_square_root(sg, in0, out, 0);
-    case fb::OpType::Ceiling: *api = "xnn_define_ceiling"; return xnn_define_ceiling(sg, in0, out, 0);
-    case fb::OpType::Floor: *api = "xnn_define_floor"; return xnn_define_floor(sg, in0, out, 0);
+    case fb::OpType::LeakyRelu: {
+      xnn_unary_params p;
+      p.leaky_relu.negative_slope = a.alpha;
+      *api = "xnn_define_unary(leaky_relu)";
+      return xnn_define_unary(sg, xnn_unary_leaky_relu, &p, in0, out, 0);
+    }
+    case fb::OpType::Elu: {
+      xnn_unary_params p;
+      p.elu.alpha = a.alpha;
+      *api = "xnn_define_unary(elu)";
+      return xnn_define_unary(sg, xnn_unary_elu, &p, in0, out, 0);
+    }
+    case fb::OpType::Abs: return define_unary(sg, xnn_unary_abs, in0, out, "xnn_define_unary(abs)", api);
+    case fb::OpType::Negate: return define_unary(sg, xnn_unary_negate, in0, out, "xnn_define_unary(negate)", api);
+    case fb::OpType::Square: return define_unary(sg, xnn_unary_square, in0, out, "xnn_define_unary(square)", api);
+    case fb::OpType::SquareRoot:
+      return define_unary(sg, xnn_unary_square_root, in0, out, "xnn_define_unary(square_root)", api);
+    case fb::OpType::Ceiling: return define_unary(sg, xnn_unary_ceiling, in0, out, "xnn_define_unary(ceiling)", api);
+    case fb::OpType::Floor: return define_unary(sg, xnn_unary_floor, in0, out, "xnn_define_unary(floor)", api);
     case fb::OpType::BankersRounding:
-      *api = "xnn_define_bankers_rounding";
-      return xnn_define_bankers_rounding(sg, in0, out, 0);
+      return define_unary(sg, xnn_unary_bankers_rounding, in0, out, "xnn_define_unary(bankers_rounding)", api);
     case fb::OpType::DepthToSpace:
       *api = "xnn_define_depth_to_space";
       return xnn_define_depth_to_space(sg, in0, out, a.groups, 0);
+    case fb::OpType::BatchMatrixMultiply:
+      *api = "xnn_define_batch_matrix_multiply";
+      return xnn_define_batch_matrix_multiply(sg, in0, in1, out, a.flags);
+    case fb::OpType::StaticTranspose: {
+      size_t perm[kMaxDims] = {0};
+      for (size_t i = 0; i < a.num_axes; ++i) perm[i] = static_cast<size_t>(a.axes[i]);
+      *api = "xnn_define_static_transpose";
+      return xnn_define_static_transpose(sg, a.num_axes, perm, in0, out, 0);
+    }
+    case fb::OpType::StaticSlice: {
+      size_t offsets[kMaxDims] = {0}, sizes[kMaxDims] = {0};
+      for (size_t i = 0; i < a.num_slice; ++i) {
+        offsets[i] = static_cast<size_t>(a.offsets[i]);
+        sizes[i] = static_cast<size_t>(a.sizes[i]);
+      }
+      *api = "xnn_define_static_slice";
+      return xnn_define_static_slice(sg, a.num_slice, offsets, sizes, in0, out, 0);
+    }
+    case fb::OpType::Concatenate: {
+      const uint32_t n = node.inputs()->size();
+      const int32_t axis = static_cast<int32_t>(a.axis);
+      const uint32_t in3 = n > 3 ? node.inputs()->Get(3) : XNN_INVALID_VALUE_ID;
+      const uint32_t in4 = n > 4 ? node.inputs()->Get(4) : XNN_INVALID_VALUE_ID;
+      switch (n) {
+        case 2: *api = "xnn_define_concatenate2"; return xnn_define_concatenate2(sg, axis, in0, in1, out, 0);
+        case 3: *api = "xnn_define_concatenate3"; return xnn_define_concatenate3(sg, axis, in0, in1, in2, out, 0);
+        case 4:
+          *api = "xnn_define_concatenate4";
+          return xnn_define_concatenate4(sg, axis, in0, in1, in2, in3, out, 0);
+        default:
+          *api = "xnn_define_concatenate5";
+          return xnn_define_concatenate5(sg, axis, in0, in1, in2, in3, in4, out, 0);
+      }
+    }
+    case fb::OpType::Gelu: return define_unary(sg, xnn_unary_gelu, in0, out, "xnn_define_unary(gelu)", api);
+    case fb::OpType::Tanh: return define_unary(sg, xnn_unary_tanh, in0, out, "xnn_define_unary(tanh)", api);
+    case fb::OpType::Exp: return define_unary(sg, xnn_unary_exp, in0, out, "xnn_define_unary(exp)", api);
+    case fb::OpType::Log: return define_unary(sg, xnn_unary_log, in0, out, "xnn_define_unary(log)", api);
+    case fb::OpType::ReciprocalSquareRoot:
+      return define_unary(sg, xnn_unary_reciprocal_square_root, in0, out,
+                          "xnn_define_unary(reciprocal_square_root)", api);
+    case fb::OpType::StaticReduce: {
+      size_t axes[kMaxDims] = {0};
+      for (size_t i = 0; i < a.num_axes; ++i) axes[i] = static_cast<size_t>(a.axes[i]);
+      *api = a.reduce_op == 0 ? "xnn_define_static_reduce(sum)" : "xnn_define_static_reduce(mean)";
+      return xnn_define_static_reduce(sg, a.reduce_op == 0 ? xnn_reduce_sum : xnn_reduce_mean, a.num_axes, axes, in0,
+                                      out, a.flags);
+    }
   }
   *api = "(unknown op)";
   return xnn_status_unsupported_parameter;
@@ -502,8 +622,16 @@ Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
     const fb::Node* node = d->graph->nodes()->Get(i);
     const NodeAttrs& a = d->attrs[i];
     const char* api = "";
-    if (a.op == fb::OpType::StaticReshape || a.op == fb::OpType::Copy) {
-      const Dims& out = d->work_dims[node->outputs()->Get(0)];
+    if (a.op == fb::OpType::Copy) {
+      api = "xnn_define_copy";
+      s = xnn_define_copy(guard.subgraph, node->inputs()->Get(0), node->outputs()->Get(0), 0);
+    } else if (a.op == fb::OpType::StaticReshape) {
+      // The derived dims, except that a -1 of the blob becomes 0: XNNPACK infers it on every
+      // xnn_reshape_runtime, so the runtime follows bounded input-shape changes.
+      Dims out = d->work_dims[node->outputs()->Get(0)];
+      for (uint32_t k = 0; k < out.rank && k < a.new_shape_rank; ++k) {
+        if (a.new_shape[k] == -1) out.d[k] = 0;
+      }
       api = "xnn_define_static_reshape";
       s = xnn_define_static_reshape(guard.subgraph, out.rank, out.d, node->inputs()->Get(0), node->outputs()->Get(0), 0);
     } else {

@@ -77,7 +77,8 @@ class RawGraph {
     ok_ = xnn_create_runtime_v2(sg, pool_, 0, &rt_) == xnn_status_success;
     xnn_delete_subgraph(sg);
     xnn_external_value ext[2] = {{0, x_.data()}, {1, y_.data()}};
-    ok_ = ok_ && xnn_setup_runtime(rt_, 2, ext) == xnn_status_success;
+    ok_ = ok_ && xnn_reshape_runtime(rt_) == xnn_status_success;
+    ok_ = ok_ && xnn_setup_runtime_v2(rt_, 2, ext) == xnn_status_success;
   }
   ~RawGraph() {
     if (rt_) xnn_delete_runtime(rt_);

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Builds XNNPACK 2024 (Debian 13's source package) into third_party/xnnpack/local/, a
+# project-local prefix (gitignored). Called by setup.sh. Idempotent and silent when the
+# cached build matches the versions below; a version change rebuilds from scratch.
+#
+# Debian 13 (trixie) is reached through a PRIVATE apt sources list and private state/cache
+# directories: the machine's own apt configuration and installed packages stay untouched,
+# nothing from trixie is installed system-wide.
+#   - xnnpack orig tarball (the .dsc / Debian patch tarball are not downloadable: not used)
+#   - pthreadpool orig tarball -> built here as a static archive (libpthreadpool.a)
+#   - libcpuinfo0 / libcpuinfo-dev binary .debs (no downloadable source) -> extracted with
+#     dpkg-deb -x; Bazel links libcpuinfo.so.0 from the prefix with a run path.
+#   - libpthreadpool-dev .deb: its header is the one of the pthreadpool built here.
+set -euo pipefail
+
+XNNPACK_VERSION="0.0~git20241108.4ea82e5"
+XNNPACK_DEB_VERSION="${XNNPACK_VERSION}-2"
+PTHREADPOOL_VERSION="0.0~git20240616.560c60d"
+PTHREADPOOL_DEB_VERSION="${PTHREADPOOL_VERSION}-1"
+CPUINFO_DEB_VERSION="0.0~git20250327.39ea79a-1"
+# Bump when the build recipe below changes: part of the cache key.
+RECIPE=1
+KEY="xnnpack=${XNNPACK_VERSION} pthreadpool=${PTHREADPOOL_VERSION} cpuinfo=${CPUINFO_DEB_VERSION} recipe=${RECIPE}"
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PREFIX="${HERE}/local"
+STAMP="${PREFIX}/VERSION"
+
+if [ -f "${STAMP}" ] && [ "$(cat "${STAMP}")" = "${KEY}" ]; then
+  exit 0
+fi
+
+START=$(date +%s)
+echo "setup: building XNNPACK ${XNNPACK_VERSION} into ${PREFIX} (log: ${HERE}/build.log)"
+rm -rf "${PREFIX}"
+WORK="${PREFIX}/work"
+mkdir -p "${WORK}/apt/lists/partial" "${WORK}/apt/cache/archives/partial" "${WORK}/dl"
+LOG="${HERE}/build.log"
+: > "${LOG}"
+
+fail() {
+  echo "setup: XNNPACK build failed at: $1. See ${LOG}; fix and rerun ./setup.sh" >&2
+  tail -20 "${LOG}" >&2
+  exit 1
+}
+
+cat > "${WORK}/apt/sources.list" <<SRC
+deb http://deb.debian.org/debian trixie main
+deb-src http://deb.debian.org/debian trixie main
+SRC
+APT=(apt-get -q
+  -o "Dir::Etc::sourcelist=${WORK}/apt/sources.list" -o "Dir::Etc::sourceparts=-"
+  -o "Dir::State::Lists=${WORK}/apt/lists" -o "Dir::Cache=${WORK}/apt/cache"
+  -o "Debug::NoDropPrivs=true" -o "APT::Sandbox::User=root")
+
+"${APT[@]}" update >>"${LOG}" 2>&1 || fail "apt-get update (private trixie sources list)"
+(
+  cd "${WORK}/dl"
+  "${APT[@]}" download "libcpuinfo0=${CPUINFO_DEB_VERSION}" "libcpuinfo-dev=${CPUINFO_DEB_VERSION}" \
+    "libpthreadpool0=${PTHREADPOOL_DEB_VERSION}" "libpthreadpool-dev=${PTHREADPOOL_DEB_VERSION}"
+  # Only the orig tarballs are downloadable; apt-get source fails on the rest (404), so
+  # check for the tarballs instead of apt's exit status.
+  "${APT[@]}" source --download-only "xnnpack=${XNNPACK_DEB_VERSION}" || true
+  "${APT[@]}" source --download-only "pthreadpool=${PTHREADPOOL_DEB_VERSION}" || true
+) >>"${LOG}" 2>&1
+XNN_TAR="${WORK}/dl/xnnpack_${XNNPACK_VERSION}.orig.tar.xz"
+PTP_TAR="${WORK}/dl/pthreadpool_${PTHREADPOOL_VERSION}.orig.tar.xz"
+[ -f "${XNN_TAR}" ] || fail "download of ${XNN_TAR##*/}"
+[ -f "${PTP_TAR}" ] || fail "download of ${PTP_TAR##*/}"
+for deb in "${WORK}"/dl/*.deb; do
+  dpkg-deb -x "${deb}" "${PREFIX}" >>"${LOG}" 2>&1 || fail "dpkg-deb -x ${deb##*/}"
+done
+MULTIARCH="$(gcc -print-multiarch)"
+LIBDIR="${PREFIX}/usr/lib/${MULTIARCH}"
+[ -f "${LIBDIR}/libcpuinfo.so.0" ] || fail "libcpuinfo.so.0 missing from the extracted .deb"
+
+# pthreadpool: a static archive from its orig tarball (same sources as the .deb).
+mkdir -p "${WORK}/src/pthreadpool" "${WORK}/obj/pthreadpool"
+tar -xf "${PTP_TAR}" -C "${WORK}/src/pthreadpool" --strip-components=1 || fail "unpacking pthreadpool"
+for s in legacy-api portable-api memory pthreads fastpath; do
+  gcc -O2 -fPIC -std=c11 -pthread -D_GNU_SOURCE=1 -DPTHREADPOOL_USE_FASTPATH=1 \
+    -I"${WORK}/src/pthreadpool/include" -I"${WORK}/src/pthreadpool/src" -I/usr/include \
+    -c "${WORK}/src/pthreadpool/src/${s}.c" -o "${WORK}/obj/pthreadpool/${s}.o" >>"${LOG}" 2>&1 \
+    || fail "compiling pthreadpool ${s}.c"
+done
+mkdir -p "${PREFIX}/lib"
+ar rcs "${PREFIX}/lib/libpthreadpool.a" "${WORK}"/obj/pthreadpool/*.o
+
+# XNNPACK: static library + production microkernels, no tests or benchmarks.
+mkdir -p "${WORK}/src/xnnpack" "${WORK}/build/xnnpack"
+tar -xf "${XNN_TAR}" -C "${WORK}/src/xnnpack" || fail "unpacking xnnpack"
+cmake -G Ninja -S "${WORK}/src/xnnpack" -B "${WORK}/build/xnnpack" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+  -DXNNPACK_USE_SYSTEM_LIBS=ON -DXNNPACK_LIBRARY_TYPE=static \
+  -DXNNPACK_BUILD_TESTS=OFF -DXNNPACK_BUILD_BENCHMARKS=OFF -DXNNPACK_BUILD_ALL_MICROKERNELS=OFF \
+  -DCPUINFO_SOURCE_DIR="${PREFIX}/usr" -DPTHREADPOOL_SOURCE_DIR="${PREFIX}/usr" \
+  -DFXDIV_SOURCE_DIR=/usr -DFP16_SOURCE_DIR=/usr \
+  -DCMAKE_PREFIX_PATH="${PREFIX}/usr" -DCMAKE_LIBRARY_PATH="${LIBDIR}" \
+  >>"${LOG}" 2>&1 || fail "cmake configure"
+ninja -C "${WORK}/build/xnnpack" XNNPACK microkernels-prod >>"${LOG}" 2>&1 || fail "ninja XNNPACK microkernels-prod"
+cp "${WORK}/build/xnnpack/libXNNPACK.a" "${WORK}/build/xnnpack/libmicrokernels-prod.a" "${PREFIX}/lib/"
+mkdir -p "${PREFIX}/include"
+cp "${WORK}/src/xnnpack/include/xnnpack.h" "${WORK}/src/xnnpack/include/experiments-config.h" \
+  "${PREFIX}/include/" 2>/dev/null || cp "${WORK}/src/xnnpack/include/xnnpack.h" "${PREFIX}/include/"
+cp "${WORK}/src/pthreadpool/include/pthreadpool.h" "${PREFIX}/include/"
+cp "${PREFIX}/usr/include/cpuinfo.h" "${PREFIX}/include/"
+# Only the shared cpuinfo (run path) is linked from usr/lib; the .deb's libpthreadpool.so
+# is removed so nothing can pick it up instead of the static archive.
+rm -f "${LIBDIR}"/libpthreadpool.so*
+# The @xnnpack2024 Bazel repository (WORKSPACE) over this prefix.
+sed -e "s|@MULTIARCH@|${MULTIARCH}|g" -e "s|@LIBDIR@|${LIBDIR}|g" "${HERE}/BUILD.local.tpl" > "${PREFIX}/BUILD.bazel"
+echo 'workspace(name = "xnnpack2024")' > "${PREFIX}/WORKSPACE"
+rm -rf "${WORK}"
+echo "${KEY}" > "${STAMP}"
+echo "setup: XNNPACK built in $(( $(date +%s) - START )) s"
