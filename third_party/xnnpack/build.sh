@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
-# Builds XNNPACK 2024 (Debian 13's source package) into third_party/xnnpack/local/, a
-# project-local prefix (gitignored). Called by setup.sh. Idempotent and silent when the
-# cached build matches the versions below; a version change rebuilds from scratch.
+# Builds XNNPACK 2024 (Debian 13's source package) for the host or for Arm64 Linux:
+#
+#   third_party/xnnpack/build.sh          host   (setup.sh; the @xnnpack2024 repository)
+#   third_party/xnnpack/build.sh arm64    Arm64, with Debian's aarch64-linux-gnu gcc 12
+#                                         (tools/cross/build_arm64.sh; @xnnpack2024_arm64)
+#
+# The prefix is built once per version in a per-user cache, shared by every clone
+# (${EMBER_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/ember}/xnnpack-<target>-<key hash>), and
+# third_party/xnnpack/local (host) or local-arm64 (gitignored) is a symbolic link to it.
+# Idempotent and silent when the link points at a finished build of the versions below; a
+# version or recipe change builds a new prefix.
 #
 # Debian 13 (trixie) is reached through a PRIVATE apt sources list and private state/cache
 # directories: the machine's own apt configuration and installed packages stay untouched,
@@ -19,23 +27,50 @@ PTHREADPOOL_VERSION="0.0~git20240616.560c60d"
 PTHREADPOOL_DEB_VERSION="${PTHREADPOOL_VERSION}-1"
 CPUINFO_DEB_VERSION="0.0~git20250327.39ea79a-1"
 # Bump when the build recipe below changes: part of the cache key.
-RECIPE=1
-KEY="xnnpack=${XNNPACK_VERSION} pthreadpool=${PTHREADPOOL_VERSION} cpuinfo=${CPUINFO_DEB_VERSION} recipe=${RECIPE}"
+RECIPE=2
+
+TARGET="${1:-host}"
+case "${TARGET}" in
+  host)
+    CC=gcc CXX=g++ DEB_ARCH="$(dpkg --print-architecture)" MULTIARCH="$(gcc -print-multiarch)"
+    LINK_NAME=local REPO_NAME=xnnpack2024 SYSTEM_HEADERS=(-I/usr/include) CMAKE_CROSS=() ;;
+  arm64)
+    CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ DEB_ARCH=arm64 MULTIARCH=aarch64-linux-gnu
+    LINK_NAME=local-arm64 REPO_NAME=xnnpack2024_arm64
+    # Arch-independent headers (fxdiv, fp16) of the host's -dev packages, after the cross
+    # compiler's own system headers.
+    SYSTEM_HEADERS=(-idirafter /usr/include)
+    CMAKE_CROSS=(-DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64
+      -DCMAKE_C_COMPILER=aarch64-linux-gnu-gcc -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++
+      -DCMAKE_ASM_COMPILER=aarch64-linux-gnu-gcc
+      # KleidiAI (Arm int4/int8 GEMM kernels) is a separate project Debian 12 does not have.
+      -DXNNPACK_ENABLE_KLEIDIAI=OFF
+      "-DCMAKE_C_FLAGS=-idirafter /usr/include" "-DCMAKE_CXX_FLAGS=-idirafter /usr/include") ;;
+  *) echo "usage: $0 [host|arm64]" >&2; exit 2 ;;
+esac
+command -v "${CC}" >/dev/null || { echo "setup: ${CC} not found (apt-get install g++-aarch64-linux-gnu)" >&2; exit 1; }
+KEY="target=${TARGET} xnnpack=${XNNPACK_VERSION} pthreadpool=${PTHREADPOOL_VERSION} cpuinfo=${CPUINFO_DEB_VERSION} recipe=${RECIPE}"
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-PREFIX="${HERE}/local"
+CACHE="${EMBER_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME}/.cache}/ember}"
+PREFIX="${CACHE}/xnnpack-${TARGET}-$(echo "${KEY}" | sha256sum | cut -c1-16)"
 STAMP="${PREFIX}/VERSION"
+LINK="${HERE}/${LINK_NAME}"
 
 if [ -f "${STAMP}" ] && [ "$(cat "${STAMP}")" = "${KEY}" ]; then
+  if [ "$(readlink "${LINK}" 2>/dev/null)" != "${PREFIX}" ]; then
+    rm -rf "${LINK}"
+    ln -s "${PREFIX}" "${LINK}"
+  fi
   exit 0
 fi
 
 START=$(date +%s)
-echo "setup: building XNNPACK ${XNNPACK_VERSION} into ${PREFIX} (log: ${HERE}/build.log)"
+LOG="${HERE}/build-${TARGET}.log"
+echo "setup: building XNNPACK ${XNNPACK_VERSION} for ${TARGET} into ${PREFIX} (log: ${LOG})"
 rm -rf "${PREFIX}"
 WORK="${PREFIX}/work"
 mkdir -p "${WORK}/apt/lists/partial" "${WORK}/apt/cache/archives/partial" "${WORK}/dl"
-LOG="${HERE}/build.log"
 : > "${LOG}"
 
 fail() {
@@ -45,13 +80,14 @@ fail() {
 }
 
 cat > "${WORK}/apt/sources.list" <<SRC
-deb http://deb.debian.org/debian trixie main
+deb [arch=${DEB_ARCH}] http://deb.debian.org/debian trixie main
 deb-src http://deb.debian.org/debian trixie main
 SRC
 APT=(apt-get -q
   -o "Dir::Etc::sourcelist=${WORK}/apt/sources.list" -o "Dir::Etc::sourceparts=-"
   -o "Dir::State::Lists=${WORK}/apt/lists" -o "Dir::Cache=${WORK}/apt/cache"
-  -o "Debug::NoDropPrivs=true" -o "APT::Sandbox::User=root")
+  -o "Debug::NoDropPrivs=true" -o "APT::Sandbox::User=root"
+  -o "APT::Architecture=${DEB_ARCH}" -o "APT::Architectures::=${DEB_ARCH}")
 
 "${APT[@]}" update >>"${LOG}" 2>&1 || fail "apt-get update (private trixie sources list)"
 (
@@ -70,7 +106,6 @@ PTP_TAR="${WORK}/dl/pthreadpool_${PTHREADPOOL_VERSION}.orig.tar.xz"
 for deb in "${WORK}"/dl/*.deb; do
   dpkg-deb -x "${deb}" "${PREFIX}" >>"${LOG}" 2>&1 || fail "dpkg-deb -x ${deb##*/}"
 done
-MULTIARCH="$(gcc -print-multiarch)"
 LIBDIR="${PREFIX}/usr/lib/${MULTIARCH}"
 [ -f "${LIBDIR}/libcpuinfo.so.0" ] || fail "libcpuinfo.so.0 missing from the extracted .deb"
 
@@ -78,18 +113,18 @@ LIBDIR="${PREFIX}/usr/lib/${MULTIARCH}"
 mkdir -p "${WORK}/src/pthreadpool" "${WORK}/obj/pthreadpool"
 tar -xf "${PTP_TAR}" -C "${WORK}/src/pthreadpool" --strip-components=1 || fail "unpacking pthreadpool"
 for s in legacy-api portable-api memory pthreads fastpath; do
-  gcc -O2 -fPIC -std=c11 -pthread -D_GNU_SOURCE=1 -DPTHREADPOOL_USE_FASTPATH=1 \
-    -I"${WORK}/src/pthreadpool/include" -I"${WORK}/src/pthreadpool/src" -I/usr/include \
+  "${CC}" -O2 -fPIC -std=c11 -pthread -D_GNU_SOURCE=1 -DPTHREADPOOL_USE_FASTPATH=1 \
+    -I"${WORK}/src/pthreadpool/include" -I"${WORK}/src/pthreadpool/src" "${SYSTEM_HEADERS[@]}" \
     -c "${WORK}/src/pthreadpool/src/${s}.c" -o "${WORK}/obj/pthreadpool/${s}.o" >>"${LOG}" 2>&1 \
     || fail "compiling pthreadpool ${s}.c"
 done
 mkdir -p "${PREFIX}/lib"
-ar rcs "${PREFIX}/lib/libpthreadpool.a" "${WORK}"/obj/pthreadpool/*.o
+"${CC%gcc}ar" rcs "${PREFIX}/lib/libpthreadpool.a" "${WORK}"/obj/pthreadpool/*.o
 
 # XNNPACK: static library + production microkernels, no tests or benchmarks.
 mkdir -p "${WORK}/src/xnnpack" "${WORK}/build/xnnpack"
 tar -xf "${XNN_TAR}" -C "${WORK}/src/xnnpack" || fail "unpacking xnnpack"
-cmake -G Ninja -S "${WORK}/src/xnnpack" -B "${WORK}/build/xnnpack" \
+cmake -G Ninja -S "${WORK}/src/xnnpack" -B "${WORK}/build/xnnpack" "${CMAKE_CROSS[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
   -DXNNPACK_USE_SYSTEM_LIBS=ON -DXNNPACK_LIBRARY_TYPE=static \
   -DXNNPACK_BUILD_TESTS=OFF -DXNNPACK_BUILD_BENCHMARKS=OFF -DXNNPACK_BUILD_ALL_MICROKERNELS=OFF \
@@ -107,9 +142,11 @@ cp "${PREFIX}/usr/include/cpuinfo.h" "${PREFIX}/include/"
 # Only the shared cpuinfo (run path) is linked from usr/lib; the .deb's libpthreadpool.so
 # is removed so nothing can pick it up instead of the static archive.
 rm -f "${LIBDIR}"/libpthreadpool.so*
-# The @xnnpack2024 Bazel repository (WORKSPACE) over this prefix.
+# The @xnnpack2024 / @xnnpack2024_arm64 Bazel repository (WORKSPACE) over this prefix.
 sed -e "s|@MULTIARCH@|${MULTIARCH}|g" -e "s|@LIBDIR@|${LIBDIR}|g" "${HERE}/BUILD.local.tpl" > "${PREFIX}/BUILD.bazel"
-echo 'workspace(name = "xnnpack2024")' > "${PREFIX}/WORKSPACE"
+echo "workspace(name = \"${REPO_NAME}\")" > "${PREFIX}/WORKSPACE"
 rm -rf "${WORK}"
 echo "${KEY}" > "${STAMP}"
-echo "setup: XNNPACK built in $(( $(date +%s) - START )) s"
+rm -rf "${LINK}"
+ln -s "${PREFIX}" "${LINK}"
+echo "setup: XNNPACK for ${TARGET} built in $(( $(date +%s) - START )) s"
