@@ -1,78 +1,101 @@
 #!/usr/bin/env bash
-# Cross-builds the `ember` runner (run / bench / inspect; the exporter stays a host tool)
-# for Arm64 Linux with Debian's aarch64 cross compiler, links the portable kernels and the
-# XNNPACK delegate, and smoke-tests it under qemu-user.
+# Cross-builds the `ember_runner` (run / bench / inspect; the exporter stays a host tool) for
+# Arm64 Linux from the same Bazel BUILD files as the host (`--config=arm64`: Debian's
+# g++-aarch64-linux-gnu, third_party/toolchains/aarch64), against XNNPACK 2024 cross-built
+# by third_party/xnnpack/build.sh arm64, then smoke-tests it under qemu-user: a small XNNPACK
+# program exported on the host must load, run and agree with the host runner's output, and
+# `ember bench` must time it. CI runs this script (.ci/run), so the Arm64 path cannot rot.
 #
-#   tools/cross/build_arm64.sh [PROGRAM.pte]
+#   tools/cross/build_arm64.sh [-c opt|fastbuild]       (default opt)
 #
-# Output: out/arm64/ember (dynamically linked against glibc, libXNNPACK, libpthreadpool,
-# libcpuinfo; copy out/arm64/sysroot/usr/lib/aarch64-linux-gnu/*.so* next to it on the
-# device, or install those Debian arm64 packages there) and, when a .pte is given, the
-# output of `ember bench` run under qemu-aarch64-static.
-set -euo pipefail
+# Output in out/arm64/: ember_runner (aarch64, libstdc++ linked statically) and
+# libcpuinfo.so.0, the one shared library it needs besides glibc (Debian 13's cpuinfo; put
+# it next to the runner on the device: the runner's run path includes $ORIGIN).
+# The last line is "N passed, M failed" (one case per check).
+set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 OUT=$ROOT/out/arm64
-SYSROOT=$OUT/sysroot
-mkdir -p "$OUT/gen/schema" "$OUT/gen/delegates/xnnpack" "$OUT/obj" "$SYSROOT"
+MODE=opt
+if [ "${1:-}" = "-c" ] && [ -n "${2:-}" ]; then MODE=$2; fi
+mkdir -p "$OUT"
+
+passed=0
+failed=0
+check() {  # name, status
+  if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "arm64: $1 ok"
+  else failed=$((failed + 1)); echo "arm64: $1 FAILED"; fi
+}
+finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
 
 need=()
-for p in g++-aarch64-linux-gnu qemu-user-static flatbuffers-compiler; do
+for p in g++-aarch64-linux-gnu qemu-user-static; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  echo "arm64: installing ${need[*]}"
+  SUDO=""; [ "$(id -u)" = "0" ] || SUDO=sudo
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+    $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-# arm64 XNNPACK/pthreadpool/cpuinfo cannot be co-installed with the amd64 -dev packages:
-# unpack their .debs into a private sysroot instead.
-if [ ! -f "$SYSROOT/usr/lib/aarch64-linux-gnu/libXNNPACK.so" ]; then
-  dpkg --print-foreign-architectures | grep -q arm64 || { dpkg --add-architecture arm64; apt-get update -qq; }
-  (cd "$OUT" && apt-get download -q libxnnpack-dev:arm64 libxnnpack0:arm64 libpthreadpool-dev:arm64 \
-      libpthreadpool0:arm64 libcpuinfo-dev:arm64 libcpuinfo0:arm64 >/dev/null 2>&1)
-  for deb in "$OUT"/*.deb; do dpkg-deb -x "$deb" "$SYSROOT"; done
+third_party/xnnpack/build.sh arm64
+check "XNNPACK 2024 for arm64 (third_party/xnnpack/build.sh arm64)" $?
+
+# Host exporter first: bazel-bin follows the last build's configuration.
+bazel build -c "$MODE" //tools:ember
+host_built=$?
+HOST_BIN=$(bazel info -c "$MODE" bazel-bin 2>/dev/null)
+bazel build -c "$MODE" --config=arm64 //tools:ember_runner
+check "bazel build --config=arm64 //tools:ember_runner" $?
+ARM_BIN=$(bazel info -c "$MODE" --config=arm64 bazel-bin 2>/dev/null)
+if [ ! -x "$ARM_BIN/tools/ember_runner" ] || [ "$host_built" -ne 0 ]; then
+  echo "arm64: no runner or no host exporter; skipping the smoke run"
+  failed=$((failed + 1))
+  finish
 fi
+install -m 755 "$ARM_BIN/tools/ember_runner" "$OUT/ember_runner"
+cp -L third_party/xnnpack/local-arm64/usr/lib/aarch64-linux-gnu/libcpuinfo.so.0 "$OUT/"
 
-flatc --cpp --scoped-enums -o "$OUT/gen/schema" schema/program.fbs
-flatc --cpp --scoped-enums -o "$OUT/gen/delegates/xnnpack" delegates/xnnpack/xnnpack_graph.fbs
+file "$OUT/ember_runner" | grep -q "ARM aarch64"
+check "ember_runner is an aarch64 executable" $?
 
-CXX=aarch64-linux-gnu-g++
-FLAGS=(-std=c++17 -O2 -DNDEBUG -fPIC -I"$ROOT" -I"$OUT/gen" -I"$SYSROOT/usr/include" -Wall)
-RUNTIME_FLAGS=(-fno-exceptions -fno-rtti)
-mapfile -t runtime_srcs < <(ls runtime/core/*.cc runtime/platform/*.cc runtime/kernel/*.cc \
-  runtime/backend/*.cc runtime/loader/*.cc runtime/program/*.cc runtime/executor/*.cc)
-mapfile -t kernel_srcs < <(find kernels/portable -name '*.cc' | sort)
-mapfile -t xnnpack_srcs < <(ls delegates/xnnpack/runtime/*.cc delegates/xnnpack/xnnpack_shapes.cc)
-tool_srcs=(runtime/module/module.cc runtime/module/npy.cc runtime/module/tensor_ptr.cc
-  runtime/module/thread_pool_factory.cc tools/ember_main.cc tools/commands/command_registry.cc
-  tools/commands/command_util.cc tools/commands/run_command.cc tools/commands/bench_command.cc
-  tools/commands/inspect_command.cc)
-
-objs=()
-compile() {  # src, extra flags...
-  local src=$1; shift
-  local obj="$OUT/obj/${src//\//_}.o"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then
-    "$CXX" "${FLAGS[@]}" "$@" -c "$src" -o "$obj"
-  fi
-  objs+=("$obj")
-}
-for s in "${runtime_srcs[@]}" "${kernel_srcs[@]}" "${xnnpack_srcs[@]}"; do compile "$s" "${RUNTIME_FLAGS[@]}"; done
-for s in "${tool_srcs[@]}"; do compile "$s"; done
-
-LIBDIR=$SYSROOT/usr/lib/aarch64-linux-gnu
-# Registration objects are linked whole (static registrars must not be dropped).
-"$CXX" -o "$OUT/ember" "${objs[@]}" -L"$LIBDIR" -Wl,-rpath-link,"$LIBDIR" \
-  -lXNNPACK -lpthreadpool -lcpuinfo -lpthread -lm -static-libstdc++ -static-libgcc
-aarch64-linux-gnu-strip -o "$OUT/ember.stripped" "$OUT/ember"
-file "$OUT/ember" | sed 's/, BuildID[^,]*//'
-echo "stripped size: $(stat -c %s "$OUT/ember.stripped") bytes"
-
-run_qemu() {
-  qemu-aarch64-static -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH="$LIBDIR" "$OUT/ember" "$@"
-}
-run_qemu --help | head -3
-if [ $# -ge 1 ]; then
-  run_qemu inspect "$1" | head -8
-  run_qemu bench "$1" --warmup 1 --iterations 3
-fi
+# Smoke run under qemu: MobileNetV2 (the README's example) with the XNNPACK delegate.
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+HOST_EMBER="$HOST_BIN/tools/ember"
+"$HOST_EMBER" export examples/models/mobilenet_v2.pt2 -o "$WORK/mv2.pte" --backend xnnpack
+check "host export of examples/models/mobilenet_v2.pt2 --backend xnnpack" $?
+python3 - "$WORK/input.npy" <<'EOF'
+import struct, sys, random
+# A deterministic 1x3x224x224 float32 .npy without numpy (CI's python3 has no numpy).
+random.seed(7)
+n = 3 * 224 * 224
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 224, 224), }"
+header += " " * (127 - 10 - len(header)) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+    f.write(struct.pack("<%df" % n, *[random.uniform(-1, 1) for _ in range(n)]))
+EOF
+QEMU=(qemu-aarch64-static -L /usr/aarch64-linux-gnu)
+"$HOST_EMBER" run "$WORK/mv2.pte" --input "$WORK/input.npy" --output-dir "$WORK/host" >/dev/null
+"${QEMU[@]}" "$OUT/ember_runner" run "$WORK/mv2.pte" --input "$WORK/input.npy" --output-dir "$WORK/arm64"
+check "qemu: ember_runner run mobilenet_v2 (XNNPACK)" $?
+python3 - "$WORK/host/output_0.npy" "$WORK/arm64/output_0.npy" <<'EOF'
+import math, struct, sys
+def load(path):
+    data = open(path, "rb").read()
+    hlen = struct.unpack("<H", data[8:10])[0]
+    body = data[10 + hlen:]
+    return struct.unpack("<%df" % (len(body) // 4), body)
+a, b = load(sys.argv[1]), load(sys.argv[2])
+assert len(a) == len(b) == 1000, (len(a), len(b))
+err = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b))) / math.sqrt(sum(x * x for x in a))
+print("arm64: rel. L2 of the aarch64 output against the host's: %.2e" % err)
+# Different microkernels (NEON vs AVX) sum in different orders: float rounding only.
+sys.exit(0 if err <= 1e-4 else 1)
+EOF
+check "aarch64 output matches the host output (rel. L2 <= 1e-4)" $?
+"${QEMU[@]}" "$OUT/ember_runner" bench "$WORK/mv2.pte" --iterations 1 --warmup 0  # ~15 s a call under qemu
+check "qemu: ember_runner bench mobilenet_v2 (XNNPACK)" $?
+finish
