@@ -1,5 +1,6 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
+//                              [--xnnpack-fp16]
 //                              [--verbose]
 // Backends are tried in the order given: each partitioner claims what it supports among the
 // nodes the earlier ones left; the rest runs on the portable kernels.
@@ -36,6 +37,12 @@ void usage() {
       "                      Needs a GPU with 16-bit storage buffers; elsewhere loading fails with\n"
       "                      NotSupported (re-export without --vulkan-fp16). Needs --backend vulkan\n"
       "  --xnnpack-threads N fallback XNNPACK thread count when the runtime has no thread pool\n"
+      "  --xnnpack-fp16      XNNPACK delegates run in fp16: weights packed as fp16 (half the memory),\n"
+      "                      fp16 activations, native fp16 math on Arm FP16 / x86 AVX512-FP16 CPUs\n"
+      "                      (fp32 math on fp16 data on other AVX2 CPUs). Inputs/outputs stay float32;\n"
+      "                      expect a relative error around 1e-3. Where XNNPACK cannot (no fp16 in the\n"
+      "                      CPU, an op without an fp16 kernel) the delegate runs in fp32 and loading\n"
+      "                      logs a warning. Needs --backend xnnpack\n"
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
 }
 
@@ -45,6 +52,7 @@ int export_command(int argc, char** argv) {
   std::vector<std::string> backends;
   bool verbose = false, vulkan_allow_cpu = false, vulkan_fp16 = false;
   int xnnpack_threads = 0;
+  bool xnnpack_fp16 = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -103,6 +111,8 @@ int export_command(int argc, char** argv) {
         std::fprintf(stderr, "ember export: --xnnpack-threads must be >= 0\n");
         return 2;
       }
+    } else if (a == "--xnnpack-fp16") {
+      xnnpack_fp16 = true;
     } else if (a == "--no-fold") {
       options.fold_conv_bn = false;
     } else if (!a.empty() && a[0] == '-') {
@@ -127,9 +137,17 @@ int export_command(int argc, char** argv) {
       return 2;
     }
   }
+  if (xnnpack_fp16) {
+    bool xnn = false;
+    for (const std::string& b : backends) xnn |= b == "xnnpack";
+    if (!xnn) {
+      std::fprintf(stderr, "ember export: --xnnpack-fp16 needs --backend xnnpack\n");
+      return 2;
+    }
+  }
   for (const std::string& b : backends) {
     if (b == "xnnpack") {
-      options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>(xnnpack_threads));
+      options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>(xnnpack_threads, xnnpack_fp16));
     } else if (b == "vulkan") {
       vulkan::VulkanPartitionerOptions vo;
       vo.allow_cpu = vulkan_allow_cpu;

@@ -857,8 +857,9 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   blob.compile_specs.push_back({exporter::kSummarySpec, std::vector<uint8_t>(summary.begin(), summary.end())});
   if (num_threads_ > 0) {
     const uint32_t t = uint32_t(num_threads_);
-    blob.compile_specs.push_back({"num_threads", {uint8_t(t), uint8_t(t >> 8), uint8_t(t >> 16), uint8_t(t >> 24)}});
+    blob.compile_specs.push_back({kNumThreadsSpec, {uint8_t(t), uint8_t(t >> 8), uint8_t(t >> 16), uint8_t(t >> 24)}});
   }
+  if (fp16_) blob.compile_specs.push_back({kFp16Spec, {uint8_t{1}}});
   return blob;
 }
 

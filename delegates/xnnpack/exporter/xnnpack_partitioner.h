@@ -25,14 +25,16 @@
 // holding the permuted bytes (exporter::ConstantSlots::add), which replaces the original
 // (emitted only if another node still reads it).
 //
-// Compile specs: exporter::kSummarySpec (the claimed ops, for `ember inspect`) and, when
-// num_threads > 0, "num_threads" (a fallback used only when the method has no pthreadpool).
+// Compile specs (delegates/xnnpack/xnnpack_compile_specs.h): exporter::kSummarySpec (the
+// claimed ops, for `ember inspect`); when num_threads > 0, "num_threads" (a fallback used only
+// when the method has no pthreadpool); with fp16, "fp16".
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "delegates/xnnpack/xnnpack_compile_specs.h"
 #include "exporter/ir/graph.h"
 #include "exporter/partition/partitioner.h"
 
@@ -41,8 +43,9 @@ namespace xnnpack {
 
 class XnnpackPartitioner final : public exporter::Partitioner {
  public:
-  // num_threads > 0 is written as the "num_threads" compile spec.
-  explicit XnnpackPartitioner(int num_threads = 0) : num_threads_(num_threads) {}
+  // num_threads > 0 is written as the "num_threads" compile spec, fp16 as "fp16".
+  explicit XnnpackPartitioner(int num_threads = 0, bool fp16 = false)
+      : num_threads_(num_threads), fp16_(fp16) {}
   std::string backend_id() const override { return "xnnpack"; }
   std::vector<std::vector<int>> claim(const exporter::Graph& g) override;
   absl::StatusOr<exporter::DelegateBlob> preprocess(const exporter::Graph& g, const exporter::Partition& p) override;
@@ -52,6 +55,7 @@ class XnnpackPartitioner final : public exporter::Partitioner {
 
  private:
   int num_threads_;
+  bool fp16_;
 };
 
 }  // namespace xnnpack

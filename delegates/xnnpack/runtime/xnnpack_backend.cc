@@ -8,6 +8,7 @@
 
 #include "delegates/xnnpack/runtime/layout.h"
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
+#include "delegates/xnnpack/xnnpack_compile_specs.h"
 
 namespace ember {
 namespace xnnpack {
@@ -45,7 +46,7 @@ bool layout_trivial(const Dims& nhwc) { return nhwc.d[3] == 1 || nhwc.d[1] * nhw
 Error read_num_threads(Span<const CompileSpecView> specs, size_t* threads, Diagnostic* diag) {
   *threads = 0;
   for (const CompileSpecView& spec : specs) {
-    if (spec.key == nullptr || std::strcmp(spec.key, "num_threads") != 0) continue;
+    if (spec.key == nullptr || std::strcmp(spec.key, kNumThreadsSpec) != 0) continue;
     const size_t n = spec.value.size();
     if (n != 4 && n != 8) {
       return fail(diag, Error::InvalidProgram,
@@ -56,6 +57,18 @@ Error read_num_threads(Span<const CompileSpecView> specs, size_t* threads, Diagn
     if (v > 1024) return fail(diag, Error::InvalidProgram, "xnnpack: num_threads %llu is out of range",
                               static_cast<unsigned long long>(v));
     *threads = static_cast<size_t>(v);
+  }
+  return Error::Ok;
+}
+
+Error read_fp16(Span<const CompileSpecView> specs, bool* fp16, Diagnostic* diag) {
+  *fp16 = false;
+  for (const CompileSpecView& spec : specs) {
+    if (spec.key == nullptr || std::strcmp(spec.key, kFp16Spec) != 0) continue;
+    if (spec.value.size() != 1 || spec.value[0] > 1) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: compile spec fp16 must be one byte, 0 or 1; re-export the program");
+    }
+    *fp16 = spec.value[0] == 1;
   }
   return Error::Ok;
 }
@@ -334,6 +347,7 @@ class XnnpackBackend final : public Backend {
                              Span<const CompileSpecView> specs) {
     size_t threads = 0;
     EMBER_TRY(read_num_threads(specs, &threads, ctx.diag));
+    EMBER_TRY(read_fp16(specs, &d->fp16, ctx.diag));
     pthreadpool_t shared = ctx.thread_pool != nullptr ? static_cast<pthreadpool_t>(ctx.thread_pool->native_handle())
                                                       : nullptr;
     if (shared == nullptr && threads == 0 && ctx.thread_pool != nullptr) threads = ctx.thread_pool->num_threads();
@@ -386,6 +400,7 @@ XnnpackDelegateStats delegate_stats(const void* handle) {
   const XnnDelegate* d = static_cast<const XnnDelegate*>(handle);
   XnnpackDelegateStats s = d->stats;
   s.cached_runtimes = d->num_cached;
+  s.fp16 = d->fp16;
   return s;
 }
 

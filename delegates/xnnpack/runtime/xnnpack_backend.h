@@ -36,6 +36,11 @@
 //                  when the method has no native pool; > 1 creates a delegate-owned
 //                  pthreadpool with that many threads. Absent/0 with no native pool: the
 //                  thread count of BackendInitContext.thread_pool (own pool), else one thread.
+//   "fp16"         One byte, 1 (delegates/xnnpack/xnnpack_compile_specs.h): runtimes are
+//                  created with XNN_FLAG_FORCE_FP16_INFERENCE (fp16 packed weights and
+//                  activations; delegate inputs/outputs stay float32). Where XNNPACK cannot
+//                  (CPU without fp16 support, an op without an fp16 kernel) the delegate runs
+//                  in fp32 and a Warning is logged. XnnpackDelegateStats::fp16 says which.
 //
 // Errors: a malformed blob is InvalidProgram; a parameter XNNPACK rejects is InvalidProgram
 // or NotSupported; an input of the wrong dtype/rank/shape is InvalidArgument/OutOfBounds;
@@ -68,6 +73,7 @@ struct XnnpackDelegateStats {
   bool shared_pool = false;       // runs on the method's pthreadpool (BackendInitContext.thread_pool)
   size_t constants_in_place = 0;  // weights used where they lie (program segment or blob)
   size_t constants_copied = 0;    // weights copied once into the method allocator
+  bool fp16 = false;              // runtimes run in fp16 (compile spec "fp16", see below)
 };
 XnnpackDelegateStats delegate_stats(const void* handle);
 

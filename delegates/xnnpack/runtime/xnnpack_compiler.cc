@@ -8,6 +8,7 @@
 
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "flatbuffers/flatbuffers.h"
+#include "runtime/platform/log.h"
 #include "runtime/program/program.h"
 
 // One XNNPACK: the 2024 tree (third_party/xnnpack/local), never /usr/include's 2022 header.
@@ -597,8 +598,9 @@ xnn_status define_node(xnn_subgraph_t sg, const NodeAttrs& a, const fb::Node& no
 
 }  // namespace
 
-Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
-  SubgraphGuard guard;
+namespace {
+
+Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
   xnn_status s = xnn_create_subgraph(d->num_tensors, 0, &guard.subgraph);
   if (s != xnn_status_success) {
     return fail(diag, status_error(s), "xnnpack: xnn_create_subgraph(%u values) failed: %s", d->num_tensors,
@@ -641,6 +643,35 @@ Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
       return fail(diag, status_error(s), "xnnpack: node %u (%s): %s failed: %s", i, op_name(a.op), api, status_name(s));
     }
   }
+  return Error::Ok;
+}
+
+}  // namespace
+
+Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
+  xnn_status s = xnn_status_success;
+  if (d->fp16) {
+    // XNNPACK rewrites the subgraph for fp16 in place, so a failed attempt needs a fresh one.
+    SubgraphGuard guard;
+    EMBER_TRY(define_subgraph(d, guard, diag));
+    s = xnn_create_runtime_v2(guard.subgraph, d->pool, XNN_FLAG_FORCE_FP16_INFERENCE, runtime);
+    if (s == xnn_status_success) return Error::Ok;
+    *runtime = nullptr;
+    if (s != xnn_status_unsupported_parameter && s != xnn_status_unsupported_hardware) {
+      return fail(diag, status_error(s), "xnnpack: xnn_create_runtime_v2 (fp16, %u nodes) failed: %s", d->num_nodes,
+                  status_name(s));
+    }
+    d->fp16 = false;
+    EMBER_LOG(Warning,
+              "xnnpack: this partition (%u nodes) cannot run in fp16 (%s: %s); it runs in fp32. "
+              "Re-export without --xnnpack-fp16 to silence this",
+              d->num_nodes,
+              s == xnn_status_unsupported_hardware ? "the CPU has no fp16 support XNNPACK can use"
+                                                   : "an op without an fp16 kernel",
+              status_name(s));
+  }
+  SubgraphGuard guard;
+  EMBER_TRY(define_subgraph(d, guard, diag));
   s = xnn_create_runtime_v2(guard.subgraph, d->pool, 0, runtime);
   if (s != xnn_status_success) {
     *runtime = nullptr;

@@ -54,6 +54,7 @@ struct XnnDelegate {
   uint32_t num_ignored = 0;
   pthreadpool_t pool = nullptr;
   bool owns_pool = false;
+  bool fp16 = false;  // runtimes are created with XNN_FLAG_FORCE_FP16_INFERENCE
   uint64_t clock = 0;
   XnnpackDelegateStats stats;
 };
@@ -72,7 +73,9 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& context, Span<const u
 // `check_declared`: also require them to equal the compiled dims (init-time verification).
 Error infer_shapes(XnnDelegate* d, bool check_declared, Diagnostic* diag);
 
-// Defines the subgraph with work_dims and creates an XNNPACK runtime on d->pool.
+// Defines the subgraph with work_dims and creates an XNNPACK runtime on d->pool (fp16 when
+// d->fp16: when XNNPACK cannot run this partition in fp16, d->fp16 becomes false, a warning
+// is logged and the runtime is fp32).
 Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag);
 
 }  // namespace xnnpack

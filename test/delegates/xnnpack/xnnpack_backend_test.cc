@@ -1,6 +1,7 @@
 // Behaviour of the "xnnpack" backend beyond single ops: registration, shape changes and the
 // runtime cache, setup elision, thread count, weights in program segments, a full Method
 // with a delegate instruction, and malformed blobs/arguments (errors, never crashes).
+#include <cpuinfo.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -165,6 +166,43 @@ TEST(XnnpackBackend, NumThreadsCompileSpec) {
   Runner bad;
   std::vector<uint8_t> three_bytes = {2, 0, 0};
   EXPECT_EQ(bad.init(model.blob({1, 3, 4, 4}, {1, 3, 4, 4}), {{"num_threads", three_bytes}}), Error::InvalidProgram);
+}
+
+// "fp16" (ember export --xnnpack-fp16): fp16 weights and activations where XNNPACK can (any
+// AVX2 or Arm FP16 CPU), with fp16-sized errors; shape changes keep working; bad specs are
+// InvalidProgram.
+TEST(XnnpackBackend, Fp16CompileSpec) {
+  std::mt19937 rng(16);
+  ConvModel model(rng);
+  Runner r;
+  ASSERT_EQ(r.init(model.blob({1, 3, 33, 31}, {1, 3, 40, 40}), {{"fp16", {1}}}), Error::Ok) << r.message();
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1, 3, 33, 31}, std::vector<int64_t>{1, 3, 17, 40}}) {
+    HostTensor x(shape, true, {1, 3, 40, 40}), y({1, 4, shape[2], shape[3]}, true, {1, 4, 40, 40});
+    std::vector<float> in = random_vector(numel(shape), rng);
+    x.fill(in);
+    ASSERT_EQ(r.run({&x, &y}), Error::Ok) << r.message();
+    const double err = max_error(y.values(), model.reference(in, shape));
+    if (r.stats().fp16) {
+      EXPECT_LT(err, 1e-2) << "fp16 inference beyond fp16 rounding";
+      EXPECT_GT(err, 1e-5) << "fp16 requested and reported, but the result has fp32 accuracy";
+    } else {
+      EXPECT_LT(err, 1e-4) << "fp32 fallback";
+    }
+    EXPECT_TRUE(y.guards_intact());
+  }
+#if defined(__x86_64__)
+  if (cpuinfo_initialize() && cpuinfo_has_x86_avx2() && cpuinfo_has_x86_f16c()) {
+    EXPECT_TRUE(r.stats().fp16);  // XNNPACK runs fp16 on every AVX2 + F16C CPU
+  }
+#endif
+  Runner off;
+  ASSERT_EQ(off.init(model.blob({1, 3, 8, 8}, {1, 3, 8, 8}), {{"fp16", {0}}}), Error::Ok) << off.message();
+  EXPECT_FALSE(off.stats().fp16);
+  for (const std::vector<uint8_t>& bad : {std::vector<uint8_t>{}, std::vector<uint8_t>{1, 0}, std::vector<uint8_t>{2}}) {
+    Runner r2;
+    EXPECT_EQ(r2.init(model.blob({1, 3, 4, 4}, {1, 3, 4, 4}), {{"fp16", bad}}), Error::InvalidProgram);
+    EXPECT_NE(std::strstr(r2.message(), "fp16"), nullptr) << r2.message();
+  }
 }
 
 TEST(XnnpackBackend, WrongArgumentsAreRejected) {
