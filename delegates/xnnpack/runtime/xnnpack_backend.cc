@@ -7,6 +7,7 @@
 #include <new>
 
 #include "delegates/xnnpack/runtime/layout.h"
+#include "delegates/xnnpack/runtime/weights_cache.h"
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "delegates/xnnpack/xnnpack_compile_specs.h"
 
@@ -80,6 +81,8 @@ void release(XnnDelegate* d) {
   }
   d->num_cached = 0;
   d->current = nullptr;
+  release_weights_cache(d->weights);  // after the runtimes that point into it
+  d->weights = nullptr;
   if (d->owns_pool && d->pool != nullptr) pthreadpool_destroy(d->pool);
   d->pool = nullptr;
   d->~XnnDelegate();
@@ -269,7 +272,6 @@ class XnnpackBackend final : public Backend {
       d->stats.runtime_switches++;
     }
     rt->last_use = ++d->clock;
-
     // Inputs: NCHW -> NHWC into staging; as-is tensors are used in place when XNNPACK may
     // read XNN_EXTRA_BYTES past their end, else copied to staging.
     bool changed = !rt->bound_valid;
@@ -348,6 +350,7 @@ class XnnpackBackend final : public Backend {
     size_t threads = 0;
     EMBER_TRY(read_num_threads(specs, &threads, ctx.diag));
     EMBER_TRY(read_fp16(specs, &d->fp16, ctx.diag));
+    d->weights = acquire_weights_cache(ctx.program);
     pthreadpool_t shared = ctx.thread_pool != nullptr ? static_cast<pthreadpool_t>(ctx.thread_pool->native_handle())
                                                       : nullptr;
     if (shared == nullptr && threads == 0 && ctx.thread_pool != nullptr) threads = ctx.thread_pool->num_threads();
@@ -395,12 +398,26 @@ Backend& xnnpack_backend() {
   return g_backend;
 }
 
+ProgramWeightsStats program_weights_stats(const void* handle) {
+  ProgramWeightsStats out;
+  if (handle == nullptr) return out;
+  const XnnDelegate* d = static_cast<const XnnDelegate*>(handle);
+  if (d->weights == nullptr) return out;
+  const WeightsCacheStats w = weights_cache_stats(d->weights);
+  out.shared = true;
+  out.packed_bytes = w.packed_bytes;
+  out.packings = w.packings;
+  out.reuses = w.reuses;
+  return out;
+}
+
 XnnpackDelegateStats delegate_stats(const void* handle) {
   if (handle == nullptr) return XnnpackDelegateStats();
   const XnnDelegate* d = static_cast<const XnnDelegate*>(handle);
   XnnpackDelegateStats s = d->stats;
   s.cached_runtimes = d->num_cached;
   s.fp16 = d->fp16;
+  s.shares_weights = d->weights != nullptr;
   return s;
 }
 

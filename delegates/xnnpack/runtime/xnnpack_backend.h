@@ -20,6 +20,9 @@
 //            NHWC into the staging buffers, calls xnn_setup_runtime only when a data pointer
 //            changed, xnn_invoke_runtime, converts outputs back and resizes the output tensors.
 //            No Ember allocation and no XNNPACK allocation on this path.
+//   weights  XNNPACK's packed weights live in one cache per Program (weights_cache.h): a
+//            filter used by several nodes, partitions, methods or runtimes is held once
+//            (found by its packed bytes, or by its pointer within one runtime's creation).
 //   shape change  when a bounded dynamic input arrives with a new shape, every internal shape
 //            is re-derived (and checked against the output bounds) and the current runtime is
 //            reshaped in place (xnn_reshape_external_value + xnn_reshape_runtime: XNNPACK
@@ -74,8 +77,19 @@ struct XnnpackDelegateStats {
   size_t constants_in_place = 0;  // weights used where they lie (program segment or blob)
   size_t constants_copied = 0;    // weights copied once into the method allocator
   bool fp16 = false;              // runtimes run in fp16 (compile spec "fp16", see below)
+  bool shares_weights = false;    // uses its Program's packed-weights cache
 };
 XnnpackDelegateStats delegate_stats(const void* handle);
+
+// The packed-weights cache of the Program a delegate (handle) belongs to, shared by all of
+// that Program's XNNPACK delegates (every method, every partition, every cached runtime).
+struct ProgramWeightsStats {
+  bool shared = false;            // false: the delegate packs its own weights (no Program)
+  uint64_t packed_bytes = 0;      // distinct packed weights held, bytes
+  uint64_t packings = 0;          // distinct weights packed
+  uint64_t reuses = 0;            // times a runtime found its weights already packed
+};
+ProgramWeightsStats program_weights_stats(const void* handle);
 
 }  // namespace xnnpack
 }  // namespace ember

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "delegates/xnnpack/runtime/weights_cache.h"
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "flatbuffers/flatbuffers.h"
 #include "runtime/platform/log.h"
@@ -649,36 +650,36 @@ Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
 }  // namespace
 
 Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
+  // fp16 first when asked, then fp32. XNNPACK rewrites a subgraph while creating a runtime
+  // from it, so each attempt defines a fresh one.
   xnn_status s = xnn_status_success;
-  if (d->fp16) {
-    // XNNPACK rewrites the subgraph for fp16 in place, so a failed attempt needs a fresh one.
+  xnn_status fp16_status = xnn_status_success;
+  *runtime = nullptr;
+  for (bool fp16 : {true, false}) {
+    if (fp16 && !d->fp16) continue;
     SubgraphGuard guard;
     EMBER_TRY(define_subgraph(d, guard, diag));
-    s = xnn_create_runtime_v2(guard.subgraph, d->pool, XNN_FLAG_FORCE_FP16_INFERENCE, runtime);
-    if (s == xnn_status_success) return Error::Ok;
-    *runtime = nullptr;
-    if (s != xnn_status_unsupported_parameter && s != xnn_status_unsupported_hardware) {
-      return fail(diag, status_error(s), "xnnpack: xnn_create_runtime_v2 (fp16, %u nodes) failed: %s", d->num_nodes,
-                  status_name(s));
+    const uint32_t flags = fp16 ? XNN_FLAG_FORCE_FP16_INFERENCE : 0;
+    s = d->weights != nullptr ? create_runtime_with_cache(d->weights, guard.subgraph, d->pool, flags, runtime)
+                              : xnn_create_runtime_v2(guard.subgraph, d->pool, flags, runtime);
+    if (s != xnn_status_success) {
+      *runtime = nullptr;
+      if (fp16) fp16_status = s;
+      continue;
     }
-    d->fp16 = false;
-    EMBER_LOG(Warning,
-              "xnnpack: this partition (%u nodes) cannot run in fp16 (%s: %s); it runs in fp32. "
-              "Re-export without --xnnpack-fp16 to silence this",
-              d->num_nodes,
-              s == xnn_status_unsupported_hardware ? "the CPU has no fp16 support XNNPACK can use"
-                                                   : "an op without an fp16 kernel",
-              status_name(s));
+    if (d->fp16 && !fp16) {
+      d->fp16 = false;
+      EMBER_LOG(Warning,
+                "xnnpack: this partition (%u nodes) cannot run in fp16 (%s: %s); it runs in fp32. "
+                "Re-export without --xnnpack-fp16 to silence this",
+                d->num_nodes,
+                fp16_status == xnn_status_unsupported_hardware ? "the CPU has no fp16 support XNNPACK can use"
+                                                               : "an op without an fp16 kernel",
+                status_name(fp16_status));
+    }
+    return Error::Ok;
   }
-  SubgraphGuard guard;
-  EMBER_TRY(define_subgraph(d, guard, diag));
-  s = xnn_create_runtime_v2(guard.subgraph, d->pool, 0, runtime);
-  if (s != xnn_status_success) {
-    *runtime = nullptr;
-    return fail(diag, status_error(s), "xnnpack: xnn_create_runtime_v2 (%u nodes) failed: %s", d->num_nodes,
-                status_name(s));
-  }
-  return Error::Ok;
+  return fail(diag, status_error(s), "xnnpack: xnn_create_runtime (%u nodes) failed: %s", d->num_nodes, status_name(s));
 }
 
 }  // namespace xnnpack

@@ -34,6 +34,8 @@ struct CachedRuntime {
   uint64_t last_use = 0;
 };
 
+struct SharedWeights;  // weights_cache.h
+
 struct XnnDelegate {
   const fb::Graph* graph = nullptr;
   uint32_t num_tensors = 0;
@@ -55,6 +57,7 @@ struct XnnDelegate {
   pthreadpool_t pool = nullptr;
   bool owns_pool = false;
   bool fp16 = false;  // runtimes are created with XNN_FLAG_FORCE_FP16_INFERENCE
+  SharedWeights* weights = nullptr;  // the Program's packed-weights cache; null: none
   uint64_t clock = 0;
   XnnpackDelegateStats stats;
 };
@@ -73,9 +76,10 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& context, Span<const u
 // `check_declared`: also require them to equal the compiled dims (init-time verification).
 Error infer_shapes(XnnDelegate* d, bool check_declared, Diagnostic* diag);
 
-// Defines the subgraph with work_dims and creates an XNNPACK runtime on d->pool (fp16 when
-// d->fp16: when XNNPACK cannot run this partition in fp16, d->fp16 becomes false, a warning
-// is logged and the runtime is fp32).
+// Defines the subgraph with work_dims and creates an XNNPACK runtime on d->pool: fp16 when
+// d->fp16 (when XNNPACK cannot run this partition in fp16, d->fp16 becomes false, a warning
+// is logged and the runtime is fp32), with the shared weights cache d->weights when there is
+// one (see weights_cache.h).
 Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag);
 
 }  // namespace xnnpack

@@ -1,0 +1,178 @@
+#include "delegates/xnnpack/runtime/weights_cache.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace ember {
+namespace xnnpack {
+
+namespace {
+
+// Above XNN_ALLOCATION_ALIGNMENT on every target XNNPACK supports.
+constexpr size_t kBlockAlignment = 128;
+
+struct Block {
+  void* data;
+  size_t size;
+  uint64_t hash;
+};
+
+struct Key {
+  uint32_t seed;
+  const void* kernel;
+  const void* bias;
+  void* data;
+};
+
+uint64_t hash_bytes(const void* data, size_t size) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  uint64_t h = 1469598103934665603ull ^ size;
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 1099511628211ull;
+    h ^= h >> 29;
+  }
+  for (; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+struct SharedWeights {
+  const Program* program = nullptr;
+  size_t refs = 0;
+  xnn_weights_cache_provider provider{};
+  std::vector<Block> blocks;
+  std::vector<Key> keys;   // this creation's look-up keys only
+  void* pending = nullptr;  // reserved for the weights XNNPACK is packing now
+  size_t pending_size = 0;
+  WeightsCacheStats stats;
+};
+
+namespace {
+
+constexpr size_t kMaxPrograms = 32;  // live Programs with XNNPACK delegates at once
+SharedWeights g_table[kMaxPrograms];
+std::mutex g_mutex;  // guards g_table and every cache while a runtime is created with it
+
+SharedWeights* self(void* context) { return static_cast<SharedWeights*>(context); }
+
+// "Offsets" are the blocks' addresses: stable, and never XNNPACK's not-found SIZE_MAX.
+size_t as_offset(void* data) { return reinterpret_cast<size_t>(data); }
+
+size_t look_up(void* context, const xnn_weights_cache_look_up_key* key) {
+  SharedWeights* s = self(context);
+  for (const Key& k : s->keys) {
+    if (k.seed == key->seed && k.kernel == key->kernel && k.bias == key->bias) {
+      s->stats.reuses++;
+      return as_offset(k.data);
+    }
+  }
+  return SIZE_MAX;
+}
+
+void* reserve_space(void* context, size_t n) {
+  SharedWeights* s = self(context);
+  std::free(s->pending);  // an earlier reservation XNNPACK did not insert (its op failed)
+  const size_t rounded = (n + kBlockAlignment - 1) / kBlockAlignment * kBlockAlignment;
+  s->pending = std::aligned_alloc(kBlockAlignment, rounded == 0 ? kBlockAlignment : rounded);
+  s->pending_size = n;
+  return s->pending;
+}
+
+size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key, void* ptr, size_t size) {
+  SharedWeights* s = self(context);
+  if (ptr == nullptr || ptr != s->pending || size > s->pending_size) return SIZE_MAX;  // not ours
+  s->pending = nullptr;
+  const uint64_t hash = hash_bytes(ptr, size);
+  void* data = nullptr;
+  for (const Block& b : s->blocks) {
+    if (b.size == size && b.hash == hash && std::memcmp(b.data, ptr, size) == 0) {
+      data = b.data;
+      break;
+    }
+  }
+  if (data != nullptr) {
+    std::free(ptr);
+    s->stats.reuses++;
+  } else {
+    s->blocks.push_back(Block{ptr, size, hash});
+    s->stats.packings++;
+    s->stats.packed_bytes += size;
+    data = ptr;
+  }
+  if (key != nullptr) s->keys.push_back(Key{key->seed, key->kernel, key->bias, data});
+  return as_offset(data);
+}
+
+// Blocks never move: every stage of XNNPACK that waits for a finalised cache may go on.
+bool is_finalized(void*) { return true; }
+
+void* offset_to_addr(void*, size_t offset) { return reinterpret_cast<void*>(offset); }
+
+// Never deleted through XNNPACK: release_weights_cache frees the blocks.
+xnn_status delete_cache(void*) { return xnn_status_invalid_state; }
+
+void free_blocks(SharedWeights* s) {
+  for (const Block& b : s->blocks) std::free(b.data);
+  std::free(s->pending);
+  s->blocks.clear();
+  s->blocks.shrink_to_fit();
+  s->keys.clear();
+  s->pending = nullptr;
+}
+
+}  // namespace
+
+SharedWeights* acquire_weights_cache(const Program* program) {
+  if (program == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  SharedWeights* free_slot = nullptr;
+  for (SharedWeights& s : g_table) {
+    if (s.refs > 0 && s.program == program) {
+      s.refs++;
+      return &s;
+    }
+    if (s.refs == 0 && free_slot == nullptr) free_slot = &s;
+  }
+  if (free_slot == nullptr) return nullptr;
+  SharedWeights& s = *free_slot;
+  s.program = program;
+  s.refs = 1;
+  s.provider = xnn_weights_cache_provider{&s, look_up, reserve_space, look_up_or_insert, is_finalized,
+                                          offset_to_addr, delete_cache};
+  s.stats = WeightsCacheStats();
+  return &s;
+}
+
+void release_weights_cache(SharedWeights* shared) {
+  if (shared == nullptr) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (shared->refs == 0 || --shared->refs > 0) return;
+  free_blocks(shared);
+  shared->program = nullptr;
+}
+
+xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgraph, pthreadpool_t pool,
+                                     uint32_t flags, xnn_runtime_t* runtime) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const xnn_status s = xnn_create_runtime_v3(subgraph, &shared->provider, pool, flags, runtime);
+  shared->keys.clear();  // see weights_cache.h: pointers are only trusted within one creation
+  std::free(shared->pending);
+  shared->pending = nullptr;
+  if (s != xnn_status_success) *runtime = nullptr;
+  return s;
+}
+
+WeightsCacheStats weights_cache_stats(const SharedWeights* shared) {
+  if (shared == nullptr) return WeightsCacheStats();
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return shared->stats;
+}
+
+}  // namespace xnnpack
+}  // namespace ember

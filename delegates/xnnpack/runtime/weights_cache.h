@@ -1,0 +1,61 @@
+// Packed weights shared by every XNNPACK delegate of one Program (internal to the backend).
+//
+// XNNPACK repacks each conv/fully-connected filter into its microkernel's layout. Without a
+// cache, every runtime packs and keeps its own copy: a weight used by several nodes (ALBERT's
+// shared layers), by several partitions or methods of one program, or by a second runtime of
+// one delegate (a shape XNNPACK cannot reshape to) is held once per user. This is an
+// xnn_weights_cache provider of Ember's own, one per Program, that keeps one copy:
+//   - content: after XNNPACK packs weights, identical packed bytes already held (same size,
+//     hash, then a full compare) are returned instead and the new copy is freed;
+//   - within one runtime creation, XNNPACK's look-up key (microkernel seed, filter and bias
+//     pointers) finds weights before packing them. Keys are forgotten after each creation:
+//     a filter pointer can later name other bytes (a method's copied constants are freed
+//     with the method, fp16 conversions are temporary), so across creations only content
+//     counts.
+// Every packed block is its own allocation that never moves, so (unlike XNNPACK's built-in
+// cache, whose buffer grows by reallocation) the cache needs no finalisation: a runtime may
+// be created with it at any time, reshaped at once and run while others are created.
+//
+// Lifetime: acquire_weights_cache() at delegate init returns the Program's cache (created on
+// first use, keyed by the Program's address); release_weights_cache() at delegate destroy,
+// after its runtimes are deleted; the last release frees every block, so a later Program at
+// the same address starts empty (every Method is destroyed before its Program).
+//
+// Threading: runtime creation with a cache and acquire/release run under one process-wide
+// mutex (Methods of one Program may be loaded on different threads). Runtimes read their
+// packed weights without it: blocks are immutable and never freed while a runtime of the
+// Program lives.
+#pragma once
+
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ember {
+class Program;
+namespace xnnpack {
+
+// Counters of one Program's cache (bytes are XNNPACK's packed sizes).
+struct WeightsCacheStats {
+  uint64_t packed_bytes = 0;  // bytes of distinct packed weights held
+  uint64_t packings = 0;      // distinct packed weights held
+  uint64_t reuses = 0;        // weights a runtime found already packed (no second copy)
+};
+
+struct SharedWeights;
+
+// The cache of `program`, or nullptr when sharing is not possible (no program, or too many
+// live programs): runtimes then pack their own weights, as without a cache.
+SharedWeights* acquire_weights_cache(const Program* program);
+void release_weights_cache(SharedWeights* shared);
+
+// xnn_create_runtime_v3 with the shared cache (not null), under the cache lock.
+xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgraph, pthreadpool_t pool,
+                                     uint32_t flags, xnn_runtime_t* runtime);
+
+WeightsCacheStats weights_cache_stats(const SharedWeights* shared);
+
+}  // namespace xnnpack
+}  // namespace ember
