@@ -1,5 +1,7 @@
 #include "exporter/exporter.h"
 
+#include "exporter/ops/op_schemas.h"
+
 #include "exporter/check/kernel_check.h"
 #include "exporter/import/pt2_importer.h"
 #include "exporter/passes/passes.h"
@@ -11,6 +13,13 @@ namespace exporter {
 absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options) {
   ExportResult r;
   r.num_nodes_imported = g.num_live_nodes();
+  if (newer_torch_release(g.torch_version, aten_schemas_torch_version())) {
+    r.warnings.push_back("this .pt2 was written by PyTorch " + g.torch_version + ", newer than the " +
+                         aten_schemas_torch_version() +
+                         " whose operator schemas this exporter knows: an op or argument added since may be "
+                         "rejected. Regenerate exporter/ops/aten_schemas.txt with that PyTorch "
+                         "(tools/schemas/dump_aten_schemas.py) and rebuild");
+  }
   auto c = canonicalize(g);
   if (!c.ok()) return c.status();
   if (options.check_kernels) {

@@ -43,6 +43,7 @@ struct ExportResult {
   int constants_folded = 0;
   std::vector<BackendSummary> backends;    // one per partitioner, in priority order
   std::map<std::string, int> portable_ops; // ops left on the portable kernels (final graph)
+  std::vector<std::string> warnings;       // worth a user's attention; the program is valid
 };
 
 // Runs every stage after import on `g`.

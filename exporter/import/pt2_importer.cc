@@ -613,6 +613,9 @@ absl::StatusOr<Graph> Importer::run() {
                             "; this exporter reads major version ", kSupportedSchemaMajor,
                             " (torch.export from PyTorch 2.4+)"));
   }
+  if (const json* tv = field(*root, "torch_version"); tv != nullptr && tv->is_string()) {
+    g_.torch_version = tv->get<std::string>();
+  }
   for (const char* cfg : {"data/weights/model_weights_config.json", "data/constants/model_constants_config.json"}) {
     json& dst = std::strcmp(cfg, "data/weights/model_weights_config.json") == 0 ? weights_config_ : constants_config_;
     if (!zip_.contains(prefix_ + cfg)) { dst = json::object(); continue; }

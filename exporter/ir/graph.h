@@ -130,6 +130,7 @@ struct Graph {
   // write. Every other input is read-only (the caller's memory may be bound zero-copy).
   std::set<int> mutable_inputs;
   std::map<std::string, int> by_name;  // value name -> id
+  std::string torch_version;  // the PyTorch that wrote the .pt2 (model.json), "" when unknown
 
   int add_value(Value v);
   // Value id by name, or -1.

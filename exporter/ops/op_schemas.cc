@@ -208,11 +208,14 @@ struct Table {
 const Table& table() {
   static const Table* t = [] {
     auto* tab = new Table();
-    for (const char* sig : op_schema_strings()) {
-      auto s = parse_op_schema(sig);
-      if (!s.ok()) continue;  // covered by op_schemas_test (every entry must parse)
-      tab->index[s->full_name()] = tab->schemas.size();
-      tab->schemas.push_back(std::move(*s));
+    for (const std::vector<const char*>* strings : {&op_schema_strings(), &generated_aten_schema_strings()}) {
+      for (const char* sig : *strings) {
+        auto s = parse_op_schema(sig);
+        if (!s.ok()) continue;  // covered by op_schemas_test (every entry must parse)
+        if (tab->index.count(s->full_name())) continue;  // the hand-written entry wins
+        tab->index[s->full_name()] = tab->schemas.size();
+        tab->schemas.push_back(std::move(*s));
+      }
     }
     return tab;
   }();
@@ -227,6 +230,33 @@ const OpSchema* find_op_schema(const std::string& name, const std::string& overl
 }
 
 const std::vector<OpSchema>& all_op_schemas() { return table().schemas; }
+
+namespace {
+// major.minor.patch of a version string; false when it does not start with a number.
+bool release_numbers(const std::string& v, int64_t out[3]) {
+  size_t i = 0;
+  for (int k = 0; k < 3; ++k) {
+    out[k] = 0;
+    if (i >= v.size() || !std::isdigit(static_cast<unsigned char>(v[i]))) return k > 0;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
+      out[k] = out[k] * 10 + (v[i++] - '0');
+      if (out[k] > 1000000) return false;
+    }
+    if (i < v.size() && v[i] == '.') ++i;
+    else return true;
+  }
+  return true;
+}
+}  // namespace
+
+bool newer_torch_release(const std::string& a, const std::string& b) {
+  int64_t x[3], y[3];
+  if (!release_numbers(a, x) || !release_numbers(b, y)) return false;
+  for (int k = 0; k < 3; ++k) {
+    if (x[k] != y[k]) return x[k] > y[k];
+  }
+  return false;
+}
 
 }  // namespace exporter
 }  // namespace ember

@@ -130,8 +130,11 @@ EMBER_REGISTER_BIT("bitwise_xor", Xor);
 EMBER_REGISTER_BIT("__and__", And);
 EMBER_REGISTER_BIT("__or__", Or);
 EMBER_REGISTER_BIT("__xor__", Xor);
-EMBER_REGISTER_BIT("bitwise_left_shift", Shl);
-EMBER_REGISTER_BIT("bitwise_right_shift", Shr);
+// PyTorch names the scalar overloads of the shift functions Tensor_Scalar (not Scalar).
+EMBER_REGISTER_KERNEL("aten::bitwise_left_shift.Tensor", bitwise<Bit::Shl>);
+EMBER_REGISTER_KERNEL("aten::bitwise_left_shift.Tensor_Scalar", bitwise<Bit::Shl>);
+EMBER_REGISTER_KERNEL("aten::bitwise_right_shift.Tensor", bitwise<Bit::Shr>);
+EMBER_REGISTER_KERNEL("aten::bitwise_right_shift.Tensor_Scalar", bitwise<Bit::Shr>);
 EMBER_REGISTER_BIT("__lshift__", Shl);
 EMBER_REGISTER_BIT("__rshift__", Shr);
 #undef EMBER_REGISTER_BIT

@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include "exporter/exporter.h"
+#include "exporter/import/pt2_importer.h"
 #include "gtest/gtest.h"
 #include "runtime/program/file_header.h"
 #include "schema/program_generated.h"
@@ -133,6 +134,27 @@ TEST(Emit, OutputThatIsAnInputGetsACopy) {
   EXPECT_STREQ(m->operators()->Get(0)->name()->c_str(), "aten::clone");
   EXPECT_NE(m->outputs()->Get(0), m->inputs()->Get(0));
   EXPECT_EQ(m->values()->Get(m->outputs()->Get(0))->value_as_Tensor()->location(), sc::DataLocation::Arena);
+}
+
+// The PyTorch version in model.json is read; a .pt2 from a newer PyTorch than the generated
+// schema table exports with a warning that says what to regenerate.
+TEST(Emit, WarnsOnAPt2FromANewerPyTorch) {
+  if (testing::shared_dir().empty()) GTEST_SKIP() << "shared/ data not found";
+  auto g = import_pt2(testing::shared_dir() + "/models/small_cnn/model.pt2");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_FALSE(g->torch_version.empty());
+  ExportOptions o;
+  o.check_kernels = false;  // no kernels linked here
+  auto same = export_graph(*g, o);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_TRUE(same->warnings.empty());
+  g->torch_version = "99.1.0+cpu";
+  auto newer = export_graph(*g, o);
+  ASSERT_TRUE(newer.ok()) << newer.status();
+  ASSERT_EQ(newer->warnings.size(), 1u);
+  EXPECT_NE(newer->warnings[0].find("99.1.0+cpu"), std::string::npos) << newer->warnings[0];
+  EXPECT_NE(newer->warnings[0].find("dump_aten_schemas.py"), std::string::npos) << newer->warnings[0];
+  EXPECT_EQ(newer->pte, same->pte);  // the program itself is the same
 }
 
 }  // namespace

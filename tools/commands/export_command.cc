@@ -160,6 +160,7 @@ int export_command(int argc, char** argv) {
     std::fprintf(stderr, "ember export: %s\n", std::string(r.status().message()).c_str());
     return 1;
   }
+  for (const std::string& w : r->warnings) std::fprintf(stderr, "ember export: warning: %s\n", w.c_str());
   std::ofstream f(out, std::ios::binary);
   f.write(reinterpret_cast<const char*>(r->pte.data()), static_cast<std::streamsize>(r->pte.size()));
   if (!f) {
