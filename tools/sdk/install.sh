@@ -26,7 +26,7 @@ XNN=third_party/xnnpack/local
 # --- read the manifest ---------------------------------------------------------------------
 components=()          # in manifest order
 declare -A whole=() targets=() links=()
-bundles=() headers=() binaries=()
+bundles=() headers=() binaries=() python_src="" python_pkg=""
 while read -r kind rest; do
   case "$kind" in
     ''|'#'*) continue ;;
@@ -35,6 +35,7 @@ while read -r kind rest; do
     bundle) for f in $rest; do bundles+=("$f"); done ;;
     headers) for f in $rest; do headers+=("$f"); done ;;
     binary) binaries+=("$rest") ;;
+    python) read -r python_src python_pkg <<<"$rest" ;;
     *) echo "install.sh: $MANIFEST: unknown entry '$kind'" >&2; exit 1 ;;
   esac
 done <"$MANIFEST"
@@ -137,6 +138,22 @@ for t in "${binaries[@]}"; do
   # Bazel's run path points into the build tree; the installed one looks in PREFIX/lib.
   patchelf --set-rpath '$ORIGIN/../lib' "$PREFIX/bin/$(basename "$f")"
 done
+
+# --- Python bindings: built like any consumer, from the installed tree only -----------------
+# Debian's interpreter (/usr/bin/python3), whose python3-numpy and pybind11-dev setup.sh installs.
+PY=/usr/bin/python3
+if [ -n "$python_src" ]; then
+  if [ ! -f /usr/include/pybind11/pybind11.h ] || ! "$PY" -c 'import numpy' 2>/dev/null; then
+    echo "install.sh: pybind11-dev or python3-numpy missing (./setup.sh installs them); Python bindings not built" >&2
+  else
+    py_inc=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    py_ext=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+    mkdir -p "$PREFIX/python/ember"
+    install -m 644 "$python_pkg"/*.py "$PREFIX/python/ember/"
+    g++ -std=c++17 -O2 -shared -fPIC -fvisibility=hidden -I"$py_inc" -I"$PREFIX/include/ember" "$python_src" \
+      -o "$PREFIX/python/ember/_ember$py_ext" -L"$PREFIX/lib" -lember -Wl,-rpath,'$ORIGIN/../../lib'
+  fi
+fi
 
 # --- CMake package and pkg-config files, generated from the manifest -------------------------
 cmake_item() {  # a link item as CMake names it

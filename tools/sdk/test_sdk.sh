@@ -3,8 +3,9 @@
 # temporary prefix, exports MobileNetV2 (examples/models) with the installed `ember`, makes the
 # reference output with `ember run` on the portable-kernel program, then builds
 # examples/cmake_app (CMake, static and shared), the same source with pkg-config + g++ and
-# examples/c_app with gcc, all against the prefix only, and checks their outputs against the
-# reference (rel. L2). Last line: "N passed, M failed" (one case per check).
+# examples/c_app with gcc, and runs the Python bindings, all against the prefix only; each
+# output is checked against the reference (rel. L2). Last line: "N passed, M failed" (one
+# case per check).
 #   tools/sdk/test_sdk.sh [--keep]     # --keep leaves the temporary directory for inspection
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -132,6 +133,39 @@ check static_without_whole_archive_fails without_whole_archive
 check c_api_gcc bash -c "gcc -std=c11 -O2 -Wall -Werror examples/c_app/main.c -o '$tmp/c_app' \$(pkg-config --cflags --libs ember) -lm"
 check c_api_portable "$tmp/c_app" "$tmp/mv2.pte" "$tmp/input.npy" "$ref" 1e-6
 check c_api_xnnpack "$tmp/c_app" "$tmp/mv2_x.pte" "$tmp/input.npy" "$ref" 1e-4
+
+# Python bindings (Debian's python3 + numpy): numbers against the reference, errors as exceptions.
+python_check() {
+  PYTHONPATH="$prefix/python" /usr/bin/python3 - "$tmp/mv2_x.pte" "$tmp/input.npy" "$ref" <<'PY'
+import sys
+import numpy as np
+import ember
+pte, inp, ref = sys.argv[1:]
+m = ember.Module(pte)
+assert m.method_names() == ["forward"], m.method_names()
+m.set_num_threads(2)
+x, r = np.load(inp), np.load(ref)
+outs = m.forward([x])
+assert len(outs) == 1 and outs[0].shape == r.shape and outs[0].dtype == np.float32, outs
+rel = float(np.linalg.norm(outs[0] - r) / np.linalg.norm(r))
+assert rel <= 1e-4, rel
+again = m.forward([x])[0]  # outputs are copies: the first result must not change
+assert np.array_equal(again, outs[0])
+for bad, what in (([x.astype(np.float64)], "float32"), ([x, x], "inputs"), ([x[:, :, ::2]], "contiguous")):
+    try:
+        m.forward(bad)
+        raise SystemExit("no error for a bad input (%s)" % what)
+    except (RuntimeError, ValueError, TypeError) as e:
+        assert what in str(e), str(e)
+try:
+    ember.Module("/nonexistent.pte")
+    raise SystemExit("no error for a missing file")
+except RuntimeError as e:
+    assert "/nonexistent.pte" in str(e), str(e)
+print("ember %s (Python): %s output 0: %d values, rel. L2 %.3g (max 1e-4): MATCH" % (ember.__version__, pte, r.size, rel))
+PY
+}
+check python_bindings python_check
 
 echo "sdk test: $(( $(date +%s) - start ))s"
 summary
