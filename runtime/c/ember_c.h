@@ -12,8 +12,9 @@
  * Errors are values: every call returns EMBER_OK or the runtime's error code, and
  * ember_last_error() returns the calling thread's message for its last failed call (what
  * went wrong and what to do). No C++ exception crosses this interface.
- * Memory: input data is bound without copying and must stay valid until execute returns;
- * an output view is valid until the next execute of that method or ember_module_close.
+ * Memory: input data is bound without copying and stays bound (later executes read it
+ * again) until the next set_input of that index: keep it valid while executes use it. An
+ * output view is valid until the next execute of that method, set_num_threads or close.
  * Thread-safety: one EmberModule per thread (as for ember::Module).
  * Linking: the kernels and delegates register at load time; link libember.so, or the
  * static libraries whole-archive (EmberConfig.cmake / ember-static.pc do that). */
@@ -41,6 +42,7 @@ typedef enum EmberStatus {
   EMBER_INVALID_STATE = 9,
   EMBER_BACKEND_FAILED = 10,
   EMBER_INTERNAL = 11,
+  EMBER_STATUS_MAX_ENUM = 0x7fffffff, /* keeps the enum 32-bit wide; not a status */
 } EmberStatus;
 
 /* Element types: the values of ember::ScalarType (runtime/core/scalar_type.h). */
@@ -55,6 +57,9 @@ typedef enum EmberDtype {
   EMBER_INT64 = 7,
   EMBER_UINT8 = 8,
   EMBER_BOOL = 9,
+  /* Not a dtype: makes every non-negative int a valid EmberDtype value in C++ too, so a
+   * caller's out-of-range value is rejected with a message rather than being undefined. */
+  EMBER_DTYPE_MAX_ENUM = 0x7fffffff,
 } EmberDtype;
 
 /* Largest tensor rank the C API accepts for inputs. */

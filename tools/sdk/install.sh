@@ -69,6 +69,8 @@ for c in "${components[@]}"; do
       echo "install.sh: no archive for $t under $BIN" >&2; exit 1
     fi  # else header-only: nothing to merge
   done
+  # ar's MRI scripts give ';', '*', '+', ',' and parentheses meanings of their own.
+  case "$script" in *[\;\*+,\(\)]*) echo "install.sh: a path contains one of ;*+,() which ar -M cannot take: $script" >&2; exit 1 ;; esac
   rm -f "$out"
   printf '%s\nSAVE\nEND\n' "$script" | ar -M
   ranlib "$out"
@@ -124,9 +126,15 @@ ln -sf "$SONAME" "$PREFIX/lib/libember.so"
 
 # --- headers: the entry headers and every in-tree header they include ------------------------
 # The compiler's dependency scan finds them, so a new include cannot be forgotten.
-hdr_list=$(for h in "${headers[@]}"; do
-  g++ -std=c++17 -x c++ -MM -MT x -I. -I"$BIN" "$h" | tr ' \\' '\n\n' | grep -E '\.h$' | grep -v '^/' || true
-done | sort -u)
+# Headers outside the tree (system, generated under bazel-bin) are not installed; the
+# standalone compile of every installed header in test_sdk.sh catches one that is needed.
+hdr_list=""
+for h in "${headers[@]}"; do
+  deps_of=$(g++ -std=c++17 -x c++ -MM -MT x -I. -I"$BIN" "$h") ||
+    { echo "install.sh: cannot scan the includes of $h (listed in $MANIFEST)" >&2; exit 1; }
+  hdr_list+=$'\n'$(echo "$deps_of" | tr ' \\' '\n\n' | grep -E '\.h$' | grep -v '^/' || true)
+done
+hdr_list=$(echo "$hdr_list" | grep . | sort -u)
 for h in $hdr_list; do
   install -D -m 644 "$h" "$PREFIX/include/ember/$h"
 done
@@ -245,7 +253,7 @@ elseif(NOT PACKAGE_FIND_VERSION)
 else()
   set(PACKAGE_VERSION_COMPATIBLE FALSE)
 endif()
-if(NOT CMAKE_SIZEOF_VOID_P STREQUAL "8")
+if(CMAKE_SIZEOF_VOID_P AND NOT CMAKE_SIZEOF_VOID_P STREQUAL "8")  # unset: a project without languages
   set(PACKAGE_VERSION "\${PACKAGE_VERSION} (64-bit)")
   set(PACKAGE_VERSION_UNSUITABLE TRUE)
 endif()

@@ -167,5 +167,20 @@ PY
 }
 check python_bindings python_check
 
+# The prefix is relocatable: a copy elsewhere works with no path from the original inside.
+relocated() {
+  local moved="$tmp/moved"
+  cp -a "$prefix" "$moved" || return 1
+  ! grep -rl --binary-files=text "$prefix" "$moved" || return 1
+  PKG_CONFIG_PATH="$moved/lib/pkgconfig" bash -c \
+    "gcc -std=c11 -O2 examples/c_app/main.c -o '$tmp/c_app_moved' \$(pkg-config --cflags --libs ember) -lm" || return 1
+  mv "$prefix" "$prefix.hidden"  # nothing may still resolve into the original
+  "$moved/bin/ember" inspect "$tmp/mv2_x.pte" >/dev/null && "$tmp/c_app_moved" "$tmp/mv2_x.pte" "$tmp/input.npy" "$ref" 1e-4
+  local rc=$?
+  mv "$prefix.hidden" "$prefix"
+  return $rc
+}
+check relocated_prefix relocated
+
 echo "sdk test: $(( $(date +%s) - start ))s"
 summary
