@@ -1,0 +1,118 @@
+/* Ember C API: run a .pte program from C (or any language with a C FFI).
+ *
+ *   EmberModule* m = NULL;
+ *   if (ember_module_open("model.pte", &m) != EMBER_OK) { puts(ember_last_error()); return 1; }
+ *   int64_t sizes[4] = {1, 3, 224, 224};
+ *   ember_module_set_input(m, "forward", 0, EMBER_FLOAT32, sizes, 4, pixels, sizeof(pixels));
+ *   ember_module_execute(m, "forward");
+ *   EmberTensorView out;
+ *   ember_module_output(m, "forward", 0, &out);      (out.data: out.nbytes bytes)
+ *   ember_module_close(m);
+ *
+ * Errors are values: every call returns EMBER_OK or the runtime's error code, and
+ * ember_last_error() returns the calling thread's message for its last failed call (what
+ * went wrong and what to do). No C++ exception crosses this interface.
+ * Memory: input data is bound without copying and stays bound (later executes read it
+ * again) until the next set_input of that index: keep it valid while executes use it. An
+ * output view is valid until the next execute of that method, set_num_threads or close.
+ * Thread-safety: one EmberModule per thread (as for ember::Module).
+ * Linking: the kernels and delegates register at load time; link libember.so, or the
+ * static libraries whole-archive (EmberConfig.cmake / ember-static.pc do that). */
+#ifndef EMBER_C_H_
+#define EMBER_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes: the values of ember::Error (runtime/core/error.h). */
+typedef enum EmberStatus {
+  EMBER_OK = 0,
+  EMBER_INVALID_ARGUMENT = 1,
+  EMBER_INVALID_PROGRAM = 2,
+  EMBER_VERSION_MISMATCH = 3,
+  EMBER_NOT_FOUND = 4,
+  EMBER_NOT_SUPPORTED = 5,
+  EMBER_OUT_OF_MEMORY = 6,
+  EMBER_OUT_OF_BOUNDS = 7,
+  EMBER_ACCESS_FAILED = 8,
+  EMBER_INVALID_STATE = 9,
+  EMBER_BACKEND_FAILED = 10,
+  EMBER_INTERNAL = 11,
+  EMBER_STATUS_MAX_ENUM = 0x7fffffff, /* keeps the enum 32-bit wide; not a status */
+} EmberStatus;
+
+/* Element types: the values of ember::ScalarType (runtime/core/scalar_type.h). */
+typedef enum EmberDtype {
+  EMBER_FLOAT32 = 0,
+  EMBER_FLOAT16 = 1,
+  EMBER_BFLOAT16 = 2,
+  EMBER_FLOAT64 = 3,
+  EMBER_INT8 = 4,
+  EMBER_INT16 = 5,
+  EMBER_INT32 = 6,
+  EMBER_INT64 = 7,
+  EMBER_UINT8 = 8,
+  EMBER_BOOL = 9,
+  /* Not a dtype: makes every non-negative int a valid EmberDtype value in C++ too, so a
+   * caller's out-of-range value is rejected with a message rather than being undefined. */
+  EMBER_DTYPE_MAX_ENUM = 0x7fffffff,
+} EmberDtype;
+
+/* Largest tensor rank the C API accepts for inputs. */
+#define EMBER_MAX_RANK 16
+
+typedef struct EmberModule EmberModule;
+
+/* A read-only view of an output tensor (contiguous, row-major). */
+typedef struct EmberTensorView {
+  EmberDtype dtype;
+  size_t rank;
+  const int64_t* sizes; /* [rank] */
+  const void* data;     /* nbytes bytes */
+  size_t nbytes;
+} EmberTensorView;
+
+/* The calling thread's message for its last failed call ("" when none). Valid until the
+ * thread's next failed call. */
+const char* ember_last_error(void);
+
+/* "0.1.0": the library's version (runtime/version.h; as in EmberConfigVersion.cmake and ember.pc). */
+const char* ember_version(void);
+
+/* Opens and verifies the program at `path` (memory-mapped). *out_module is NULL on failure. */
+EmberStatus ember_module_open(const char* path, EmberModule** out_module);
+/* Frees the module and everything it loaded; NULL is ignored. */
+void ember_module_close(EmberModule* module);
+
+/* Threads for kernels and delegates (default 1). Call before the first execute. */
+EmberStatus ember_module_set_num_threads(EmberModule* module, size_t threads);
+
+/* Loads `method` (e.g. "forward"): memory, kernels, delegates. Done by the calls below when
+ * needed; call it to pay the cost up front or to check that a program loads. */
+EmberStatus ember_module_load_method(EmberModule* module, const char* method);
+EmberStatus ember_module_num_inputs(EmberModule* module, const char* method, size_t* out_count);
+EmberStatus ember_module_num_outputs(EmberModule* module, const char* method, size_t* out_count);
+
+/* Binds input `index` of `method` to caller memory (no copy): a tensor of `dtype` and
+ * `sizes[rank]` whose contiguous bytes are data[0, nbytes). nbytes must equal the tensor's
+ * size. `data` is written only if the program mutates that input in place. */
+EmberStatus ember_module_set_input(EmberModule* module, const char* method, size_t index,
+                                   EmberDtype dtype, const int64_t* sizes, size_t rank,
+                                   void* data, size_t nbytes);
+
+/* Runs `method` with the inputs bound by ember_module_set_input. */
+EmberStatus ember_module_execute(EmberModule* module, const char* method);
+
+/* A view of output `index` of the last successful execute of `method`. */
+EmberStatus ember_module_output(EmberModule* module, const char* method, size_t index,
+                                EmberTensorView* out_view);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_C_H_ */

@@ -1,0 +1,179 @@
+// The C API runs a program exported from a checked-in model (GRU + linear head, 1 input,
+// 2 outputs) and must give exactly the C++ Module API's outputs on the same .pte (portable
+// kernels and XNNPACK); the Module's outputs are checked against eager PyTorch first. Then
+// every error path: each must return its status and a message, never crash.
+#include "runtime/c/ember_c.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
+#include "exporter/exporter.h"
+#include "runtime/module/module.h"
+#include "runtime/version.h"
+
+namespace ember {
+namespace {
+
+std::string model_dir() {
+  const char* srcdir = getenv("TEST_SRCDIR");
+  const char* ws = getenv("TEST_WORKSPACE");
+  if (srcdir != nullptr && ws != nullptr) return std::string(srcdir) + "/" + ws + "/test/models/recurrent/gru_linear_head";
+  return "test/models/recurrent/gru_linear_head";
+}
+
+std::string export_model(bool xnnpack) {
+  exporter::ExportOptions options;
+  if (xnnpack) options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
+  auto r = exporter::export_pt2_file(model_dir() + "/model.pt2", options);
+  if (!r.ok()) {
+    ADD_FAILURE() << r.status();
+    return "";
+  }
+  const char* tmp = getenv("TEST_TMPDIR");
+  std::string path = std::string(tmp ? tmp : "/tmp") + (xnnpack ? "/c_api_xnnpack.pte" : "/c_api_portable.pte");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(r->pte.data()), static_cast<std::streamsize>(r->pte.size()));
+  return path;
+}
+
+double relative_l2(const float* a, const float* ref, int64_t n) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double d = static_cast<double>(a[i]) - ref[i];
+    num += d * d;
+    den += static_cast<double>(ref[i]) * ref[i];
+  }
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-12);
+}
+
+class CApiTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(CApiTest, MatchesModuleApiOnTheSameProgram) {
+  const std::string pte = export_model(GetParam());
+  ASSERT_FALSE(pte.empty());
+  auto input = read_npy(model_dir() + "/input_0.npy");
+  ASSERT_TRUE(input.ok()) << input.error().to_string();
+  ASSERT_EQ(input->dtype(), ScalarType::Float32);
+
+  // Reference: the C++ Module API, itself checked against eager PyTorch.
+  Module module(pte);
+  auto ref = module.forward({*input});
+  ASSERT_TRUE(ref.ok()) << ref.error().to_string();
+  ASSERT_EQ(ref->size(), 2u);
+  for (size_t i = 0; i < ref->size(); ++i) {
+    auto torch = read_npy(model_dir() + "/output_" + std::to_string(i) + ".npy");
+    ASSERT_TRUE(torch.ok()) << torch.error().to_string();
+    ASSERT_EQ(torch->numel(), ref->at(i).numel());
+    EXPECT_LE(relative_l2(ref->at(i).data<float>(), torch->data<float>(), torch->numel()), 1e-4) << "output " << i;
+  }
+
+  EmberModule* m = nullptr;
+  ASSERT_EQ(ember_module_open(pte.c_str(), &m), EMBER_OK) << ember_last_error();
+  ASSERT_NE(m, nullptr);
+  size_t n_in = 0, n_out = 0;
+  ASSERT_EQ(ember_module_num_inputs(m, "forward", &n_in), EMBER_OK) << ember_last_error();
+  ASSERT_EQ(ember_module_num_outputs(m, "forward", &n_out), EMBER_OK) << ember_last_error();
+  EXPECT_EQ(n_in, 1u);
+  EXPECT_EQ(n_out, 2u);
+  ASSERT_EQ(ember_module_load_method(m, "forward"), EMBER_OK) << ember_last_error();
+  // Caller memory, run twice: the second run must give the same numbers (no stale state).
+  std::vector<float> x(input->data<float>(), input->data<float>() + input->numel());
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_EQ(ember_module_set_input(m, "forward", 0, EMBER_FLOAT32, input->sizes().data(), input->sizes().size(),
+                                     x.data(), x.size() * sizeof(float)),
+              EMBER_OK)
+        << ember_last_error();
+    ASSERT_EQ(ember_module_execute(m, "forward"), EMBER_OK) << ember_last_error();
+    for (size_t i = 0; i < n_out; ++i) {
+      EmberTensorView v;
+      ASSERT_EQ(ember_module_output(m, "forward", i, &v), EMBER_OK) << ember_last_error();
+      const Output& r = ref->at(i);
+      ASSERT_EQ(v.dtype, EMBER_FLOAT32);
+      ASSERT_EQ(v.rank, r.sizes().size());
+      for (size_t d = 0; d < v.rank; ++d) EXPECT_EQ(v.sizes[d], r.sizes()[d]);
+      ASSERT_EQ(v.nbytes, static_cast<size_t>(r.numel()) * sizeof(float));
+      // Same program, same kernels, same input: bit-identical.
+      EXPECT_EQ(std::memcmp(v.data, r.data<float>(), v.nbytes), 0) << "output " << i << " run " << run;
+    }
+  }
+  ember_module_close(m);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CApiTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "xnnpack" : "portable"; });
+
+TEST(CApiErrors, EveryMisuseReturnsAStatusAndAMessage) {
+  EmberModule* m = reinterpret_cast<EmberModule*>(0x1);
+  EXPECT_EQ(ember_module_open("/nonexistent/model.pte", &m), EMBER_ACCESS_FAILED);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_NE(std::strstr(ember_last_error(), "/nonexistent/model.pte"), nullptr) << ember_last_error();
+  EXPECT_EQ(ember_module_open(nullptr, &m), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_module_open("x.pte", nullptr), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_module_execute(nullptr, "forward"), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ember_last_error(), "NULL"), nullptr);
+  ember_module_close(nullptr);  // ignored
+
+  // A file that is not a program.
+  const char* tmp = getenv("TEST_TMPDIR");
+  std::string junk = std::string(tmp ? tmp : "/tmp") + "/junk.pte";
+  std::ofstream(junk) << "not a program";
+  EXPECT_NE(ember_module_open(junk.c_str(), &m), EMBER_OK);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_STRNE(ember_last_error(), "");
+
+  const std::string pte = export_model(false);
+  ASSERT_FALSE(pte.empty());
+  ASSERT_EQ(ember_module_open(pte.c_str(), &m), EMBER_OK) << ember_last_error();
+  EmberTensorView v;
+  EXPECT_EQ(ember_module_output(m, "forward", 0, &v), EMBER_INVALID_STATE);  // before execute
+  EXPECT_NE(std::strstr(ember_last_error(), "ember_module_execute"), nullptr) << ember_last_error();
+  EXPECT_EQ(ember_module_load_method(m, "no_such_method"), EMBER_NOT_FOUND) << ember_last_error();
+  EXPECT_EQ(ember_module_execute(m, nullptr), EMBER_INVALID_ARGUMENT);
+
+  auto input = read_npy(model_dir() + "/input_0.npy");
+  ASSERT_TRUE(input.ok());
+  const int64_t* sizes = input->sizes().data();
+  const size_t rank = input->sizes().size();
+  std::vector<float> x(static_cast<size_t>(input->numel()));
+  const size_t nbytes = x.size() * sizeof(float);
+  // nbytes disagrees with the sizes.
+  EXPECT_EQ(ember_module_set_input(m, "forward", 0, EMBER_FLOAT32, sizes, rank, x.data(), nbytes - 4),
+            EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ember_last_error(), "nbytes"), nullptr) << ember_last_error();
+  // Bad dtype value, wrong dtype for the program, NULL data, negative size, rank too large.
+  EXPECT_EQ(ember_module_set_input(m, "forward", 0, static_cast<EmberDtype>(42), sizes, rank, x.data(), nbytes),
+            EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_module_set_input(m, "forward", 0, EMBER_INT32, sizes, rank, x.data(), nbytes),
+            EMBER_INVALID_ARGUMENT)
+      << ember_last_error();
+  EXPECT_EQ(ember_module_set_input(m, "forward", 0, EMBER_FLOAT32, sizes, rank, nullptr, nbytes),
+            EMBER_INVALID_ARGUMENT);
+  int64_t negative[8] = {-1};
+  EXPECT_EQ(ember_module_set_input(m, "forward", 0, EMBER_FLOAT32, negative, 1, x.data(), nbytes),
+            EMBER_INVALID_ARGUMENT);
+  int64_t big[EMBER_MAX_RANK + 1] = {};
+  EXPECT_EQ(ember_module_set_input(m, "forward", 0, EMBER_FLOAT32, big, EMBER_MAX_RANK + 1, x.data(), 0),
+            EMBER_INVALID_ARGUMENT);
+  // Input index out of range.
+  EXPECT_NE(ember_module_set_input(m, "forward", 5, EMBER_FLOAT32, sizes, rank, x.data(), nbytes), EMBER_OK);
+  // A good run, then an output index out of range.
+  ASSERT_EQ(ember_module_set_input(m, "forward", 0, EMBER_FLOAT32, sizes, rank, x.data(), nbytes), EMBER_OK)
+      << ember_last_error();
+  ASSERT_EQ(ember_module_execute(m, "forward"), EMBER_OK) << ember_last_error();
+  EXPECT_EQ(ember_module_output(m, "forward", 2, &v), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_module_output(m, "forward", 0, nullptr), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_module_set_num_threads(m, 0), EMBER_INVALID_ARGUMENT);
+  EXPECT_STREQ(ember_version(), EMBER_VERSION_STRING);
+  ember_module_close(m);
+}
+
+}  // namespace
+}  // namespace ember
