@@ -97,6 +97,9 @@ struct ModuleOptions {
   ModuleLoadMode load_mode = ModuleLoadMode::Mmap;
   Program::Verification verification = Program::Verification::Full;
   size_t temp_allocator_bytes = 8 << 20;  // kernel scratch per method
+  // Receives init and execute events of every method this Module loads (event_tracer.h).
+  // Not owned; must outlive the Module. Null: no tracing.
+  EventTracer* event_tracer = nullptr;
 };
 
 class Module {

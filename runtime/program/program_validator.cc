@@ -57,7 +57,7 @@ class MethodValidator {
         EMBER_TRY(check_instruction(i));
       }
     }
-    return Error::Ok;
+    return check_debug();
   }
 
  private:
@@ -282,6 +282,20 @@ class MethodValidator {
       default:
         return bad("instruction %u has unknown kind", i);
     }
+  }
+
+  // The optional debug table is read by index of instruction: it must match them one to one.
+  Error check_debug() {
+    const auto* debug = method_->debug();
+    if (debug == nullptr) return Error::Ok;
+    const uoffset_t n = method_->instructions() ? method_->instructions()->size() : 0;
+    if (debug->size() != n) {
+      return bad("method '%s' has %u debug entries for %u instructions", name_, debug->size(), n);
+    }
+    for (uoffset_t i = 0; i < n; ++i) {
+      if (debug->Get(i) == nullptr) return bad("debug entry %u of method '%s' is missing", i, name_);
+    }
+    return Error::Ok;
   }
 
   // Inputs a method may write must be tensor inputs in caller memory.
