@@ -158,6 +158,11 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
   std::map<std::pair<std::string, std::string>, uint32_t> op_index;
   std::vector<fb::Offset<sc::Operator>> operators;
   std::vector<fb::Offset<sc::Instruction>> instructions;
+  std::vector<fb::Offset<sc::InstructionDebug>> debug;  // one per instruction (devtools)
+  auto add_debug = [&](const Node& n) {
+    debug.push_back(sc::CreateInstructionDebug(fbb_, n.name.empty() ? 0 : fbb_.CreateSharedString(n.name),
+                                               n.source.empty() ? 0 : fbb_.CreateSharedString(n.source)));
+  };
   for (const Node& n : g_.nodes) {
     if (n.erased) continue;
     // A program the exporter writes never lets a call write a constant or a read-only input
@@ -200,6 +205,7 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
       auto call = sc::CreateDelegateCall(fbb_, d, fbb_.CreateVector<int32_t>(dargs),
                                          static_cast<uint32_t>(n.output_values().size()));
       instructions.push_back(sc::CreateInstruction(fbb_, sc::InstructionKind::DelegateCall, call.Union()));
+      add_debug(n);
       continue;
     }
     auto key = std::make_pair(n.op, n.overload);
@@ -211,6 +217,7 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     auto call = sc::CreateKernelCall(fbb_, it->second, fbb_.CreateVector<int32_t>(args),
                                      static_cast<uint32_t>(args.size() - num_inputs));
     instructions.push_back(sc::CreateInstruction(fbb_, sc::InstructionKind::KernelCall, call.Union()));
+    add_debug(n);
   }
   for (const GraphOutput& o : g_.outputs) {
     if (o.is_int) {
@@ -247,7 +254,8 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
                                  fbb_.CreateVector<uint32_t>(inputs), fbb_.CreateVector<uint32_t>(outputs),
                                  fbb_.CreateVector(operators), fbb_.CreateVector(instructions),
                                  fbb_.CreateVector(dels), fbb_.CreateVector<uint64_t>(arenas),
-                                 fbb_.CreateVector<uint32_t>(mutable_inputs), /*calls_declare_outputs=*/true);
+                                 fbb_.CreateVector<uint32_t>(mutable_inputs), /*calls_declare_outputs=*/true,
+                                 fbb_.CreateVector(debug));
   std::vector<fb::Offset<sc::Segment>> segs;
   for (const auto& [off, size] : segments_) segs.push_back(sc::CreateSegment(fbb_, off, size));
   std::vector<fb::Offset<sc::Method>> methods = {method};

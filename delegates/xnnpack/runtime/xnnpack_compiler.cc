@@ -641,7 +641,9 @@ Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
       return fail(diag, status_error(s), "xnnpack: node %u (%s): %s failed: %s", i, op_name(a.op), api, status_name(s));
     }
   }
-  s = xnn_create_runtime_v2(guard.subgraph, d->pool, 0, runtime);
+  // Profiling makes every invoke read the clock per operator: only when tracing was asked for.
+  const uint32_t flags = d->profile.enabled ? XNN_FLAG_BASIC_PROFILING : 0;
+  s = xnn_create_runtime_v2(guard.subgraph, d->pool, flags, runtime);
   if (s != xnn_status_success) {
     *runtime = nullptr;
     return fail(diag, status_error(s), "xnnpack: xnn_create_runtime_v2 (%u nodes) failed: %s", d->num_nodes,

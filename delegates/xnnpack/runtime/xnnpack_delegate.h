@@ -34,6 +34,18 @@ struct CachedRuntime {
   uint64_t last_use = 0;
 };
 
+// Tables for per-operator profiling, sized at init from the first runtime (method allocator).
+struct OperatorProfile {
+  bool enabled = false;
+  size_t capacity = 0;            // operators the tables hold
+  char* names = nullptr;          // XNNPACK's NUL-separated operator names
+  size_t names_bytes = 0;
+  const char** name_of = nullptr; // [capacity], into `names`
+  uint64_t* timings_us = nullptr; // [capacity]
+  xnn_runtime_t named_runtime = nullptr;  // the runtime `name_of` describes
+  size_t num_named = 0;
+};
+
 struct XnnDelegate {
   const fb::Graph* graph = nullptr;
   uint32_t num_tensors = 0;
@@ -56,6 +68,7 @@ struct XnnDelegate {
   bool owns_pool = false;
   uint64_t clock = 0;
   XnnpackDelegateStats stats;
+  OperatorProfile profile;
 };
 
 const char* status_name(xnn_status status);
@@ -72,8 +85,19 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& context, Span<const u
 // `check_declared`: also require them to equal the compiled dims (init-time verification).
 Error infer_shapes(XnnDelegate* d, bool check_declared, Diagnostic* diag);
 
-// Defines the subgraph with work_dims and creates an XNNPACK runtime on d->pool.
+// Defines the subgraph with work_dims and creates an XNNPACK runtime on d->pool (with
+// XNN_FLAG_BASIC_PROFILING when d->profile.enabled).
 Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag);
+
+// Sizes the profiling tables from `runtime` (a profiled one), in `alloc`. Init only.
+Error init_profiling(XnnDelegate* d, xnn_runtime_t runtime, MemoryAllocator* alloc, Diagnostic* diag);
+
+// After a traced invoke of `runtime` that ran from invoke_start_ns to invoke_end_ns:
+// records one DelegateOp event per XNNPACK operator to ctx.event_tracer. XNNPACK gives
+// durations only (microseconds), so the events are laid back to back from invoke_start_ns
+// and clamped to invoke_end_ns. No allocation.
+void report_operators(XnnDelegate* d, xnn_runtime_t runtime, const BackendExecuteContext& ctx,
+                      uint64_t invoke_start_ns, uint64_t invoke_end_ns);
 
 }  // namespace xnnpack
 }  // namespace ember
