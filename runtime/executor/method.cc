@@ -8,15 +8,20 @@
 
 namespace ember {
 
+// Tracing only, parallel to the instructions (kept out of Instruction so the untraced loop
+// touches no more memory than before tracing existed): the event name and the program's
+// debug entry ("" when absent).
+struct Method::TraceInfo {
+  const char* name = "";
+  const char* debug_name = "";
+  const char* source = "";
+};
+
 struct Method::Instruction {
   enum class Kind : uint8_t { Kernel, Delegate, Move, JumpFalse, Nop };
   Kind kind = Kind::Nop;
   KernelFn fn = nullptr;
   const char* op_name = "";
-  // Tracing only: the event name and the program's debug entry ("" when absent).
-  const char* trace_name = "";
-  const char* debug_name = "";
-  const char* source = "";
   EValue** args = nullptr;
   uint32_t num_args = 0;
   uint32_t a = 0;  // delegate index / move source / jump condition
@@ -368,7 +373,8 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   // Instructions: resolve every kernel now; report all missing ones at once.
   m.num_instructions_ = meta.num_instructions();
   m.instructions_ = alloc.allocate_array<Instruction>(m.num_instructions_ + 1);
-  if (m.instructions_ == nullptr) return oom("the instruction table");
+  m.trace_info_ = alloc.allocate_array<TraceInfo>(m.num_instructions_ + 1);
+  if (m.instructions_ == nullptr || m.trace_info_ == nullptr) return oom("the instruction table");
   char missing[300] = {0};
   // Debug entries are used only when they match the instructions one to one (full
   // verification rejects anything else; a minimally verified file may still differ).
@@ -377,6 +383,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   for (uoffset_t i = 0; i < m.num_instructions_; ++i) {
     const schema::Instruction* si = method->instructions()->Get(i);
     Instruction& ins = *new (&m.instructions_[i]) Instruction();
+    TraceInfo& info = *new (&m.trace_info_[i]) TraceInfo();
     const flatbuffers::Vector<int32_t>* args = nullptr;
     switch (si->kind_type()) {
       case schema::InstructionKind::KernelCall:
@@ -404,21 +411,21 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
     }
     if (debug != nullptr) {
       const schema::InstructionDebug* entry = debug->Get(i);
-      if (entry != nullptr && entry->name() != nullptr) ins.debug_name = entry->name()->c_str();
-      if (entry != nullptr && entry->source() != nullptr) ins.source = entry->source()->c_str();
+      if (entry != nullptr && entry->name() != nullptr) info.debug_name = entry->name()->c_str();
+      if (entry != nullptr && entry->source() != nullptr) info.source = entry->source()->c_str();
     }
     switch (ins.kind) {
       case Instruction::Kind::Delegate:
-        ins.trace_name = ins.a < num_delegates ? delegate_names + ins.a * kDelegateNameBytes : "delegate";
+        info.name = ins.a < num_delegates ? delegate_names + ins.a * kDelegateNameBytes : "delegate";
         break;
       case Instruction::Kind::Move:
-        ins.trace_name = "move";
+        info.name = "move";
         break;
       case Instruction::Kind::JumpFalse:
-        ins.trace_name = "jump_false";
+        info.name = "jump_false";
         break;
       default:
-        ins.trace_name = "free";
+        info.name = "free";
         break;
     }
     if (args != nullptr) {
@@ -434,7 +441,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
                     op->overload() && op->overload()->size() ? op->overload()->c_str() : "default");
       ins.fn = find_kernel(key, first_tensor_dtype(ins.args, ins.num_args));
       ins.op_name = op->name()->c_str();
-      ins.trace_name = ins.op_name;
+      info.name = ins.op_name;
       if (ins.fn == nullptr) append_unique(missing, sizeof(missing), key);
     }
   }
@@ -468,6 +475,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
 Method::Method(Method&& other) noexcept
     : program_(other.program_), method_(other.method_), memory_(other.memory_),
       values_(other.values_), num_values_(other.num_values_), instructions_(other.instructions_),
+      trace_info_(other.trace_info_),
       num_instructions_(other.num_instructions_), input_indices_(other.input_indices_),
       input_planned_data_(other.input_planned_data_),
       input_planned_capacity_(other.input_planned_capacity_), num_inputs_(other.num_inputs_),
@@ -630,7 +638,7 @@ Error Method::run_instructions() {
         if constexpr (kTraced) {
           backend_ctx.instruction = static_cast<uint32_t>(pc);
           backend_ctx.delegate_index = ins.a;
-          backend_ctx.debug_name = ins.debug_name;
+          backend_ctx.debug_name = trace_info_[pc].debug_name;
         }
         err = delegate_backends_[ins.a]->execute(backend_ctx, delegate_handles_[ins.a], ins.args,
                                                  ins.num_args);
@@ -652,9 +660,10 @@ Error Method::run_instructions() {
       e.run = run;
       e.instruction = static_cast<uint32_t>(pc);
       e.delegate_index = ins.kind == Instruction::Kind::Delegate ? ins.a : kNoTraceIndex;
-      e.name = ins.trace_name;
-      e.debug_name = ins.debug_name;
-      e.source = ins.source;
+      const TraceInfo& info = trace_info_[pc];
+      e.name = info.name;
+      e.debug_name = info.debug_name;
+      e.source = info.source;
       e.start_ns = start_ns;
       e.end_ns = platform_monotonic_ns();
       tracer->record(e);

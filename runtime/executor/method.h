@@ -83,6 +83,7 @@ class Method {
 
  private:
   struct Instruction;
+  struct TraceInfo;
   Method() = default;
   Error check_input_tensor(size_t index, const Tensor& given, Tensor** target);
   // The instruction loop; kTraced selects the variant that times and records every
@@ -97,6 +98,7 @@ class Method {
   EValue* values_ = nullptr;
   size_t num_values_ = 0;
   Instruction* instructions_ = nullptr;
+  TraceInfo* trace_info_ = nullptr;            // [num_instructions_], read only when tracing
   size_t num_instructions_ = 0;
   const uint32_t* input_indices_ = nullptr;   // into values_
   void** input_planned_data_ = nullptr;       // planned storage of each tensor input
