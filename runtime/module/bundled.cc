@@ -18,12 +18,25 @@ std::string shape_text(const int64_t* sizes, size_t rank) {
 }
 
 // An owning, aligned copy of a bundled tensor (its bytes in the FlatBuffer may be unaligned).
-TensorPtr to_tensor(const schema::BundledTensor* t) {
+// Full verification checked dtype, sizes and byte count at load; they are checked again here
+// so a minimally verified (trusted) file cannot make the copy overrun.
+bool to_tensor(const schema::BundledTensor* t, TensorPtr* out, std::string* why) {
   std::vector<int64_t> sizes;
   if (t->sizes() != nullptr) sizes.assign(t->sizes()->begin(), t->sizes()->end());
-  TensorPtr out = empty(sizes, static_cast<ScalarType>(t->dtype()));
-  if (t->data() != nullptr && t->data()->size() > 0) std::memcpy(out.raw_data(), t->data()->data(), t->data()->size());
-  return out;
+  const size_t bytes = t->data() != nullptr ? t->data()->size() : 0;
+  uint64_t numel = 1;
+  bool sane = is_valid_scalar_type(static_cast<int>(t->dtype())) && sizes.size() <= static_cast<size_t>(kMaxRank);
+  for (int64_t s : sizes) {
+    sane = sane && s >= 0 && s <= (int64_t{1} << 40) && (s == 0 || numel <= (uint64_t{1} << 40) / s);
+    if (sane) numel *= static_cast<uint64_t>(s);
+  }
+  if (!sane || bytes != numel * element_size(static_cast<ScalarType>(t->dtype()))) {
+    *why = "a bundled tensor's bytes do not match its dtype and sizes; re-export the bundle";
+    return false;
+  }
+  *out = empty(sizes, static_cast<ScalarType>(t->dtype()));
+  if (bytes > 0) std::memcpy(out->raw_data(), t->data()->data(), bytes);
+  return true;
 }
 
 // Compares output `index`; false with `result.message` set at the first mismatch.
@@ -70,8 +83,16 @@ Expected<std::vector<BundledCaseResult>> Module::verify_bundled_cases(double rto
     r.name = c->name() ? c->name()->str() : "";
     r.method = c->method() ? c->method()->str() : "forward";
     std::vector<TensorPtr> inputs;
+    bool readable = true;
     if (c->inputs() != nullptr) {
-      for (const schema::BundledTensor* t : *c->inputs()) inputs.push_back(to_tensor(t));
+      for (const schema::BundledTensor* t : *c->inputs()) {
+        inputs.emplace_back();
+        readable = readable && to_tensor(t, &inputs.back(), &r.message);
+      }
+    }
+    if (!readable) {
+      results.push_back(r);
+      continue;
     }
     // Each case starts from the initial state (a KV cache filled by an earlier case would
     // change the outputs).
@@ -87,7 +108,11 @@ Expected<std::vector<BundledCaseResult>> Module::verify_bundled_cases(double rto
     r.passed = true;
     const uint32_t n = c->expected_outputs() ? c->expected_outputs()->size() : 0;
     for (uint32_t k = 0; k < n; ++k) {
-      TensorPtr want = to_tensor(c->expected_outputs()->Get(k));
+      TensorPtr want;
+      if (!to_tensor(c->expected_outputs()->Get(k), &want, &r.message)) {
+        r.passed = false;
+        break;
+      }
       if (k >= outputs->size() || !outputs->at(k).is_tensor()) {
         r.passed = false;
         r.message = "output " + std::to_string(k) + " is not a tensor";
