@@ -389,6 +389,13 @@ TEST(TraceReport, SummaryRowsSumToTheInstructionsAndSplitDelegateTime) {
   const std::string table = tools::format_table(s, 0);
   EXPECT_NE(table.find("Softmax (NC, F32)"), std::string::npos);
   EXPECT_NE(table.find("45.5%"), std::string::npos);  // 100 of 220 us
+  // By type: one row per name, counts and times added up.
+  std::vector<tools::OperatorRow> types = tools::by_operator_type(s);
+  ASSERT_EQ(types.size(), 4u);
+  EXPECT_EQ(types[0].name, "Softmax (NC, F32)");
+  EXPECT_EQ(types[0].count, 2u);
+  EXPECT_EQ(types[0].total_ns, 100000u);
+  EXPECT_NE(tools::format_type_table(s, 0).find("calls/run"), std::string::npos);
 }
 
 }  // namespace

@@ -156,7 +156,9 @@ int profile_command(int argc, char** argv) {
     std::printf("  %s %s: %.3f ms\n", e.kind == TraceEventKind::MethodInit ? "init" : "delegate init", e.name.c_str(),
                 e.duration_ns() / 1e6);
   }
-  std::fputs(format_table(summarize(measured), top).c_str(), stdout);
+  const ProfileSummary summary = summarize(measured);
+  std::fputs(format_table(summary, top).c_str(), stdout);
+  std::fputs(format_type_table(summary, top == 0 ? 0 : std::min<size_t>(top, 10)).c_str(), stdout);
 
   if (!trace_path.empty()) {
     std::vector<OwnedEvent> all = init_events;

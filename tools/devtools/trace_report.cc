@@ -150,6 +150,40 @@ std::string format_table(const ProfileSummary& s, size_t top) {
   return out;
 }
 
+std::vector<OperatorRow> by_operator_type(const ProfileSummary& s) {
+  std::map<std::string, OperatorRow> types;
+  for (const OperatorRow& r : s.rows) {
+    OperatorRow& t = types[r.name];
+    t.name = r.name;
+    t.where += (t.where.empty() ? "" : " ") + r.where;
+    t.count += r.count;
+    t.total_ns += r.total_ns;
+  }
+  std::vector<OperatorRow> out;
+  for (auto& [name, row] : types) out.push_back(std::move(row));
+  std::stable_sort(out.begin(), out.end(), [](const OperatorRow& a, const OperatorRow& b) { return a.total_ns > b.total_ns; });
+  return out;
+}
+
+std::string format_type_table(const ProfileSummary& s, size_t top) {
+  const std::vector<OperatorRow> types = by_operator_type(s);
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-44s %9s %12s %7s  %s\n", "by operator type", "calls/run", "ms/run", "share",
+                "instances");
+  out += line;
+  const size_t n = top == 0 ? types.size() : std::min(top, types.size());
+  const double runs = s.runs ? static_cast<double>(s.runs) : 1.0;
+  for (size_t i = 0; i < n; ++i) {
+    const OperatorRow& t = types[i];
+    const double share = s.instructions_total_ns ? 100.0 * t.total_ns / s.instructions_total_ns : 0.0;
+    std::snprintf(line, sizeof(line), "%-44.44s %9.1f %12.3f %6.1f%%  %.60s%s\n", t.name.c_str(), t.count / runs,
+                  t.total_ns / 1e6 / runs, share, t.where.c_str(), t.where.size() > 60 ? "..." : "");
+    out += line;
+  }
+  return out;
+}
+
 std::string chrome_trace_json(const std::vector<OwnedEvent>& events) {
   using nlohmann::json;
   uint64_t origin = UINT64_MAX;

@@ -54,6 +54,10 @@ ProfileSummary summarize(const std::vector<OwnedEvent>& events);
 // The table as text; `top` rows at most (0: all). Share is of the instructions' total.
 std::string format_table(const ProfileSummary& summary, size_t top);
 
+// Rows added up by operator name (every conv of a model in one line), by total time.
+std::vector<OperatorRow> by_operator_type(const ProfileSummary& summary);
+std::string format_type_table(const ProfileSummary& summary, size_t top);
+
 // {"traceEvents":[...], "displayTimeUnit":"ns"}: complete ("X") events in microseconds
 // since the first event, pid 1, tid 1 (the thread that ran the method); delegate operators
 // lie inside their delegate call's interval. args carry instruction, run, debug name, source.
