@@ -214,10 +214,20 @@ TEST_F(TracedBert, OneEventPerInstructionInOrderWithDelegateOpsInside) {
     }
     EXPECT_STRNE(op.name, "");
   }
-  // XNNPACK's names: bert's linear layers are fully connected operators.
+  // XNNPACK's names: bert's linear layers are fully connected operators. XNNPACK runs one
+  // operator per blob node here, so each operator carries its .pt2 node's name.
   std::set<std::string> names;
-  for (const TraceEvent& op : ops) names.insert(op.name);
+  size_t linears = 0;
+  for (const TraceEvent& op : ops) {
+    names.insert(op.name);
+    if (std::string(op.name) == "Fully Connected (NC, F32) GEMM") {
+      ++linears;
+      EXPECT_EQ(std::string(op.debug_name).rfind("linear", 0), 0u) << op.debug_name;
+    }
+    EXPECT_EQ(std::string(op.debug_name).find("nodes)"), std::string::npos) << op.debug_name;
+  }
   EXPECT_EQ(names.count("Fully Connected (NC, F32) GEMM"), 1u);
+  EXPECT_EQ(linears, 2u * 12u);  // 2 runs x bert_tiny's 2 layers x (q, k, v, out, ffn in, ffn out)
 }
 
 TEST_F(TracedBert, OverflowIsCountedAndTheRunUnharmed) {

@@ -41,6 +41,9 @@ struct OperatorProfile {
   char* names = nullptr;          // XNNPACK's NUL-separated operator names
   size_t names_bytes = 0;
   const char** name_of = nullptr; // [capacity], into `names`
+  // [capacity]: the blob node's .pt2 name for operator i, when XNNPACK runs exactly one
+  // operator per blob node (then operator i is blob node i); else null entries.
+  const char** debug_of = nullptr;
   uint64_t* timings_us = nullptr; // [capacity]
   xnn_runtime_t named_runtime = nullptr;  // the runtime `name_of` describes
   size_t num_named = 0;

@@ -35,6 +35,12 @@ bool load_names(XnnDelegate* d, xnn_runtime_t runtime) {
     ++offset;  // the separator
   }
   p.num_named = count;
+  // One operator per blob node (none fused away, none added): operator i is node i.
+  const bool one_to_one = count == d->num_nodes;
+  for (size_t i = 0; i < count; ++i) {
+    const fb::Node* node = one_to_one ? d->graph->nodes()->Get(static_cast<uint32_t>(i)) : nullptr;
+    p.debug_of[i] = node != nullptr && node->name() != nullptr ? node->name()->c_str() : nullptr;
+  }
   return true;
 }
 
@@ -63,7 +69,8 @@ Error init_profiling(XnnDelegate* d, xnn_runtime_t runtime, MemoryAllocator* all
   p.names = alloc->allocate_array<char>(p.names_bytes);
   p.name_of = alloc->allocate_array<const char*>(p.capacity);
   p.timings_us = alloc->allocate_array<uint64_t>(p.capacity);
-  if (p.names == nullptr || p.name_of == nullptr || p.timings_us == nullptr) {
+  p.debug_of = alloc->allocate_array<const char*>(p.capacity);
+  if (p.names == nullptr || p.name_of == nullptr || p.timings_us == nullptr || p.debug_of == nullptr) {
     return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small for the profiling tables (%zu operators)",
                 p.capacity);
   }
@@ -94,7 +101,7 @@ void report_operators(XnnDelegate* d, xnn_runtime_t runtime, const BackendExecut
     e.delegate_op = static_cast<uint32_t>(i);
     e.delegate_index = ctx.delegate_index;
     e.name = p.name_of[i];
-    e.debug_name = ctx.debug_name;
+    e.debug_name = p.debug_of[i] != nullptr ? p.debug_of[i] : ctx.debug_name;
     e.start_ns = t < invoke_end_ns ? t : invoke_end_ns;
     t += p.timings_us[i] * 1000;
     e.end_ns = t < invoke_end_ns ? t : invoke_end_ns;
