@@ -23,6 +23,7 @@ struct ExportOptions {
   bool fold_conv_bn = true;
   bool fold_constants = true;  // needs the kernel library linked (it runs the kernels)
   bool check_kernels = true;
+  std::vector<BundledCaseData> bundled_cases;  // written as Program.bundled_cases
 };
 
 // What one partitioner took.

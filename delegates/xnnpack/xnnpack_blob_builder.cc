@@ -69,7 +69,7 @@ uint32_t XnnBlobBuilder::add_tensor_raw(const XnnTensorSpec& spec) { return push
 
 void XnnBlobBuilder::add_node_raw(fb::OpType op, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs,
                                   const XnnNodeParams& params) {
-  nodes_.push_back(NodeSpec{op, std::move(inputs), std::move(outputs), params});
+  nodes_.push_back(NodeSpec{op, std::move(inputs), std::move(outputs), params, node_name_});
 }
 
 uint32_t XnnBlobBuilder::input(std::vector<size_t> dims, fb::Layout layout, std::vector<size_t> max_dims) {
@@ -150,7 +150,7 @@ uint32_t XnnBlobBuilder::node(fb::OpType op, std::vector<uint32_t> inputs, const
   XnnTensorSpec t;
   t.dims.assign(out.d, out.d + out.rank);
   const uint32_t id = push(t);
-  nodes_.push_back(NodeSpec{op, std::move(inputs), {id}, params});
+  nodes_.push_back(NodeSpec{op, std::move(inputs), {id}, params, node_name_});
   return id;
 }
 
@@ -220,9 +220,11 @@ std::vector<uint8_t> XnnBlobBuilder::build() const {
     auto axes = p.axes.empty() ? 0 : fbb.CreateVector(p.axes);
     auto offsets = p.offsets.empty() ? 0 : fbb.CreateVector(p.offsets);
     auto sizes = p.sizes.empty() ? 0 : fbb.CreateVector(p.sizes);
+    auto name = n.name.empty() ? 0 : fbb.CreateSharedString(n.name);
     nodes.push_back(fb::CreateNode(fbb, n.op, inputs, outputs, padding, kernel, stride, dilation, adjustment, p.groups,
                                    p.output_min, p.output_max, p.alpha, pre, post, p.padding_value, new_shape,
-                                   p.new_height, p.new_width, p.flags, axes, offsets, sizes, p.axis, p.reduce_op));
+                                   p.new_height, p.new_width, p.flags, axes, offsets, sizes, p.axis, p.reduce_op,
+                                   name));
   }
   auto graph = fb::CreateGraph(fbb, version_, fbb.CreateVector(tensors), fbb.CreateVector(nodes), num_inputs_,
                                num_outputs_);

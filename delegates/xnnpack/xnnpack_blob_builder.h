@@ -100,6 +100,9 @@ class XnnBlobBuilder {
   uint32_t linear(uint32_t input, const float* weight, size_t out_features, size_t in_features, const float* bias,
                   const XnnNodeParams& params = XnnNodeParams());
 
+  // Debug name (.pt2 node name) given to the nodes added from now on; "" for none.
+  void set_node_name(std::string name) { node_name_ = std::move(name); }
+
   // Raw access: written verbatim, no checks (corruption tests).
   uint32_t add_tensor_raw(const XnnTensorSpec& spec);
   void add_node_raw(fb::OpType op, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs,
@@ -123,6 +126,7 @@ class XnnBlobBuilder {
     std::vector<uint32_t> inputs;
     std::vector<uint32_t> outputs;
     XnnNodeParams params;
+    std::string name;
   };
   uint32_t push(const XnnTensorSpec& spec);
   uint32_t set_error(const std::string& message);
@@ -130,6 +134,7 @@ class XnnBlobBuilder {
   std::vector<XnnTensorSpec> tensors_;
   std::vector<Dims> dims_;
   std::vector<NodeSpec> nodes_;
+  std::string node_name_;
   uint32_t num_inputs_ = 0;
   uint32_t num_outputs_ = 0;
   uint32_t version_ = kXnnGraphVersion;

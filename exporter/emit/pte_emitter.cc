@@ -22,7 +22,8 @@ class Emitter {
   Emitter(const Graph& g, const MemoryPlan& plan) : g_(g), plan_(plan) {}
 
   absl::StatusOr<std::vector<uint8_t>> run(const std::vector<DelegateRecord>& delegates,
-                                           const std::string& method_name, EmitStats* stats);
+                                           const std::string& method_name, EmitStats* stats,
+                                           const std::vector<BundledCaseData>& bundled_cases);
 
  private:
   int add(sc::ValueKind kind, fb::Offset<void> v) {
@@ -144,7 +145,8 @@ absl::StatusOr<int> Emitter::arg(const Arg& a) {
 }
 
 absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateRecord>& delegates,
-                                                  const std::string& method_name, EmitStats* stats) {
+                                                  const std::string& method_name, EmitStats* stats,
+                                                  const std::vector<BundledCaseData>& bundled_cases) {
   std::vector<uint32_t> inputs, outputs;
   for (int id : g_.inputs) {
     auto idx = value(id);
@@ -158,6 +160,11 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
   std::map<std::pair<std::string, std::string>, uint32_t> op_index;
   std::vector<fb::Offset<sc::Operator>> operators;
   std::vector<fb::Offset<sc::Instruction>> instructions;
+  std::vector<fb::Offset<sc::InstructionDebug>> debug;  // one per instruction (devtools)
+  auto add_debug = [&](const Node& n) {
+    debug.push_back(sc::CreateInstructionDebug(fbb_, n.name.empty() ? 0 : fbb_.CreateSharedString(n.name),
+                                               n.source.empty() ? 0 : fbb_.CreateSharedString(n.source)));
+  };
   for (const Node& n : g_.nodes) {
     if (n.erased) continue;
     // A program the exporter writes never lets a call write a constant or a read-only input
@@ -200,6 +207,7 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
       auto call = sc::CreateDelegateCall(fbb_, d, fbb_.CreateVector<int32_t>(dargs),
                                          static_cast<uint32_t>(n.output_values().size()));
       instructions.push_back(sc::CreateInstruction(fbb_, sc::InstructionKind::DelegateCall, call.Union()));
+      add_debug(n);
       continue;
     }
     auto key = std::make_pair(n.op, n.overload);
@@ -211,6 +219,7 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     auto call = sc::CreateKernelCall(fbb_, it->second, fbb_.CreateVector<int32_t>(args),
                                      static_cast<uint32_t>(args.size() - num_inputs));
     instructions.push_back(sc::CreateInstruction(fbb_, sc::InstructionKind::KernelCall, call.Union()));
+    add_debug(n);
   }
   for (const GraphOutput& o : g_.outputs) {
     if (o.is_int) {
@@ -247,11 +256,25 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
                                  fbb_.CreateVector<uint32_t>(inputs), fbb_.CreateVector<uint32_t>(outputs),
                                  fbb_.CreateVector(operators), fbb_.CreateVector(instructions),
                                  fbb_.CreateVector(dels), fbb_.CreateVector<uint64_t>(arenas),
-                                 fbb_.CreateVector<uint32_t>(mutable_inputs), /*calls_declare_outputs=*/true);
+                                 fbb_.CreateVector<uint32_t>(mutable_inputs), /*calls_declare_outputs=*/true,
+                                 fbb_.CreateVector(debug));
   std::vector<fb::Offset<sc::Segment>> segs;
   for (const auto& [off, size] : segments_) segs.push_back(sc::CreateSegment(fbb_, off, size));
   std::vector<fb::Offset<sc::Method>> methods = {method};
-  auto program = sc::CreateProgram(fbb_, kFormatVersion, fbb_.CreateVector(methods), fbb_.CreateVector(segs));
+  std::vector<fb::Offset<sc::BundledCase>> cases;
+  auto bundled_tensor = [&](const NpyArray& a) {
+    return sc::CreateBundledTensor(fbb_, static_cast<sc::ScalarType>(a.dtype), fbb_.CreateVector<int64_t>(a.shape),
+                                   fbb_.CreateVector<uint8_t>(a.data));
+  };
+  for (const BundledCaseData& c : bundled_cases) {
+    std::vector<fb::Offset<sc::BundledTensor>> ins, outs;
+    for (const NpyArray& a : c.inputs) ins.push_back(bundled_tensor(a));
+    for (const NpyArray& a : c.expected_outputs) outs.push_back(bundled_tensor(a));
+    cases.push_back(sc::CreateBundledCase(fbb_, fbb_.CreateString(c.name), fbb_.CreateString(method_name),
+                                          fbb_.CreateVector(ins), fbb_.CreateVector(outs)));
+  }
+  auto program = sc::CreateProgram(fbb_, kFormatVersion, fbb_.CreateVector(methods), fbb_.CreateVector(segs),
+                                   cases.empty() ? 0 : fbb_.CreateVector(cases));
   fbb_.Finish(program, "EMB1");
 
   FileHeader h;
@@ -284,9 +307,10 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
 
 absl::StatusOr<std::vector<uint8_t>> emit_pte(const Graph& g, const MemoryPlan& plan,
                                               const std::vector<DelegateRecord>& delegates,
-                                              const std::string& method_name, EmitStats* stats) {
+                                              const std::string& method_name, EmitStats* stats,
+                                              const std::vector<BundledCaseData>& bundled_cases) {
   Emitter e(g, plan);
-  return e.run(delegates, method_name, stats);
+  return e.run(delegates, method_name, stats, bundled_cases);
 }
 
 }  // namespace exporter

@@ -20,9 +20,18 @@
 #include "exporter/ir/graph.h"
 #include "exporter/memory/memory_planner.h"
 #include "exporter/partition/partitioner.h"
+#include "exporter/util/npy.h"
 
 namespace ember {
 namespace exporter {
+
+// A test case to embed in the program (`ember export --bundle`): the method's inputs and
+// its expected outputs, in order.
+struct BundledCaseData {
+  std::string name;
+  std::vector<NpyArray> inputs;
+  std::vector<NpyArray> expected_outputs;
+};
 
 struct EmitStats {
   size_t num_values = 0;
@@ -35,7 +44,8 @@ struct EmitStats {
 // `g` must be final (finalize_outputs applied, compacted), `plan` from plan_memory(g).
 absl::StatusOr<std::vector<uint8_t>> emit_pte(const Graph& g, const MemoryPlan& plan,
                                               const std::vector<DelegateRecord>& delegates,
-                                              const std::string& method_name, EmitStats* stats);
+                                              const std::string& method_name, EmitStats* stats,
+                                              const std::vector<BundledCaseData>& bundled_cases = {});
 
 }  // namespace exporter
 }  // namespace ember

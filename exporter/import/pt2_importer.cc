@@ -523,6 +523,7 @@ absl::Status Importer::read_node(const json& node) {
   }
   Node n;
   n.source = source;
+  n.name = get_str(node, "name");
   if (target.rfind("torch.ops.", 0) == 0) {
     std::string rest = target.substr(std::strlen("torch.ops."));
     size_t d1 = rest.find('.');

@@ -91,6 +91,7 @@ struct Node {
   std::vector<Arg> args;     // full schema order, defaults filled (when `schema` is known)
   std::vector<Arg> outputs;  // Tensor / Tensors / SymInt / SymBool
   std::string source;        // last frame of the stack trace ("file:line in fn")
+  std::string name;          // .pt2 node name (debug info); nodes a pass made keep their origin's
   const OpSchema* schema = nullptr;
   bool erased = false;
 

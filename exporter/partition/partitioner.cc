@@ -183,6 +183,11 @@ absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
     delegates->push_back(DelegateRecord{partitioner.backend_id(), std::move(blob)});
     for (int o : p.outputs) d.outputs.push_back(Arg::tensor(o));
     d.source = g.nodes[p.nodes.back()].source;
+    // Debug name of the call: its first and last members (in graph order) and their count.
+    const std::string& first = g.nodes[p.nodes.front()].name;
+    const std::string& last = g.nodes[p.nodes.back()].name;
+    d.name = p.nodes.size() == 1 ? first
+                                 : first + ".." + last + " (" + std::to_string(p.nodes.size()) + " nodes)";
     for (int i : p.nodes) {
       g.nodes[i].erased = true;
       rep[i] = p.nodes.back();

@@ -16,7 +16,7 @@ bool reads_bool_mask(const Graph& g, const Node& n) {
          g.values[n.args[3].ref].dtype == ScalarType::Bool;
 }
 
-Node where_node(int mask, int out, const std::string& source) {
+Node where_node(int mask, int out, const std::string& source, const std::string& name) {
   Node w;
   w.op = "aten::where";
   w.overload = "Scalar";
@@ -26,6 +26,7 @@ Node where_node(int mask, int out, const std::string& source) {
   w.args = {Arg::tensor(mask), Arg::real(0.0), Arg::real(-INFINITY)};
   w.outputs = {Arg::tensor(out)};
   w.source = source;
+  w.name = name;  // "<mask>_additive": names the conversion in traces
   return w;
 }
 
@@ -54,14 +55,14 @@ int make_attention_masks_additive(Graph& g) {
   std::vector<Node> nodes;
   nodes.reserve(g.nodes.size() + additive.size());
   for (const auto& [mask, out] : additive) {
-    if (g.values[mask].producer < 0) nodes.push_back(where_node(mask, out, source[mask]));
+    if (g.values[mask].producer < 0) nodes.push_back(where_node(mask, out, source[mask], g.values[out].name));
   }
   for (Node& n : g.nodes) {
     std::vector<int> produced = n.erased ? std::vector<int>{} : n.output_values();
     nodes.push_back(std::move(n));
     for (int r : produced) {
       auto it = additive.find(r);
-      if (it != additive.end() && g.values[r].producer >= 0) nodes.push_back(where_node(r, it->second, source[r]));
+      if (it != additive.end() && g.values[r].producer >= 0) nodes.push_back(where_node(r, it->second, source[r], g.values[it->second].name));
     }
   }
   g.nodes = std::move(nodes);

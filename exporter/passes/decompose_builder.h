@@ -42,6 +42,7 @@ class Builder {
     m.overload = overload;
     m.schema = find_op_schema(m.op, m.overload);
     m.source = n_.source;
+    m.name = n_.name;
     if (m.schema == nullptr || args.size() > m.schema->args.size()) {
       failed_ = true;
       return std::vector<int>(outs.size(), 0);

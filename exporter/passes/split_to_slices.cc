@@ -48,6 +48,7 @@ int split_to_slices(Graph& g) {
       s.args = {n.args[0], Arg::integer(dim), Arg::integer(start), Arg::integer(start + len), Arg::integer(1)};
       s.outputs = {Arg::tensor(p)};
       s.source = n.source;
+      s.name = n.name;
       nodes.push_back(std::move(s));
       start += len;
     }

@@ -16,6 +16,7 @@
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
+#include "runtime/executor/event_tracer.h"
 #include "runtime/kernel/kernel_context.h"
 #include "runtime/memory/memory_allocator.h"
 #include "runtime/platform/diagnostic.h"
@@ -34,12 +35,23 @@ struct BackendInitContext {
   const Program* program;             // read other segments (e.g. weights) in place
   ThreadPool* thread_pool;            // may be null
   Diagnostic* diag;
+  // Non-null when the method is loaded with a tracer that wants delegate operators: the
+  // backend may then build profiling into its state and report operators at execute.
+  EventTracer* event_tracer = nullptr;
 };
 
 struct BackendExecuteContext {
   MemoryAllocator* temp;
   ThreadPool* thread_pool;
   Diagnostic* diag;
+  // Non-null while a tracer is attached: a backend that can time its operators records one
+  // TraceEventKind::DelegateOp event each (kind, run, instruction, delegate_index as given here),
+  // within the call's interval. Null costs nothing; never allocate to report.
+  EventTracer* event_tracer = nullptr;
+  uint32_t run = 0;          // the tracer's execute() number
+  uint32_t instruction = 0;  // index of this delegate call in the method
+  uint32_t delegate_index = 0;
+  const char* debug_name = "";  // the call's debug name (see TraceEvent)
 };
 
 class Backend {

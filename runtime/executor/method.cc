@@ -2,10 +2,20 @@
 
 #include <cstring>
 
+#include "runtime/platform/platform.h"
 #include "runtime/program/program.h"
 #include "schema/program_generated.h"
 
 namespace ember {
+
+// Tracing only, parallel to the instructions (kept out of Instruction so the untraced loop
+// touches no more memory than before tracing existed): the event name and the program's
+// debug entry ("" when absent).
+struct Method::TraceInfo {
+  const char* name = "";
+  const char* debug_name = "";
+  const char* source = "";
+};
 
 struct Method::Instruction {
   enum class Kind : uint8_t { Kernel, Delegate, Move, JumpFalse, Nop };
@@ -208,7 +218,9 @@ void append_unique(char* buffer, size_t capacity, const char* text) {
 }  // namespace
 
 Result<Method> Method::init(const Program& program, const schema::Method* method,
-                            MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool) {
+                            MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool,
+                            EventTracer* event_tracer) {
+  const uint64_t init_start_ns = event_tracer != nullptr ? platform_monotonic_ns() : 0;
   if (memory == nullptr || memory->method_allocator == nullptr) {
     return fail(diag, Error::InvalidArgument, "load_method: a MemoryManager with a method allocator is required");
   }
@@ -237,6 +249,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   m.method_ = method;
   m.memory_ = *memory;
   m.thread_pool_ = thread_pool;
+  m.event_tracer_ = event_tracer;
   auto oom = [&](const char* what) {
     return fail(diag, Error::OutOfMemory,
                 "method allocator too small while allocating %s: %zu bytes given, at least %zu "
@@ -294,7 +307,16 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   const size_t num_delegates = meta.num_delegates();
   m.delegate_backends_ = alloc.allocate_array<Backend*>(num_delegates + 1);
   m.delegate_handles_ = alloc.allocate_array<void*>(num_delegates + 1);
-  if (!m.delegate_backends_ || !m.delegate_handles_) return oom("the delegate table");
+  // "<backend>#<index>": the trace name of each delegate's init and calls.
+  constexpr size_t kDelegateNameBytes = 40;
+  char* delegate_names = alloc.allocate_array<char>(num_delegates * kDelegateNameBytes + 1);
+  // Init times are recorded only once the whole init succeeded (a caller may retry it).
+  uint64_t* delegate_init_ns =
+      event_tracer != nullptr ? alloc.allocate_array<uint64_t>(2 * num_delegates + 1) : nullptr;
+  if (!m.delegate_backends_ || !m.delegate_handles_ || !delegate_names ||
+      (event_tracer != nullptr && delegate_init_ns == nullptr)) {
+    return oom("the delegate table");
+  }
   m.num_delegates_ = num_delegates;  // only now may the destructor walk the tables
   for (size_t i = 0; i < m.num_delegates_; ++i) {
     m.delegate_backends_[i] = nullptr;
@@ -332,7 +354,10 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
       specs[k].value = spec->value() ? Span<const uint8_t>(spec->value()->data(), spec->value()->size())
                                      : Span<const uint8_t>();
     }
+    std::snprintf(delegate_names + i * kDelegateNameBytes, kDelegateNameBytes, "%s#%u", id, i);
     BackendInitContext context{&alloc, &program, thread_pool, diag};
+    if (event_tracer != nullptr && event_tracer->wants_delegate_ops()) context.event_tracer = event_tracer;
+    if (delegate_init_ns != nullptr) delegate_init_ns[2 * i] = platform_monotonic_ns();
     Result<void*> handle = backend->init(context, blob, Span<const CompileSpecView>(specs, num_specs));
     if (!handle.ok()) {
       if (diag != nullptr && diag->message[0] == 0) {
@@ -340,6 +365,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
       }
       return handle.error();
     }
+    if (delegate_init_ns != nullptr) delegate_init_ns[2 * i + 1] = platform_monotonic_ns();
     m.delegate_backends_[i] = backend;
     m.delegate_handles_[i] = *handle;
   }
@@ -347,11 +373,17 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   // Instructions: resolve every kernel now; report all missing ones at once.
   m.num_instructions_ = meta.num_instructions();
   m.instructions_ = alloc.allocate_array<Instruction>(m.num_instructions_ + 1);
-  if (m.instructions_ == nullptr) return oom("the instruction table");
+  m.trace_info_ = alloc.allocate_array<TraceInfo>(m.num_instructions_ + 1);
+  if (m.instructions_ == nullptr || m.trace_info_ == nullptr) return oom("the instruction table");
   char missing[300] = {0};
+  // Debug entries are used only when they match the instructions one to one (full
+  // verification rejects anything else; a minimally verified file may still differ).
+  const auto* debug = method->debug();
+  if (debug != nullptr && debug->size() != m.num_instructions_) debug = nullptr;
   for (uoffset_t i = 0; i < m.num_instructions_; ++i) {
     const schema::Instruction* si = method->instructions()->Get(i);
     Instruction& ins = *new (&m.instructions_[i]) Instruction();
+    TraceInfo& info = *new (&m.trace_info_[i]) TraceInfo();
     const flatbuffers::Vector<int32_t>* args = nullptr;
     switch (si->kind_type()) {
       case schema::InstructionKind::KernelCall:
@@ -377,6 +409,25 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
         ins.kind = Instruction::Kind::Nop;  // Free: memory is planned ahead of time
         break;
     }
+    if (debug != nullptr) {
+      const schema::InstructionDebug* entry = debug->Get(i);
+      if (entry != nullptr && entry->name() != nullptr) info.debug_name = entry->name()->c_str();
+      if (entry != nullptr && entry->source() != nullptr) info.source = entry->source()->c_str();
+    }
+    switch (ins.kind) {
+      case Instruction::Kind::Delegate:
+        info.name = ins.a < num_delegates ? delegate_names + ins.a * kDelegateNameBytes : "delegate";
+        break;
+      case Instruction::Kind::Move:
+        info.name = "move";
+        break;
+      case Instruction::Kind::JumpFalse:
+        info.name = "jump_false";
+        break;
+      default:
+        info.name = "free";
+        break;
+    }
     if (args != nullptr) {
       ins.num_args = args->size();
       ins.args = alloc.allocate_array<EValue*>(ins.num_args + 1);
@@ -390,6 +441,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
                     op->overload() && op->overload()->size() ? op->overload()->c_str() : "default");
       ins.fn = find_kernel(key, first_tensor_dtype(ins.args, ins.num_args));
       ins.op_name = op->name()->c_str();
+      info.name = ins.op_name;
       if (ins.fn == nullptr) append_unique(missing, sizeof(missing), key);
     }
   }
@@ -399,12 +451,31 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
                 "library that provides them", meta.name(), missing);
   }
   m.initialized_ = true;
+  if (event_tracer != nullptr) {
+    for (uint32_t i = 0; i < num_delegates; ++i) {
+      TraceEvent e;
+      e.kind = TraceEventKind::DelegateInit;
+      e.delegate_op = i;
+      e.delegate_index = i;
+      e.name = delegate_names + i * kDelegateNameBytes;
+      e.start_ns = delegate_init_ns[2 * i];
+      e.end_ns = delegate_init_ns[2 * i + 1];
+      event_tracer->record(e);
+    }
+    TraceEvent e;
+    e.kind = TraceEventKind::MethodInit;
+    e.name = meta.name();
+    e.start_ns = init_start_ns;
+    e.end_ns = platform_monotonic_ns();
+    event_tracer->record(e);
+  }
   return Result<Method>(static_cast<Method&&>(m));
 }
 
 Method::Method(Method&& other) noexcept
     : program_(other.program_), method_(other.method_), memory_(other.memory_),
       values_(other.values_), num_values_(other.num_values_), instructions_(other.instructions_),
+      trace_info_(other.trace_info_),
       num_instructions_(other.num_instructions_), input_indices_(other.input_indices_),
       input_planned_data_(other.input_planned_data_),
       input_planned_capacity_(other.input_planned_capacity_), num_inputs_(other.num_inputs_),
@@ -413,7 +484,7 @@ Method::Method(Method&& other) noexcept
       state_values_(other.state_values_), num_state_values_(other.num_state_values_),
       delegate_backends_(other.delegate_backends_), delegate_handles_(other.delegate_handles_),
       num_delegates_(other.num_delegates_), thread_pool_(other.thread_pool_),
-      initialized_(other.initialized_), diag_(other.diag_) {
+      event_tracer_(other.event_tracer_), trace_runs_(other.trace_runs_), initialized_(other.initialized_), diag_(other.diag_) {
   other.initialized_ = false;
   other.num_delegates_ = 0;
   other.delegate_backends_ = nullptr;
@@ -530,11 +601,24 @@ const EValue& Method::output(size_t index) const { return values_[output_indices
 Error Method::execute() {
   if (!initialized_) return fail(&diag_, Error::InvalidState, "execute: the method is not initialised");
   diag_.message[0] = 0;
+  // One check per execute(): the untraced loop has no tracing code at all.
+  return event_tracer_ != nullptr ? run_instructions<true>() : run_instructions<false>();
+}
+
+template <bool kTraced>
+Error Method::run_instructions() {
   KernelContext ctx;
   ctx.temp = memory_.temp_allocator;
   ctx.thread_pool = thread_pool_;
   ctx.diag = &diag_;
   BackendExecuteContext backend_ctx{memory_.temp_allocator, thread_pool_, &diag_};
+  EventTracer* const tracer = event_tracer_;
+  const uint32_t run = kTraced ? trace_runs_++ : 0;
+  const uint64_t run_start_ns = kTraced ? platform_monotonic_ns() : 0;
+  if constexpr (kTraced) {
+    backend_ctx.event_tracer = tracer;
+    backend_ctx.run = run;
+  }
   size_t pc = 0;
   size_t steps = 0;
   // Bound the number of steps so a malformed jump loop cannot hang the caller.
@@ -542,6 +626,8 @@ Error Method::execute() {
   while (pc < num_instructions_) {
     if (++steps > max_steps) return fail(&diag_, Error::InvalidProgram, "execute: too many steps (jump loop?)");
     const Instruction& ins = instructions_[pc];
+    const uint64_t start_ns = kTraced ? platform_monotonic_ns() : 0;
+    size_t next = pc + 1;
     Error err = Error::Ok;
     switch (ins.kind) {
       case Instruction::Kind::Kernel:
@@ -549,6 +635,11 @@ Error Method::execute() {
         err = ins.fn(ctx, ins.args, ins.num_args);
         break;
       case Instruction::Kind::Delegate:
+        if constexpr (kTraced) {
+          backend_ctx.instruction = static_cast<uint32_t>(pc);
+          backend_ctx.delegate_index = ins.a;
+          backend_ctx.debug_name = trace_info_[pc].debug_name;
+        }
         err = delegate_backends_[ins.a]->execute(backend_ctx, delegate_handles_[ins.a], ins.args,
                                                  ins.num_args);
         break;
@@ -556,40 +647,68 @@ Error Method::execute() {
         values_[ins.b] = values_[ins.a];
         break;
       case Instruction::Kind::JumpFalse:
-        if (!values_[ins.a].as_bool) {
-          pc = ins.b;
-          continue;
-        }
+        if (!values_[ins.a].as_bool) next = ins.b;
         break;
       case Instruction::Kind::Nop:
         break;
     }
-    size_t temp_needed = 0;
-    if (memory_.temp_allocator != nullptr) {
-      temp_needed = memory_.temp_allocator->last_failure_bytes();
-      memory_.temp_allocator->reset();
+    if (err != Error::Ok) return instruction_failed(err, pc);
+    if (memory_.temp_allocator != nullptr) memory_.temp_allocator->reset();
+    if constexpr (kTraced) {
+      TraceEvent e;
+      e.kind = TraceEventKind::Instruction;
+      e.run = run;
+      e.instruction = static_cast<uint32_t>(pc);
+      e.delegate_index = ins.kind == Instruction::Kind::Delegate ? ins.a : kNoTraceIndex;
+      const TraceInfo& info = trace_info_[pc];
+      e.name = info.name;
+      e.debug_name = info.debug_name;
+      e.source = info.source;
+      e.start_ns = start_ns;
+      e.end_ns = platform_monotonic_ns();
+      tracer->record(e);
     }
-    if (err != Error::Ok) {
-      if (diag_.message[0] == 0) {
-        fail(&diag_, err, "instruction %zu (%s) failed: %s", pc,
-             ins.kind == Instruction::Kind::Kernel ? ins.op_name : "delegate", error_name(err));
-      }
-      if (err == Error::OutOfMemory && temp_needed > 0) {
-        // Say how much scratch the instruction wanted (kernels only see a null pointer).
-        char kernel_message[sizeof(diag_.message)];
-        std::memcpy(kernel_message, diag_.message, sizeof(kernel_message));
-        fail(&diag_, err, "%s; temp allocator: %zu bytes given, at least %zu needed", kernel_message,
-             memory_.temp_allocator->size(), temp_needed);
-      } else if (err == Error::OutOfMemory && memory_.temp_allocator == nullptr) {
-        char kernel_message[sizeof(diag_.message)];
-        std::memcpy(kernel_message, diag_.message, sizeof(kernel_message));
-        fail(&diag_, err, "%s; the method has no temp allocator (MemoryManager::temp_allocator)", kernel_message);
-      }
-      return err;
-    }
-    ++pc;
+    pc = next;
+  }
+  if constexpr (kTraced) {
+    TraceEvent e;
+    e.kind = TraceEventKind::Execute;
+    e.run = run;
+    e.name = method_->name() != nullptr ? method_->name()->c_str() : "";
+    e.start_ns = run_start_ns;
+    e.end_ns = platform_monotonic_ns();
+    tracer->record(e);
   }
   return Error::Ok;
+}
+
+template Error Method::run_instructions<false>();
+template Error Method::run_instructions<true>();
+
+// Completes the failure message of instruction `pc` and resets the temp allocator.
+Error Method::instruction_failed(Error err, size_t pc) {
+  const Instruction& ins = instructions_[pc];
+  size_t temp_needed = 0;
+  if (memory_.temp_allocator != nullptr) {
+    temp_needed = memory_.temp_allocator->last_failure_bytes();
+    memory_.temp_allocator->reset();
+  }
+  if (diag_.message[0] == 0) {
+    fail(&diag_, err, "instruction %zu (%s) failed: %s", pc,
+         ins.kind == Instruction::Kind::Kernel ? ins.op_name : "delegate", error_name(err));
+  }
+  if (err == Error::OutOfMemory && temp_needed > 0) {
+    // Say how much scratch the instruction wanted (kernels only see a null pointer).
+    char kernel_message[sizeof(diag_.message)];
+    std::memcpy(kernel_message, diag_.message, sizeof(kernel_message));
+    fail(&diag_, err, "%s; temp allocator: %zu bytes given, at least %zu needed", kernel_message,
+         memory_.temp_allocator->size(), temp_needed);
+  } else if (err == Error::OutOfMemory && memory_.temp_allocator == nullptr) {
+    char kernel_message[sizeof(diag_.message)];
+    std::memcpy(kernel_message, diag_.message, sizeof(kernel_message));
+    fail(&diag_, err, "%s; the method has no temp allocator (MemoryManager::temp_allocator)", kernel_message);
+  }
+  return err;
 }
 
 Error Method::reset_state() {

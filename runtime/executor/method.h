@@ -18,6 +18,7 @@
 #include "runtime/backend/backend.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
+#include "runtime/executor/event_tracer.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/kernel/kernel_registry.h"
 #include "runtime/memory/memory_manager.h"
@@ -31,9 +32,12 @@ class Program;
 
 class Method {
  public:
+  // `event_tracer` (may be null; must outlive the Method) receives the init events and is
+  // attached for execute(); its wants_delegate_ops() decides whether delegates are built
+  // with per-operator profiling.
   static Result<Method> init(const Program& program, const schema::Method* method,
                              MemoryManager* memory, Diagnostic* diag,
-                             ThreadPool* thread_pool = nullptr);
+                             ThreadPool* thread_pool = nullptr, EventTracer* event_tracer = nullptr);
   Method(Method&& other) noexcept;
   Method& operator=(Method&&) = delete;
   Method(const Method&) = delete;
@@ -63,6 +67,14 @@ class Method {
   // Thread pool for kernels; null runs single-threaded. Must outlive use. Delegates got
   // the pool given at init (they may bind it into their compiled state).
   void set_thread_pool(ThreadPool* pool) { thread_pool_ = pool; }
+  // Attaches a tracer for the following execute() calls (null detaches; see
+  // event_tracer.h for the cost). Delegates report their operators only if a tracer that
+  // wants them was given at init. Must outlive its use; restarts the run count at 0.
+  void set_event_tracer(EventTracer* tracer) {
+    event_tracer_ = tracer;
+    trace_runs_ = 0;
+  }
+  EventTracer* event_tracer() const { return event_tracer_; }
 
   // Why the last failing call failed; empty when nothing failed.
   const char* last_error_message() const { return diag_.message; }
@@ -71,8 +83,14 @@ class Method {
 
  private:
   struct Instruction;
+  struct TraceInfo;
   Method() = default;
   Error check_input_tensor(size_t index, const Tensor& given, Tensor** target);
+  // The instruction loop; kTraced selects the variant that times and records every
+  // instruction, so the untraced one carries no per-instruction tracing code.
+  template <bool kTraced>
+  Error run_instructions();
+  Error instruction_failed(Error err, size_t pc);
 
   const Program* program_ = nullptr;
   const schema::Method* method_ = nullptr;
@@ -80,6 +98,7 @@ class Method {
   EValue* values_ = nullptr;
   size_t num_values_ = 0;
   Instruction* instructions_ = nullptr;
+  TraceInfo* trace_info_ = nullptr;            // [num_instructions_], read only when tracing
   size_t num_instructions_ = 0;
   const uint32_t* input_indices_ = nullptr;   // into values_
   void** input_planned_data_ = nullptr;       // planned storage of each tensor input
@@ -95,6 +114,8 @@ class Method {
   void** delegate_handles_ = nullptr;
   size_t num_delegates_ = 0;
   ThreadPool* thread_pool_ = nullptr;
+  EventTracer* event_tracer_ = nullptr;
+  uint32_t trace_runs_ = 0;
   bool initialized_ = false;
   Diagnostic diag_;
 };

@@ -126,7 +126,8 @@ Status Module::load_method(const std::string& name) {
     lm->memory.planned_arenas = Span<Span<uint8_t>>(lm->arenas.data(), lm->arenas.size());
     lm->memory.temp_allocator = &lm->temp_allocator;
     Diagnostic diag;
-    Result<Method> method = program_->load_method(name.c_str(), &lm->memory, &diag, thread_pool_.get());
+    Result<Method> method = program_->load_method(name.c_str(), &lm->memory, &diag, thread_pool_.get(),
+                                                         options_.event_tracer);
     if (method.ok()) {
       lm->method.reset(new Method(std::move(*method)));
       break;

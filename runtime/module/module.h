@@ -97,6 +97,19 @@ struct ModuleOptions {
   ModuleLoadMode load_mode = ModuleLoadMode::Mmap;
   Program::Verification verification = Program::Verification::Full;
   size_t temp_allocator_bytes = 8 << 20;  // kernel scratch per method
+  // Receives init and execute events of every method this Module loads (event_tracer.h).
+  // Not owned; must outlive the Module. Null: no tracing.
+  EventTracer* event_tracer = nullptr;
+};
+
+// The outcome of one bundled test case (Module::verify_bundled_cases).
+struct BundledCaseResult {
+  std::string name;    // the case's name (its --bundle directory)
+  std::string method;
+  bool passed = false;
+  double max_abs_error = 0.0;  // over every element of every output
+  double max_rel_error = 0.0;  // |got - want| / |want| where want != 0
+  std::string message;         // why it failed: the first mismatch or the run's error
 };
 
 class Module {
@@ -144,6 +157,12 @@ class Module {
   Expected<MemoryUsage> memory_usage(const std::string& name) const;
   // Direct access for advanced use (null when not loaded).
   Method* method(const std::string& name);
+
+  // Runs every test case bundled in the program (`ember export --bundle`), each from the
+  // method's initial state. A case passes when every output has the expected dtype and shape
+  // and every element satisfies |got - want| <= atol + rtol * |want| (NaN matches NaN).
+  // NotFound when the program has no bundled cases; a failing case is a result, not an error.
+  Expected<std::vector<BundledCaseResult>> verify_bundled_cases(double rtol = 1e-5, double atol = 1e-6);
 
  private:
   struct LoadedMethod;

@@ -121,12 +121,12 @@ Result<Span<const uint8_t>> Program::segment(uint32_t index) const {
 }
 
 Result<Method> Program::load_method(const char* name, MemoryManager* memory, Diagnostic* diag,
-                                    ThreadPool* thread_pool) const {
+                                    ThreadPool* thread_pool, EventTracer* event_tracer) const {
   const schema::Method* method = find_method(name);
   if (method == nullptr) {
     return fail(diag, Error::NotFound, "the program has no method named '%s'", name ? name : "(null)");
   }
-  return Method::init(*this, method, memory, diag, thread_pool);
+  return Method::init(*this, method, memory, diag, thread_pool, event_tracer);
 }
 
 }  // namespace ember

@@ -11,6 +11,7 @@
 
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
+#include "runtime/executor/event_tracer.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/loader/data_loader.h"
 #include "runtime/platform/diagnostic.h"
@@ -45,8 +46,10 @@ class Program {
   Result<MethodMeta> method_meta(const char* name) const;
   // Loads and initialises a method in `memory` (see Method). Program must outlive it.
   // `thread_pool` (may be null) is used by kernels and handed to delegates at init.
+  // `event_tracer` (may be null) receives init events and stays attached (event_tracer.h).
   Result<Method> load_method(const char* name, MemoryManager* memory,
-                             Diagnostic* diag = nullptr, ThreadPool* thread_pool = nullptr) const;
+                             Diagnostic* diag = nullptr, ThreadPool* thread_pool = nullptr,
+                             EventTracer* event_tracer = nullptr) const;
 
   // Bytes of data segment `index`; InvalidProgram when out of range.
   Result<Span<const uint8_t>> segment(uint32_t index) const;

@@ -18,7 +18,8 @@ namespace testing {
 class PteRunner {
  public:
   // Returns "" on success, else why loading failed.
-  std::string load(const std::vector<uint8_t>& pte, const char* method = "forward") {
+  // `tracer` (optional, must outlive the runner) is given to load_method (event_tracer.h).
+  std::string load(const std::vector<uint8_t>& pte, const char* method = "forward", EventTracer* tracer = nullptr) {
     file_.assign((pte.size() + 63) / 64 + 1, {});
     std::memcpy(file_.data(), pte.data(), pte.size());
     loader_ = std::make_unique<BufferDataLoader>(file_.data(), pte.size());
@@ -37,7 +38,7 @@ class PteRunner {
     mm_.method_allocator = method_alloc_.get();
     mm_.temp_allocator = temp_alloc_.get();
     mm_.planned_arenas = Span<Span<uint8_t>>(spans_.data(), spans_.size());
-    Result<Method> m = program_->load_method(method, &mm_, &diag);
+    Result<Method> m = program_->load_method(method, &mm_, &diag, nullptr, tracer);
     if (!m.ok()) return std::string("load_method failed: ") + diag.message;
     method_ = std::make_unique<Method>(std::move(m.get()));
     return "";

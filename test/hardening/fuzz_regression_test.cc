@@ -22,6 +22,8 @@ namespace {
 
 // File name -> text the failure must mention (in the load error or a method/run error).
 const std::map<std::string, std::string> kExpected = {
+    {"bundled_input_size_mismatch.pte", "bundled case 0 input 0 has a data size"},
+    {"debug_table_length_mismatch.pte", "1 debug entries for 0 instructions"},
     {"misaligned_arena_offset.pte", "misaligned"},
     {"misaligned_sizes_vector.pte", "misaligned sizes vector"},
     {"pool_window_overflow.pte", "below 2^31"},

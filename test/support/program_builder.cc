@@ -383,9 +383,14 @@ PteBytes ProgramBuilder::build() const {
           b, d.backend_id.c_str(), &specs, d.blob_segment, d.blob_segment < 0 ? &d.inline_blob : nullptr));
     }
     std::vector<uint64_t> arenas = m.arena_sizes();
+    std::vector<fb::Offset<schema::InstructionDebug>> debug;
+    for (const auto& [name, source] : m.debug_) {
+      debug.push_back(schema::CreateInstructionDebug(b, name.empty() ? 0 : b.CreateString(name),
+                                                     source.empty() ? 0 : b.CreateString(source)));
+    }
     methods.push_back(schema::CreateMethodDirect(b, m.name_.c_str(), &values, &m.inputs_, &m.outputs_, &ops,
                                                  &instructions, &delegates, &arenas, &m.mutable_inputs_,
-                                                 m.declares_outputs_));
+                                                 m.declares_outputs_, m.has_debug_ ? &debug : nullptr));
   }
 
   // Segment layout: each segment at a 64-byte aligned offset inside the area.

@@ -153,6 +153,13 @@ class MethodBuilder {
   MethodBuilder& set_mutable_inputs(std::vector<uint32_t> inputs) { mutable_inputs_ = std::move(inputs); return *this; }
   MethodBuilder& set_inputs(std::vector<uint32_t> inputs) { inputs_ = std::move(inputs); return *this; }
   MethodBuilder& set_outputs(std::vector<uint32_t> outputs) { outputs_ = std::move(outputs); return *this; }
+  // Writes the optional per-instruction debug table: (name, source) per entry. Any length
+  // (tests of the validator give a wrong one); empty names/sources are left out.
+  MethodBuilder& set_debug(std::vector<std::pair<std::string, std::string>> entries) {
+    debug_ = std::move(entries);
+    has_debug_ = true;
+    return *this;
+  }
   // Overrides the arena sizes computed from the planned tensors.
   MethodBuilder& set_arena_sizes(std::vector<uint64_t> sizes) { arena_override_ = std::move(sizes); has_arena_override_ = true; return *this; }
   std::vector<uint64_t> arena_sizes() const;
@@ -198,6 +205,8 @@ class MethodBuilder {
   std::vector<Value> values_;
   std::vector<std::pair<std::string, std::string>> operators_;
   std::vector<Ins> instructions_;
+  std::vector<std::pair<std::string, std::string>> debug_;
+  bool has_debug_ = false;
   std::vector<Delegate> delegates_;
   std::vector<uint32_t> inputs_;
   std::vector<uint32_t> outputs_;

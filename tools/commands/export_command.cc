@@ -1,7 +1,6 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
-//                              [--xnnpack-fp16]
-//                              [--verbose]
+//                              [--xnnpack-fp16] [--bundle DIR]... [--verbose]
 // Backends are tried in the order given: each partitioner claims what it supports among the
 // nodes the earlier ones left; the rest runs on the portable kernels.
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "exporter/exporter.h"
 #include "tools/commands/command_registry.h"
+#include "tools/devtools/bundle.h"
 
 namespace ember {
 namespace tools {
@@ -43,13 +43,16 @@ void usage() {
       "                      expect a relative error around 1e-3. Where XNNPACK cannot (no fp16 in the\n"
       "                      CPU, an op without an fp16 kernel) the delegate runs in fp32 and loading\n"
       "                      logs a warning. Needs --backend xnnpack\n"
+      "  --bundle DIR        embed a test case (repeatable): DIR/input_<i>.npy and, if present,\n"
+      "                      DIR/output_<i>.npy as expected outputs; without outputs they are\n"
+      "                      computed with the portable kernels. Check with `ember verify OUT.pte`\n"
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
 }
 
 int export_command(int argc, char** argv) {
   std::string in, out;
   exporter::ExportOptions options;
-  std::vector<std::string> backends;
+  std::vector<std::string> backends, bundle_dirs;
   bool verbose = false, vulkan_allow_cpu = false, vulkan_fp16 = false;
   int xnnpack_threads = 0;
   bool xnnpack_fp16 = false;
@@ -113,6 +116,10 @@ int export_command(int argc, char** argv) {
       }
     } else if (a == "--xnnpack-fp16") {
       xnnpack_fp16 = true;
+    } else if (a == "--bundle") {
+      const char* v = value("--bundle");
+      if (!v) return 2;
+      bundle_dirs.push_back(v);
     } else if (a == "--no-fold") {
       options.fold_conv_bn = false;
     } else if (!a.empty() && a[0] == '-') {
@@ -155,12 +162,43 @@ int export_command(int argc, char** argv) {
       options.partitioners.push_back(std::make_shared<vulkan::VulkanPartitioner>(vo));
     }
   }
+  size_t computed = 0;
+  for (const std::string& dir : bundle_dirs) {
+    auto c = read_bundle_dir(dir);
+    if (!c.ok()) {
+      std::fprintf(stderr, "ember export: %s\n", std::string(c.status().message()).c_str());
+      return 2;
+    }
+    computed += c->expected_outputs.empty() ? 1 : 0;
+    options.bundled_cases.push_back(std::move(*c));
+  }
+  if (computed > 0) {
+    // Reference outputs come from the portable kernels: the same model without delegates.
+    exporter::ExportOptions portable = options;
+    portable.partitioners.clear();
+    portable.bundled_cases.clear();
+    auto reference = exporter::export_pt2_file(in, portable);
+    absl::Status s = reference.ok() ? compute_expected_outputs(reference->pte, options.method_name, &options.bundled_cases)
+                                    : reference.status();
+    if (!s.ok()) {
+      std::fprintf(stderr, "ember export: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  }
   auto r = exporter::export_pt2_file(in, options);
   if (!r.ok()) {
     std::fprintf(stderr, "ember export: %s\n", std::string(r.status().message()).c_str());
     return 1;
   }
   for (const std::string& w : r->warnings) std::fprintf(stderr, "ember export: warning: %s\n", w.c_str());
+  if (!bundle_dirs.empty()) {
+    // The bundle must match the method (input/output counts, dtypes, sizes): say so now.
+    absl::Status s = check_program(r->pte);
+    if (!s.ok()) {
+      std::fprintf(stderr, "ember export: the bundled program does not load: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  }
   std::ofstream f(out, std::ios::binary);
   f.write(reinterpret_cast<const char*>(r->pte.data()), static_cast<std::streamsize>(r->pte.size()));
   if (!f) {
@@ -185,6 +223,10 @@ int export_command(int argc, char** argv) {
   }
   line += " portable " + std::to_string(portable) + " ops";
   std::printf("%s\n", line.c_str());
+  if (!bundle_dirs.empty()) {
+    std::printf("bundled %zu test cases (%zu with outputs computed by the portable kernels); check with ember verify %s\n",
+                bundle_dirs.size(), computed, out.c_str());
+  }
   if (verbose) {
     for (const exporter::BackendSummary& b : r->backends) {
       std::printf("  %s took:\n", b.backend_id.c_str());

@@ -96,8 +96,8 @@ int inspect_command(int argc, char** argv) {
       if (ins->kind_type() == sc::InstructionKind::KernelCall) op_uses[ins->kind_as_KernelCall()->op_index()]++;
       if (ins->kind_type() == sc::InstructionKind::DelegateCall) delegate_calls++;
     }
-    std::printf("  instructions: %u (%zu delegate calls)\n", m->instructions() ? m->instructions()->size() : 0,
-                delegate_calls);
+    std::printf("  instructions: %u (%zu delegate calls)%s\n", m->instructions() ? m->instructions()->size() : 0,
+                delegate_calls, m->debug() ? ", with debug names (ember profile)" : "");
     std::printf("  operators: %u\n", m->operators() ? m->operators()->size() : 0);
     for (uint32_t i = 0; m->operators() && i < m->operators()->size(); ++i) {
       const sc::Operator* op = m->operators()->Get(i);
@@ -162,6 +162,15 @@ int inspect_command(int argc, char** argv) {
     for (const auto& [loc, e] : by_loc) std::printf("    %-12s %6zu tensors %12llu bytes\n", loc.c_str(), e.first, static_cast<unsigned long long>(e.second));
     for (uint32_t i = 0; m->arena_sizes() && i < m->arena_sizes()->size(); ++i) {
       std::printf("  arena %u: %llu bytes planned\n", i, static_cast<unsigned long long>(m->arena_sizes()->Get(i)));
+    }
+  }
+  if (const auto* cases = p->bundled_cases()) {
+    std::printf("\nbundled test cases: %u (check with ember verify)\n", cases->size());
+    for (uint32_t i = 0; i < cases->size(); ++i) {
+      const sc::BundledCase* c = cases->Get(i);
+      std::printf("  %s: method '%s', %u inputs, %u expected outputs\n", c->name() ? c->name()->c_str() : "",
+                  c->method() ? c->method()->c_str() : "", c->inputs() ? c->inputs()->size() : 0,
+                  c->expected_outputs() ? c->expected_outputs()->size() : 0);
     }
   }
   return 0;

@@ -35,6 +35,13 @@ export_seed() {  # in.pt2 out.pte
 for m in $MODELS; do
   export_seed "$SHARED/models/$m/model.pt2" "$CORPUS/pte/$m.pte" || echo "make_seeds: $m did not export (skipped)" >&2
 done
+# A bundled program (Program.bundled_cases, `ember export --bundle`): the fuzzers mutate the
+# bundled tensors and their validation too.
+if [ ! -s "$CORPUS/pte/small_cnn_bundled.pte" ]; then
+  "$EMBER" export "$SHARED/models/small_cnn/model.pt2" -o "$CORPUS/pte/small_cnn_bundled.pte" \
+      --bundle "$SHARED/models/small_cnn" >/dev/null 2>&1 || rm -f "$CORPUS/pte/small_cnn_bundled.pte"
+fi
+[ -s "$CORPUS/pte/small_cnn_bundled.pte" ] && n_pte=$((n_pte + 1))
 cp "$SHARED/models/dynamic_mlp/model.pt2" "$CORPUS/pt2/dynamic_mlp.pt2" && n_pt2=$((n_pt2 + 1))
 # Recurrent layers (the shared LSTM driver with GRU/RNN cells, packed-sequence validation)
 # from the checked-in test models.

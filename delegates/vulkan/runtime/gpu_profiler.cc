@@ -17,19 +17,20 @@ bool GpuProfiler::requested() {
 }
 
 GpuProfiler::~GpuProfiler() {
-  if (executes_ > 0) std::fprintf(stderr, "%s", report().c_str());
+  if (executes_ > 0 && !quiet_) std::fprintf(stderr, "%s", report().c_str());
   if (pool_ != VK_NULL_HANDLE) vkDestroyQueryPool(device_, pool_, nullptr);
 }
 
 Error GpuProfiler::init(VkDevice device, VkPhysicalDevice physical, uint32_t queue_family, float timestamp_period_ns,
-                        std::vector<std::string> labels, Diagnostic* diag) {
+                        std::vector<std::string> labels, Diagnostic* diag, bool quiet) {
+  quiet_ = quiet;
   uint32_t n = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
   std::vector<VkQueueFamilyProperties> families(n);
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, families.data());
   const uint32_t bits = queue_family < n ? families[queue_family].timestampValidBits : 0;
   if (bits == 0 || labels.empty()) {
-    std::fprintf(stderr, "ember vulkan profile: the compute queue has no timestamps; profiling is off\n");
+    if (!quiet) std::fprintf(stderr, "ember vulkan profile: the compute queue has no timestamps; profiling is off\n");
     return Error::Ok;
   }
   device_ = device;
@@ -38,6 +39,7 @@ Error GpuProfiler::init(VkDevice device, VkPhysicalDevice physical, uint32_t que
   labels_ = std::move(labels);
   stamps_.assign(labels_.size() + 1, 0);
   total_ns_.assign(labels_.size(), 0.0);
+  last_ns_.assign(labels_.size(), 0.0);
   VkQueryPoolCreateInfo qi{};
   qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
   qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -66,7 +68,8 @@ Error GpuProfiler::collect(Diagnostic* diag) {
                "reading profiling timestamps");
   for (size_t i = 0; i < total_ns_.size(); ++i) {
     const uint64_t d = (stamps_[i + 1] - stamps_[i]) & valid_mask_;
-    total_ns_[i] += static_cast<double>(d) * period_ns_;
+    last_ns_[i] = static_cast<double>(d) * period_ns_;
+    total_ns_[i] += last_ns_[i];
   }
   ++executes_;
   return Error::Ok;

@@ -5,6 +5,9 @@
 // are added up (vkGetQueryPoolResults: no allocation); when the graph is destroyed a summary
 // goes to stderr: mean GPU time per execute, per shader, and the slowest dispatches with
 // their specialisation constants (the shapes). Off by default: no query pool, no cost.
+// A method loaded with an EventTracer (runtime/executor/event_tracer.h) enables it too,
+// quietly (no stderr summary), and the graph reports each dispatch's last GPU time as a
+// DelegateOp event.
 //
 // Lifetime: owned by one VulkanGraph; init() after the dispatches are known, record_*() while
 // the graph's command buffer is recorded, collect() after each completed submission.
@@ -31,16 +34,21 @@ class GpuProfiler {
 
   // `labels[i]` names dispatch i. A device whose compute queue has no timestamps leaves the
   // profiler disabled (with a note on stderr) and returns Ok.
+  // `quiet`: no stderr notes or summary (profiling asked for by an event tracer).
   Error init(VkDevice device, VkPhysicalDevice physical, uint32_t queue_family, float timestamp_period_ns,
-             std::vector<std::string> labels, Diagnostic* diag);
+             std::vector<std::string> labels, Diagnostic* diag, bool quiet = false);
   bool enabled() const { return pool_ != VK_NULL_HANDLE; }
 
   void record_start(VkCommandBuffer cb) const;                 // reset + first timestamp
   void record_after(VkCommandBuffer cb, size_t dispatch) const;  // after dispatch `dispatch`
   // Reads the last execute's timestamps and adds them up.
   Error collect(Diagnostic* diag);
-  // The summary (also written by the destructor when anything was collected).
+  // The summary (also written by the destructor when anything was collected, unless quiet).
   std::string report() const;
+  // The last collect()'s GPU time of dispatch `i` and its label (valid while the profiler lives).
+  size_t num_dispatches() const { return labels_.size(); }
+  double last_ns(size_t i) const { return last_ns_[i]; }
+  const char* label(size_t i) const { return labels_[i].c_str(); }
 
  private:
   VkDevice device_ = VK_NULL_HANDLE;
@@ -50,6 +58,8 @@ class GpuProfiler {
   std::vector<std::string> labels_;
   std::vector<uint64_t> stamps_;  // scratch for one execute's results
   std::vector<double> total_ns_;  // per dispatch, summed over executes
+  std::vector<double> last_ns_;   // per dispatch, the last execute
+  bool quiet_ = false;
   uint64_t executes_ = 0;
 };
 

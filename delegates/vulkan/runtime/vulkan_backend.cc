@@ -32,7 +32,7 @@ class VulkanBackend final : public Backend {
 
   Error execute(BackendExecuteContext& context, void* handle, EValue** args, size_t num_args) override {
     if (handle == nullptr) return fail(context.diag, Error::InvalidState, "vulkan: execute without init");
-    return static_cast<VulkanGraph*>(handle)->execute(args, num_args, context.diag);
+    return static_cast<VulkanGraph*>(handle)->execute(args, num_args, context.diag, &context);
   }
 
   void destroy(void* handle) override { delete static_cast<VulkanGraph*>(handle); }

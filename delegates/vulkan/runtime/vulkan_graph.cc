@@ -1,5 +1,6 @@
 #include "delegates/vulkan/runtime/vulkan_graph.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include "delegates/vulkan/runtime/vulkan_context.h"
 #include "delegates/vulkan/runtime/vulkan_status.h"
 #include "delegates/vulkan/vulkan_graph_generated.h"
+#include "runtime/platform/platform.h"
 #include "runtime/program/program.h"
 
 namespace ember {
@@ -561,12 +563,14 @@ Result<std::unique_ptr<VulkanGraph>> VulkanGraph::create(VulkanContext* context,
   EMBER_TRY(g->parse(blob, init, specs, diag));
   EMBER_TRY(g->allocate(diag));
   EMBER_TRY(g->upload_constants(diag));
-  if (GpuProfiler::requested()) {
+  const bool traced = init.event_tracer != nullptr;
+  if (GpuProfiler::requested() || traced) {
     std::vector<std::string> labels;
     for (const Dispatch& d : g->dispatches_) labels.push_back(dispatch_label(d));
     const VkPhysicalDeviceProperties& props = context->properties();
     EMBER_TRY(g->profiler_.init(context->device(), context->physical_device(), context->queue_family(),
-                                props.limits.timestampPeriod, std::move(labels), diag));
+                                props.limits.timestampPeriod, std::move(labels), diag,
+                                /*quiet=*/!GpuProfiler::requested()));
   }
   EMBER_TRY(g->record(diag));
   return g;
@@ -872,7 +876,28 @@ Error VulkanGraph::record(Diagnostic* diag) {
   return Error::Ok;
 }
 
-Error VulkanGraph::execute(EValue** args, size_t num_args, Diagnostic* diag) {
+// GPU times are durations on the GPU's clock: laid back to back from the submission on the
+// CPU's monotonic clock and clamped to the end of the wait (estimated starts).
+void VulkanGraph::report_dispatches(const BackendExecuteContext& trace, uint64_t submit_ns, uint64_t done_ns) const {
+  double t = static_cast<double>(submit_ns);
+  for (size_t i = 0; i < profiler_.num_dispatches(); ++i) {
+    TraceEvent e;
+    e.kind = TraceEventKind::DelegateOp;
+    e.estimated_start = true;
+    e.run = trace.run;
+    e.instruction = trace.instruction;
+    e.delegate_op = static_cast<uint32_t>(i);
+    e.delegate_index = trace.delegate_index;
+    e.name = profiler_.label(i);
+    e.debug_name = trace.debug_name;
+    e.start_ns = std::min(static_cast<uint64_t>(t), done_ns);
+    t += profiler_.last_ns(i);
+    e.end_ns = std::min(static_cast<uint64_t>(t), done_ns);
+    trace.event_tracer->record(e);
+  }
+}
+
+Error VulkanGraph::execute(EValue** args, size_t num_args, Diagnostic* diag, const BackendExecuteContext* trace) {
   const size_t ni = inputs_.size(), no = outputs_.size();
   if (num_args != ni + no) {
     return fail(diag, Error::InvalidArgument, "vulkan: delegate expects %zu inputs + %zu outputs, got %zu args", ni, no, num_args);
@@ -906,8 +931,11 @@ Error VulkanGraph::execute(EValue** args, size_t num_args, Diagnostic* diag) {
     void* dst = staged ? staging_[k].mapped : device_buffer(inputs_[k]).mapped;
     write_device_bytes(tensors_[inputs_[k]], args[k]->as_tensor->data, dst);
   }
+  const bool report = trace != nullptr && trace->event_tracer != nullptr && profiler_.enabled();
+  const uint64_t submit_ns = report ? platform_monotonic_ns() : 0;
   EMBER_TRY(context_->submit_and_wait(command_buffer_, fence_, diag));
   EMBER_TRY(profiler_.collect(diag));
+  if (report) report_dispatches(*trace, submit_ns, platform_monotonic_ns());
   for (size_t k = 0; k < no; ++k) {
     const void* src = staged ? staging_[ni + k].mapped : device_buffer(outputs_[k]).mapped;
     read_device_bytes(tensors_[outputs_[k]], src, args[ni + k]->as_tensor->data);

@@ -41,13 +41,16 @@ class VulkanGraph {
   VulkanGraph& operator=(const VulkanGraph&) = delete;
 
   // `args`: the delegate's inputs then outputs (tensors of the blob's dtypes and sizes).
-  Error execute(EValue** args, size_t num_args, Diagnostic* diag);
+  // `trace` (may be null): the call's tracing context; with a tracer and a graph created for
+  // one, every dispatch is reported as a DelegateOp with its GPU time.
+  Error execute(EValue** args, size_t num_args, Diagnostic* diag, const BackendExecuteContext* trace = nullptr);
 
   size_t num_dispatches() const { return dispatches_.size(); }
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }
   // EMBER_VULKAN_PROFILE=1 at init: the per-dispatch GPU time summary so far ("" otherwise).
   std::string profile_report() const { return profiler_.report(); }
+  void report_dispatches(const BackendExecuteContext& trace, uint64_t submit_ns, uint64_t done_ns) const;
 
   // Internal representation (public for the lowering helpers in vulkan_graph.cc).
   struct TensorInfo {

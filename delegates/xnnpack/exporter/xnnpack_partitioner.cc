@@ -538,6 +538,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   for (int i : p.nodes) {
     const Node& n = g.nodes[i];
     if (folded.count(i)) continue;
+    b.set_node_name(n.name);  // every blob node lowered from n (composites: several) carries it
     const std::string k = key(n);
     const Value& out = g.values[n.output_values()[0]];
     const Value* x = tensor_arg(g, n, 0);

@@ -10,6 +10,7 @@
 #include "delegates/xnnpack/runtime/weights_cache.h"
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "delegates/xnnpack/xnnpack_compile_specs.h"
+#include "runtime/platform/platform.h"
 
 namespace ember {
 namespace xnnpack {
@@ -125,6 +126,7 @@ Error build_cached_runtime(XnnDelegate* d, const Dims* key, Diagnostic* diag, Ca
   }
   slot->runtime = runtime;
   slot->bound_valid = false;
+  d->profile.named_runtime = nullptr;  // a new runtime may reuse a freed one's address
   for (uint32_t k = 0; k < d->num_inputs; ++k) slot->input_dims[k] = key[k];
   for (uint32_t k = 0; k < d->num_outputs; ++k) slot->output_dims[k] = d->work_dims[d->outputs[k].tensor_id];
   d->stats.runtimes_built++;
@@ -323,11 +325,15 @@ class XnnpackBackend final : public Backend {
       rt->bound_valid = true;
       d->stats.setups++;
     }
+    // Operators are reported only for a traced call of a delegate built with profiling.
+    const bool report = ctx.event_tracer != nullptr && d->profile.enabled;
+    const uint64_t invoke_start_ns = report ? platform_monotonic_ns() : 0;
     xnn_status s = xnn_invoke_runtime(rt->runtime);
     if (s != xnn_status_success) {
       return fail(diag, status_error(s), "xnnpack: xnn_invoke_runtime (%u nodes) failed: %s", d->num_nodes,
                   status_name(s));
     }
+    if (report) report_operators(d, rt->runtime, ctx, invoke_start_ns, platform_monotonic_ns());
     d->stats.invokes++;
     for (uint32_t k = 0; k < d->num_outputs; ++k) {
       const ExternalPort& port = d->outputs[k];
@@ -382,8 +388,10 @@ class XnnpackBackend final : public Backend {
     // The runtime for the compiled shapes.
     for (uint32_t k = 0; k < ni; ++k) d->scratch_key[k] = d->declared_dims[d->inputs[k].tensor_id];
     CachedRuntime* rt = nullptr;
+    d->profile.enabled = ctx.event_tracer != nullptr;
     EMBER_TRY(build_cached_runtime(d, d->scratch_key, ctx.diag, &rt));
     d->current = rt;
+    if (d->profile.enabled) EMBER_TRY(init_profiling(d, rt->runtime, a, ctx.diag));
     return Error::Ok;
   }
 };

@@ -78,6 +78,12 @@ struct XnnpackDelegateStats {
   size_t constants_copied = 0;    // weights copied once into the method allocator
   bool fp16 = false;              // runtimes run in fp16 (compile spec "fp16", see below)
   bool shares_weights = false;    // uses its Program's packed-weights cache
+  // Per-operator profiling (only when the method was loaded with an EventTracer that wants
+  // delegate operators: runtimes are then created with XNN_FLAG_BASIC_PROFILING).
+  bool profiling = false;
+  size_t profiled_operators = 0;  // XNNPACK operators of the current runtime
+  uint64_t operator_events = 0;   // DelegateOp events reported
+  uint64_t unreported_invokes = 0;  // traced invokes whose operators did not fit the tables
 };
 XnnpackDelegateStats delegate_stats(const void* handle);
 

@@ -659,7 +659,9 @@ Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
     if (fp16 && !d->fp16) continue;
     SubgraphGuard guard;
     EMBER_TRY(define_subgraph(d, guard, diag));
-    const uint32_t flags = fp16 ? XNN_FLAG_FORCE_FP16_INFERENCE : 0;
+    // Profiling makes every invoke read the clock per operator: only when tracing was asked for.
+    const uint32_t flags =
+        (fp16 ? XNN_FLAG_FORCE_FP16_INFERENCE : 0) | (d->profile.enabled ? XNN_FLAG_BASIC_PROFILING : 0);
     s = d->weights != nullptr ? create_runtime_with_cache(d->weights, guard.subgraph, d->pool, flags, runtime)
                               : xnn_create_runtime_v2(guard.subgraph, d->pool, flags, runtime);
     if (s != xnn_status_success) {

@@ -36,6 +36,21 @@ struct CachedRuntime {
 
 struct SharedWeights;  // weights_cache.h
 
+// Tables for per-operator profiling, sized at init from the first runtime (method allocator).
+struct OperatorProfile {
+  bool enabled = false;
+  size_t capacity = 0;            // operators the tables hold
+  char* names = nullptr;          // XNNPACK's NUL-separated operator names
+  size_t names_bytes = 0;
+  const char** name_of = nullptr; // [capacity], into `names`
+  // [capacity]: the blob node's .pt2 name for operator i, when XNNPACK runs exactly one
+  // operator per blob node (then operator i is blob node i); else null entries.
+  const char** debug_of = nullptr;
+  uint64_t* timings_us = nullptr; // [capacity]
+  xnn_runtime_t named_runtime = nullptr;  // the runtime `name_of` describes
+  size_t num_named = 0;
+};
+
 struct XnnDelegate {
   const fb::Graph* graph = nullptr;
   uint32_t num_tensors = 0;
@@ -60,6 +75,7 @@ struct XnnDelegate {
   SharedWeights* weights = nullptr;  // the Program's packed-weights cache; null: none
   uint64_t clock = 0;
   XnnpackDelegateStats stats;
+  OperatorProfile profile;
 };
 
 const char* status_name(xnn_status status);
@@ -79,8 +95,18 @@ Error infer_shapes(XnnDelegate* d, bool check_declared, Diagnostic* diag);
 // Defines the subgraph with work_dims and creates an XNNPACK runtime on d->pool: fp16 when
 // d->fp16 (when XNNPACK cannot run this partition in fp16, d->fp16 becomes false, a warning
 // is logged and the runtime is fp32), with the shared weights cache d->weights when there is
-// one (see weights_cache.h).
+// one (see weights_cache.h), and with XNN_FLAG_BASIC_PROFILING when d->profile.enabled.
 Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag);
+
+// Sizes the profiling tables from `runtime` (a profiled one), in `alloc`. Init only.
+Error init_profiling(XnnDelegate* d, xnn_runtime_t runtime, MemoryAllocator* alloc, Diagnostic* diag);
+
+// After a traced invoke of `runtime` that ran from invoke_start_ns to invoke_end_ns:
+// records one DelegateOp event per XNNPACK operator to ctx.event_tracer. XNNPACK gives
+// durations only (microseconds), so the events are laid back to back from invoke_start_ns
+// and clamped to invoke_end_ns. No allocation.
+void report_operators(XnnDelegate* d, xnn_runtime_t runtime, const BackendExecuteContext& ctx,
+                      uint64_t invoke_start_ns, uint64_t invoke_end_ns);
 
 }  // namespace xnnpack
 }  // namespace ember
