@@ -7,6 +7,11 @@
 # Usage: tools/bench/device_compare.sh BUNDLE OUTDIR [THREADS...]   (default threads: 1 2)
 # Environment: BACKENDS (default "vulkan vulkan16 xnnpack portable"), SKIP_TORCH=1 to time
 # Ember alone (e.g. re-measuring after a shader change).
+# CPU_PEERS=1 adds the CPU table of Ember XNNPACK vs onnxruntime vs ExecuTorch (cpu_peers.py:
+# exports what the bundle's peers/ lacks, then times at THREADS; the ExecuTorch wheels of the
+# bundle's wheels/ are installed into a temporary directory); CPU_PEERS=only runs just that.
+# PEER_MODELS (default: cpu_peers.py's, i.e. the torchvision CNNs + the bundle's vit_tiny and
+# bert_tiny), PEER_ITERATIONS (30), PEER_WARMUP (5). Output: OUTDIR/cpu_peers.{md,json,log}.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bundle=$(cd "$1" && pwd); out=$2; shift 2
@@ -24,6 +29,23 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || 
 lscpu | grep -E '^(Model name|CPU\(s\))' || true
 
 work=$(mktemp -d)
+
+cpu_peers() {
+  local etlib=() peers=$work/peers models=()
+  if ls "$bundle"/wheels/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-deps --no-index --target "$work/etlib" "$bundle"/wheels/*.whl &&
+      etlib=(--et-path "$work/etlib")
+  fi
+  mkdir -p "$peers"; [ -d "$bundle/peers" ] && cp -r "$bundle"/peers/. "$peers"/
+  [ -n "${PEER_MODELS:-}" ] && models=(--models "$PEER_MODELS")
+  python3 "$here/cpu_peers.py" --prepare "$peers" --shared "$bundle/models" "${models[@]}" "${etlib[@]}" \
+    2>&1 | tee "$out/cpu_peers.prepare.log" | grep -v '^ '
+  python3 "$here/cpu_peers.py" --from "$peers" --ember "$E" --workdir "$work/peers_work" "${models[@]}" "${etlib[@]}" \
+    --threads "$(echo $threads | tr ' ' ',')" --iterations "${PEER_ITERATIONS:-30}" --warmup "${PEER_WARMUP:-5}" \
+    --json "$out/cpu_peers.json" 2>"$out/cpu_peers.log" | tee "$out/cpu_peers.md"
+}
+if [ "${CPU_PEERS:-0}" = only ]; then cpu_peers; exit 0; fi
+
 for mdir in "$bundle"/models/*/; do
   m=$(basename "$mdir")
   for b in ${BACKENDS:-vulkan vulkan16 xnnpack portable}; do
@@ -55,3 +77,4 @@ PY
 done
 [ "${SKIP_TORCH:-0}" = 1 ] || python3 "$here/torch_compare.py" "$bundle/models" "$out" $threads
 python3 "$here/summarize_bench.py" "$out"
+[ "${CPU_PEERS:-0}" = 1 ] && cpu_peers
