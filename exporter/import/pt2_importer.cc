@@ -662,9 +662,17 @@ absl::StatusOr<ScalarType> scalar_type_from_pt2(int64_t code) {
   }
 }
 
-std::string last_stack_frame(const std::string& trace) {
-  size_t pos = trace.rfind("File \"");
-  if (pos == std::string::npos) return "";
+namespace {
+
+// Frames inside PyTorch itself (nn.Module.forward of a library layer, functional wrappers)
+// say nothing about the user's model: the line worth showing is the last frame outside.
+bool is_pytorch_frame(const std::string& head) {
+  return head.find("/site-packages/torch/") != std::string::npos ||
+         head.find("/dist-packages/torch/") != std::string::npos;
+}
+
+// "File \"f.py\", line N, in fn: code" for the frame starting at `pos`.
+std::string format_frame(const std::string& trace, size_t pos) {
   std::string frame = trace.substr(pos);
   size_t nl = frame.find('\n');
   std::string head = frame.substr(0, nl);
@@ -675,8 +683,26 @@ std::string last_stack_frame(const std::string& trace) {
     code = b == std::string::npos ? "" : code.substr(b);
     size_t e = code.find('\n');
     if (e != std::string::npos) code = code.substr(0, e);
+    if (code.rfind("File \"", 0) == 0) code.clear();  // a frame without a code line
   }
   return code.empty() ? head : head + ": " + code;
+}
+
+}  // namespace
+
+std::string last_stack_frame(const std::string& trace) {
+  size_t last = trace.rfind("File \"");
+  if (last == std::string::npos) return "";
+  for (size_t pos = last;; --pos) {
+    pos = trace.rfind("File \"", pos);
+    if (pos == std::string::npos) break;
+    const size_t nl = trace.find('\n', pos);
+    if (!is_pytorch_frame(trace.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos))) {
+      return format_frame(trace, pos);
+    }
+    if (pos == 0) break;
+  }
+  return format_frame(trace, last);
 }
 
 absl::StatusOr<Graph> import_pt2(const std::string& path) {

@@ -23,7 +23,9 @@ absl::StatusOr<Graph> import_pt2_bytes(const void* data, size_t size, const std:
 // Maps a torch.export dtype code (1 uint8 ... 7 float32, 12 bool, 13 bfloat16) to Ember's.
 absl::StatusOr<ScalarType> scalar_type_from_pt2(int64_t code);
 
-// The last frame of a stack_trace metadata string ("file", line N, in fn: code).
+// The last frame of a stack_trace metadata string outside PyTorch's own package (the user's
+// model line rather than torch/nn/modules/conv.py), else the last frame:
+// "File \"model.py\", line N, in fn: code".
 std::string last_stack_frame(const std::string& stack_trace);
 
 }  // namespace exporter

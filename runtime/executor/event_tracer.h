@@ -27,6 +27,8 @@
 
 namespace ember {
 
+struct EValue;
+
 enum class TraceEventKind : uint8_t {
   MethodInit = 0,    // Method::init as a whole (recorded at its end, on success only)
   DelegateInit = 1,  // one backend init inside MethodInit; delegate_op = delegate index
@@ -51,9 +53,16 @@ struct TraceEvent {
   const char* source = "";      // "file:line in fn" of the .pt2 node; "" when unknown
   uint64_t start_ns = 0;        // platform_monotonic_ns()
   uint64_t end_ns = 0;
+  // Instruction events of kernel and delegate calls: the values the instruction just wrote
+  // (its trailing `num_outputs` arguments). Valid only during record(): planned memory is
+  // reused by later instructions, so a tracer that wants the numbers (`ember debug`)
+  // copies them there. Null/0 for other events.
+  const EValue* const* outputs = nullptr;
+  uint32_t num_outputs = 0;
 };
 
-// Receives events. record() runs inside execute(): it must not block, allocate or throw.
+// Receives events. record() runs inside execute(): it must not block, allocate or throw
+// (a debugging tracer that copies `outputs` may allocate: it trades speed for insight).
 class EventTracer {
  public:
   virtual ~EventTracer() = default;

@@ -15,6 +15,7 @@ struct Method::TraceInfo {
   const char* name = "";
   const char* debug_name = "";
   const char* source = "";
+  uint32_t num_outputs = 0;  // trailing arguments a kernel/delegate call writes
 };
 
 struct Method::Instruction {
@@ -385,15 +386,18 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
     Instruction& ins = *new (&m.instructions_[i]) Instruction();
     TraceInfo& info = *new (&m.trace_info_[i]) TraceInfo();
     const flatbuffers::Vector<int32_t>* args = nullptr;
+    uint32_t num_outputs = 0;
     switch (si->kind_type()) {
       case schema::InstructionKind::KernelCall:
         ins.kind = Instruction::Kind::Kernel;
         args = si->kind_as_KernelCall()->args();
+        num_outputs = si->kind_as_KernelCall()->num_outputs();
         break;
       case schema::InstructionKind::DelegateCall:
         ins.kind = Instruction::Kind::Delegate;
         ins.a = si->kind_as_DelegateCall()->delegate_index();
         args = si->kind_as_DelegateCall()->args();
+        num_outputs = si->kind_as_DelegateCall()->num_outputs();
         break;
       case schema::InstructionKind::Move:
         ins.kind = Instruction::Kind::Move;
@@ -433,6 +437,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
       ins.args = alloc.allocate_array<EValue*>(ins.num_args + 1);
       if (ins.args == nullptr) return oom("kernel arguments");
       for (uoffset_t k = 0; k < ins.num_args; ++k) ins.args[k] = &m.values_[args->Get(k)];
+      info.num_outputs = num_outputs < ins.num_args ? num_outputs : ins.num_args;
     }
     if (ins.kind == Instruction::Kind::Kernel) {
       const schema::Operator* op = method->operators()->Get(si->kind_as_KernelCall()->op_index());
@@ -666,6 +671,8 @@ Error Method::run_instructions() {
       e.source = info.source;
       e.start_ns = start_ns;
       e.end_ns = platform_monotonic_ns();
+      e.outputs = ins.args + (ins.num_args - info.num_outputs);
+      e.num_outputs = info.num_outputs;
       tracer->record(e);
     }
     pc = next;

@@ -50,6 +50,15 @@ TEST(Importer, LastStackFrame) {
   EXPECT_EQ(last_stack_frame("File \"a.py\", line 1, in f\n    x = 1\n  File \"b.py\", line 2, in g\n    return y"),
             "File \"b.py\", line 2, in g: return y");
   EXPECT_EQ(last_stack_frame(""), "");
+  // The user's line, not PyTorch's layer implementation under it.
+  const std::string torch_frames =
+      "File \"/w/model.py\", line 7, in forward\n    return self.conv(x)\n"
+      "  File \"/v/lib/python3.12/site-packages/torch/nn/modules/conv.py\", line 553, in forward\n"
+      "    return self._conv_forward(input, self.weight, self.bias)";
+  EXPECT_EQ(last_stack_frame(torch_frames), "File \"/w/model.py\", line 7, in forward: return self.conv(x)");
+  // Only PyTorch frames: the last one.
+  EXPECT_EQ(last_stack_frame("File \"/v/site-packages/torch/a.py\", line 1, in f\n    x = 1"),
+            "File \"/v/site-packages/torch/a.py\", line 1, in f: x = 1");
 }
 
 TEST(Importer, DtypeCodes) {
