@@ -235,13 +235,13 @@ const std::map<std::string, Decomposition>& decompositions() {
        }},
       {"aten::nll_loss_nd.default", [](Builder& b, const Node& n) -> std::vector<int> {
          if (!is_none(n, 2)) return {};  // class weights
-         return {nll_loss_2d(b, tensor_arg(n, 0), tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
+         return {nll_loss_nd(b, tensor_arg(n, 0), tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
        }},
       {"aten::cross_entropy_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int x = tensor_arg(n, 0);
-         if (!is_none(n, 2) || number_arg(n, 5, 0.0) != 0.0 || b.sizes(x).size() != 2) return {};
+         if (!is_none(n, 2) || number_arg(n, 5, 0.0) != 0.0 || b.sizes(x).size() < 2) return {};
          int logp = b.call1("log_softmax", "int", {Arg::tensor(x), Arg::integer(1)}, b.dtype(x), b.sizes(x));
-         return {nll_loss_2d(b, logp, tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
+         return {nll_loss_nd(b, logp, tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
        }},
       {"aten::outer.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int a = tensor_arg(n, 0), c = tensor_arg(n, 1);

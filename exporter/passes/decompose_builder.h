@@ -226,6 +226,28 @@ inline int nll_loss_2d(Builder& b, int logp, int target, int64_t reduction, int6
   return b.binary("div", b.reduce(loss, kReductionSum), count);
 }
 
+// nll_loss over [N, C, d1, ...] log-probabilities and [N, d1, ...] targets: classes moved
+// last and flattened to the 2-D case; reduction "none" gets the [N, d1, ...] shape back.
+inline int nll_loss_nd(Builder& b, int logp, int target, int64_t reduction, int64_t ignore_index) {
+  const Sizes s = b.sizes(logp);
+  if (s.size() <= 2) return nll_loss_2d(b, logp, target, reduction, ignore_index);
+  Sizes rest(s.begin() + 2, s.end());
+  Sizes target_sizes = {s[0]};
+  target_sizes.insert(target_sizes.end(), rest.begin(), rest.end());
+  if (b.sizes(target) != target_sizes) {
+    b.fail();
+    return logp;
+  }
+  int64_t rows = s[0];
+  for (int64_t d : rest) rows *= d;
+  std::vector<int64_t> perm = {0};
+  for (size_t i = 2; i < s.size(); ++i) perm.push_back(static_cast<int64_t>(i));
+  perm.push_back(1);
+  int flat = b.view(permute(b, logp, perm), {rows, s[1]});
+  int loss = nll_loss_2d(b, flat, b.view(target, {rows}), reduction, ignore_index);
+  return reduction == kReductionNone ? b.view(loss, target_sizes) : loss;
+}
+
 // ---- helpers of the linear-algebra and loss decompositions below ----
 
 inline int sum_dims(Builder& b, int x, const std::vector<int64_t>& dims, bool keepdim) {

@@ -266,16 +266,17 @@ Error var_default(KernelContext& ctx, EValue** args, size_t n) {
 }
 
 // var.dim / std.dim(self, dim?, unbiased, keepdim, out)
-template <bool kSqrt>
+// var_mean.dim / std_mean.dim(self, dim?, unbiased, keepdim, out_var, out_mean)
+template <bool kSqrt, bool kMean = false>
 Error var_dim(KernelContext& ctx, EValue** args, size_t n) {
   KernelArgs a(ctx, args, n);
-  if (!a.expect(5)) return a.error();
+  if (!a.expect(kMean ? 6 : 5)) return a.error();
   const Tensor* in = a.tensor(0);
   bool all = false;
   Span<const int64_t> dims = reduction_dims(a, 1, &all);
   bool unbiased = a.bool_value(2);
   bool keepdim = a.bool_value(3);
-  return var_core(ctx, a, in, dims, all, unbiased ? 1 : 0, keepdim, kSqrt, a.out(4), nullptr);
+  return var_core(ctx, a, in, dims, all, unbiased ? 1 : 0, keepdim, kSqrt, a.out(4), kMean ? a.out(5) : nullptr);
 }
 
 // any/all: .default(self, out), .dim(self, int dim, keepdim, out), .dims(self, dim?, keepdim, out)
@@ -460,6 +461,8 @@ EMBER_REGISTER_KERNEL("aten::var_mean.default", (var_default<false, true>));
 EMBER_REGISTER_KERNEL("aten::std_mean.default", (var_default<true, true>));
 EMBER_REGISTER_KERNEL("aten::var.dim", var_dim<false>);
 EMBER_REGISTER_KERNEL("aten::std.dim", var_dim<true>);
+EMBER_REGISTER_KERNEL("aten::var_mean.dim", (var_dim<false, true>));
+EMBER_REGISTER_KERNEL("aten::std_mean.dim", (var_dim<true, true>));
 EMBER_REGISTER_KERNEL("aten::any.default", any_all<true>);
 EMBER_REGISTER_KERNEL("aten::all.default", any_all<false>);
 EMBER_REGISTER_KERNEL("aten::any.dim", any_dim<true>);

@@ -202,15 +202,34 @@ absl::StatusOr<NumericalDebugReport> debug_numerics(const std::string& pt2_path,
   auto got = run_capturing(test_pte->pte, options.method, in, report.backend.c_str());
   if (!got.ok()) return got.status();
 
-  // Reference values by node name: the last instruction of that name wrote the node's result.
-  std::map<std::string, const CapturedInstruction*> by_node;
+  // A pass that turns one node into several (split -> slices, decompositions) gives them
+  // all the node's name, in the same order in both programs (the same passes ran, and
+  // one-node partitions move nothing): the k-th instruction of a name pairs with the k-th.
+  // Where the counts differ, only the last of each (the node's final result) pairs.
+  std::map<std::string, std::vector<const CapturedInstruction*>> ref_by_node, got_by_node;
   for (const CapturedInstruction& c : ref->captured) {
-    if (!c.debug_name.empty()) by_node[c.debug_name] = &c;
+    if (!c.debug_name.empty()) ref_by_node[c.debug_name].push_back(&c);
   }
+  for (const CapturedInstruction& c : got->captured) {
+    if (!c.debug_name.empty()) got_by_node[c.debug_name].push_back(&c);
+  }
+  std::map<std::string, size_t> seen;
   double largest = -1;
   for (const CapturedInstruction& c : got->captured) {
-    auto it = c.debug_name.empty() ? by_node.end() : by_node.find(c.debug_name);
-    if (it == by_node.end() || it->second->outputs.size() != c.outputs.size()) {
+    const CapturedInstruction* twin = nullptr;
+    if (!c.debug_name.empty()) {
+      const size_t k = seen[c.debug_name]++;
+      auto it = ref_by_node.find(c.debug_name);
+      if (it != ref_by_node.end()) {
+        const size_t n_got = got_by_node[c.debug_name].size();
+        if (it->second.size() == n_got) {
+          twin = it->second[k];
+        } else if (k + 1 == n_got) {
+          twin = it->second.back();
+        }
+      }
+    }
+    if (twin == nullptr || twin->outputs.size() != c.outputs.size()) {
       ++report.unmatched;
       continue;
     }
@@ -219,10 +238,10 @@ absl::StatusOr<NumericalDebugReport> debug_numerics(const std::string& pt2_path,
       e.instruction = c.instruction;
       e.node = c.debug_name;
       e.source = c.source;
-      e.op = it->second->name;
+      e.op = twin->name;
       e.delegated = c.delegated;
       e.output = k;
-      compare(c.outputs[k], it->second->outputs[k], &e);
+      compare(c.outputs[k], twin->outputs[k], &e);
       e.exceeds = !e.mismatch.empty() ||
                   (e.rel_l2 > options.rel_tolerance && e.max_abs > options.abs_tolerance);
       const int index = static_cast<int>(report.operators.size());
@@ -245,12 +264,15 @@ absl::StatusOr<NumericalDebugReport> debug_numerics(const std::string& pt2_path,
 namespace {
 
 std::string row(const OperatorError& e) {
-  char line[512];
-  std::snprintf(line, sizeof(line), "  #%-4d %-28s %-30s %-8s %10.3g %10.3g%s%s%s\n", e.instruction,
+  char cols[256];
+  std::snprintf(cols, sizeof(cols), "  #%-4d %-28s %-30s %-8s %10.3g %10.3g", e.instruction,
                 (e.node + (e.output > 0 ? ":" + std::to_string(e.output) : "")).c_str(), e.op.c_str(),
-                e.delegated ? "delegate" : "portable", e.rel_l2, e.max_abs, e.exceeds ? "  <-- exceeds" : "",
-                e.mismatch.empty() ? "" : ("  " + e.mismatch).c_str(), e.source.empty() ? "" : ("  " + e.source).c_str());
-  return line;
+                e.delegated ? "delegate" : "portable", e.rel_l2, e.max_abs);
+  std::string line = cols;
+  if (e.exceeds) line += "  <-- exceeds";
+  if (!e.mismatch.empty()) line += "  " + e.mismatch;
+  if (!e.source.empty()) line += "  " + e.source;
+  return line + "\n";
 }
 
 }  // namespace

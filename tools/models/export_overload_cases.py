@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Writes the overload test cases under test/models/overloads/ (checked in; the test never runs
+Python): one small module per ATen overload that PyTorch's complete schema table exposed
+(reductions with .dim, scatter reduce variants, split variants, _nd losses, 1-D pooling,
+Tensor-argument factories, index_fill variants, median/nanmedian, var_mean/std_mean, sorting,
+searching), each torch.export'ed and saved with its seeded input and eager output.
+
+For each case NAME: OUT/NAME/model.pt2, input_0.npy, output_0.npy.
+//test/models:overload_cases_test exports every directory with the portable kernels, runs it
+and compares with the eager output.
+
+Usage: export_overload_cases.py [OUT]   (default: test/models/overloads in this repo)"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+x = torch.randn(2, 3, 8)
+idx = torch.tensor([[0, 1, 2, 0, 1, 2, 0, 1]] * 3).unsqueeze(0).expand(2, 3, 8).contiguous()
+cases = {
+ 'scatter_reduce_two': (lambda x: torch.scatter_reduce(x, 2, idx, x, reduce='amax'), (x,)),
+ 'scatter_value_reduce': (lambda x: torch.scatter(x, 2, idx, 2.0, reduce='multiply'), (x,)),
+ 'scatter_reduce_src': (lambda x: torch.scatter(x, 2, idx, x, reduce='add'), (x,)),
+ 'split_sizes': (lambda x: torch.split(x, [3, 5], dim=2)[1] * 2, (x,)),
+ 'split_with_sizes': (lambda x: x.split_with_sizes([3, 5], dim=2)[0] + 1, (x,)),
+ 'tensor_split_indices': (lambda x: torch.tensor_split(x, [2, 5], dim=2)[1] + 1, (x,)),
+ 'nll_loss_nd': (lambda x: F.nll_loss(F.log_softmax(x, 1), torch.zeros(2, 8, dtype=torch.long)), (x,)),
+ 'cross_entropy_nd': (lambda x: F.cross_entropy(x, torch.ones(2, 8, dtype=torch.long)), (x,)),
+ 'max_pool1d': (lambda x: F.max_pool1d(x, 2), (x,)),
+ 'avg_pool1d': (lambda x: F.avg_pool1d(x, 3, stride=2, padding=1), (x,)),
+ 'adaptive_avg_pool1d': (lambda x: F.adaptive_avg_pool1d(x, 3), (x,)),
+ 'adaptive_max_pool1d': (lambda x: F.adaptive_max_pool1d(x, 4), (x,)),
+ 'lp_pool1d': (lambda x: F.lp_pool1d(x.abs(), 2, 2), (x,)),
+ 'linspace_tensor': (lambda x: x + torch.linspace(x[0,0,0].detach(), 1.0, 8), (x,)),
+ 'index_fill_tensor': (lambda x: x.index_fill(2, torch.tensor([1, 3]), torch.tensor(5.0)), (x,)),
+ 'index_fill_scalar': (lambda x: x.index_fill(1, torch.tensor([0, 2]), -1.0), (x,)),
+ 'median_all': (lambda x: x.median(), (x,)),
+ 'median_dim': (lambda x: x.median(dim=2).values, (x,)),
+ 'nanmedian_all': (lambda x: x.nanmedian(), (x,)),
+ 'nanmedian_dim': (lambda x: x.nanmedian(dim=1).values, (x,)),
+ 'var_mean': (lambda x: torch.var_mean(x, dim=2)[0] + torch.var_mean(x, dim=2)[1], (x,)),
+ 'std_mean': (lambda x: torch.std_mean(x, dim=1, correction=0)[0], (x,)),
+ 'histc': (lambda x: torch.histc(x, bins=5, min=-2, max=2), (x,)),
+ 'logspace_tensor': (lambda x: x + torch.logspace(x[0,0,0].detach().clamp(0,1), 1.0, 8), (x,)),
+ 'amax_amin': (lambda x: x.amax(dim=(1,2)) - x.amin(dim=1).sum(), (x,)),
+ 'cumsum_cumprod': (lambda x: x.cumsum(2) + x.cumprod(1), (x,)),
+ 'logcumsumexp': (lambda x: torch.logcumsumexp(x, 2), (x,)),
+ 'masked_scatter': (lambda x: x.masked_scatter(x > 0, torch.ones(48)), (x,)),
+ 'take_along_dim': (lambda x: torch.take_along_dim(x, idx, dim=2), (x,)),
+ 'renorm': (lambda x: torch.renorm(x, 2, 0, 1.0), (x,)),
+ 'count_nonzero': (lambda x: torch.count_nonzero(x > 0, dim=2).float(), (x,)),
+ 'diff': (lambda x: torch.diff(x, dim=2), (x,)),
+ 'trapz': (lambda x: torch.trapezoid(x, dim=2), (x,)),
+ 'bucketize': (lambda x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 1.0])).float(), (x,)),
+ 'searchsorted': (lambda x: torch.searchsorted(torch.tensor([-1.0, 0.0, 1.0]), x).float(), (x,)),
+ 'nan_to_num': (lambda x: torch.nan_to_num(x / (x > 0).float()), (x,)),
+ 'aminmax': (lambda x: torch.aminmax(x, dim=2)[0], (x,)),
+ 'mode': (lambda x: torch.mode(x.round(), dim=2).values, (x,)),
+ 'kthvalue': (lambda x: torch.kthvalue(x, 3, dim=2).values, (x,)),
+ 'topk': (lambda x: torch.topk(x, 3, dim=2).values, (x,)),
+ 'sort_stable': (lambda x: torch.sort(x, dim=2, stable=True).values, (x,)),
+}
+
+class Case(torch.nn.Module):
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, *args):
+        return self.f(*args)
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "test", "models", "overloads")
+    for name, (f, args) in cases.items():
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        m = Case(f).eval()
+        ep = torch.export.export(m, args)
+        torch.export.save(ep, os.path.join(d, "model.pt2"))
+        for i, a in enumerate(args):
+            np.save(os.path.join(d, f"input_{i}.npy"), a.numpy())
+        np.save(os.path.join(d, "output_0.npy"), m(*args).detach().numpy())
+        print("wrote", d)
+
+
+if __name__ == "__main__":
+    main()
