@@ -13,11 +13,12 @@
 # (`ember ops --format=list`, installed as PREFIX/share/ember/selected_ops.txt); another
 # program fails to load naming the operators that are not in this build. bin/ember keeps
 # every kernel (it exports programs).
+# --no-python: skip the Python bindings (their compile is most of a warm install's time).
 # Other arguments after PREFIX go to `bazel build` (e.g. --jobs=2).
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ "${1:0:1}" = "-" ]; then
-  echo "usage: $0 PREFIX [--ops-from PROGRAM.pte...] [bazel build options]" >&2
+  echo "usage: $0 PREFIX [--ops-from PROGRAM.pte...] [--no-python] [bazel build options]" >&2
   exit 2
 fi
 mkdir -p "$1"
@@ -25,8 +26,12 @@ PREFIX=$(cd "$1" && pwd)
 shift
 ops_from=()
 bazel_args=()
+python=1
 while [ $# -gt 0 ]; do
-  if [ "$1" = "--ops-from" ]; then
+  if [ "$1" = "--no-python" ]; then
+    python=0
+    shift
+  elif [ "$1" = "--ops-from" ]; then
     shift
     while [ $# -gt 0 ] && [ "${1:0:1}" != "-" ]; do
       [ -f "$1" ] || { echo "install.sh: --ops-from: no program $1" >&2; exit 2; }
@@ -188,7 +193,7 @@ done
 # --- Python bindings: built like any consumer, from the installed tree only -----------------
 # Debian's interpreter (/usr/bin/python3), whose python3-numpy and pybind11-dev setup.sh installs.
 PY=/usr/bin/python3
-if [ -n "$python_src" ]; then
+if [ -n "$python_src" ] && [ $python -eq 1 ]; then
   if [ ! -f /usr/include/pybind11/pybind11.h ] || ! "$PY" -c 'import numpy' 2>/dev/null; then
     echo "install.sh: pybind11-dev or python3-numpy missing (./setup.sh installs them); Python bindings not built" >&2
   else
