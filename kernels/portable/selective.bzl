@@ -22,11 +22,13 @@ awk -v label='{label}' '
   /^#/ {{ if (desc == "" && $$0 ~ /^# operators of /) desc = substr($$0, 3); next }}
   {{
     if ($$0 !~ /^[A-Za-z_][A-Za-z0-9_]*::[A-Za-z0-9_.]+$$/) {{
-      printf "%s:%d: not an operator name (<ns>::<op>.<overload>): %s\\n", label, NR, $$0 > "/dev/stderr"; exit 1
+      printf "%s:%d: not an operator name (<ns>::<op>.<overload>): %s\\n", label, NR, $$0 > "/dev/stderr"
+      bad = 1; exit 1
     }}
     names[n++] = $$0
   }}
   END {{
+    if (bad) exit 1
     if (desc == "") desc = "the list " label
     gsub(/["\\\\]/, "", desc)
     if (length(desc) > 120) desc = substr(desc, 1, 117) "..."
