@@ -2,13 +2,10 @@
 // operators with use counts, delegates, tensor table summary, planned arena sizes.
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "flatbuffers/flatbuffers.h"
 #include "runtime/core/scalar_type.h"
 #include "runtime/program/file_header.h"
 #include "schema/program_generated.h"
