@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "runtime/kernel/kernel_selection.h"
 #include "runtime/platform/platform.h"
 #include "runtime/program/program.h"
 #include "schema/program_generated.h"
@@ -451,6 +452,11 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
     }
   }
   if (missing[0] != 0) {
+    if (kernel_selection() != nullptr) {
+      return fail(diag, Error::NotSupported,
+                  "method '%s' uses operators not in this build: %s (kernels selected from %s); "
+                  "rebuild with this program added to --ops-from", meta.name(), missing, kernel_selection());
+    }
     return fail(diag, Error::NotSupported,
                 "method '%s' uses operators with no registered kernel: %s; link the kernel "
                 "library that provides them", meta.name(), missing);

@@ -43,6 +43,8 @@ const KernelEntry& registered_kernel(size_t index);
 }  // namespace ember
 
 // Static registration at load time of the kernel library (link it with alwayslink = 1).
+// A selective build (runtime/kernel/selective_registration.h) redefines these two macros to
+// register only listed operators: register kernels through them, with a literal name.
 #define EMBER_REGISTER_KERNEL(name, fn) \
   static const bool EMBER_CONCAT_K(ember_kernel_reg_, __COUNTER__) = ::ember::register_kernel(name, fn)
 #define EMBER_REGISTER_KERNEL_FOR_DTYPE(name, dtype, fn)              \

@@ -1,4 +1,4 @@
-// Command-line tests: `ember export / inspect / run / bench` output formats, files and
+// Command-line tests: `ember export / inspect / ops / run / bench` output formats, files and
 // exit codes, on real models from shared/ (skipped when absent).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -8,11 +8,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <algorithm>
+#include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "nlohmann/json.hpp"
 #include "runtime/module/tensor_ptr.h"
 #include "test/exporter/shared_dir.h"
+#include "tools/commands/program_file.h"
 
 namespace ember {
 namespace {
@@ -165,6 +170,90 @@ TEST_F(CliTest, BenchReportsTokensPerSecondForKvCachePrograms) {
   EXPECT_GT(j["prefill_tokens"].get<int>(), 0);
   EXPECT_GT(j["prefill_tokens_per_s"].get<double>(), 0);
   EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0);
+}
+
+// The operator table of each method of a program, read from the file itself:
+// "<ns>::<op>.<overload>" -> kernel calls, and backend id -> delegate calls.
+struct ProgramTables {
+  std::map<std::string, size_t> op_calls;
+  std::map<std::string, size_t> delegate_calls;
+};
+ProgramTables tables_of(const std::string& path) {
+  ProgramTables t;
+  tools::ProgramFile file;
+  EXPECT_EQ(tools::read_program_file(path.c_str(), &file), "");
+  if (file.program == nullptr) return t;
+  for (const schema::Method* m : *file.program->methods()) {
+    for (uint32_t i = 0; m->operators() && i < m->operators()->size(); ++i) {
+      const schema::Operator* op = m->operators()->Get(i);
+      std::string key = op->name()->str() + "." + (op->overload() && op->overload()->size() ? op->overload()->str() : "default");
+      t.op_calls[key] += 0;
+      for (const schema::Instruction* ins : *m->instructions()) {
+        if (ins->kind_type() == schema::InstructionKind::KernelCall && ins->kind_as_KernelCall()->op_index() == i) {
+          t.op_calls[key]++;
+        }
+      }
+    }
+    for (uint32_t i = 0; m->delegates() && i < m->delegates()->size(); ++i) {
+      std::string id = m->delegates()->Get(i)->backend_id()->str();
+      t.delegate_calls[id] += 0;
+      for (const schema::Instruction* ins : *m->instructions()) {
+        if (ins->kind_type() == schema::InstructionKind::DelegateCall && ins->kind_as_DelegateCall()->delegate_index() == i) {
+          t.delegate_calls[id]++;
+        }
+      }
+    }
+  }
+  return t;
+}
+
+TEST_F(CliTest, OpsListsEveryOperatorWithItsCallCount) {
+  const ProgramTables t = tables_of(pte_);
+  ASSERT_FALSE(t.op_calls.empty());
+  CommandResult r = run("ops " + pte_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("method 'forward': " + std::to_string(t.op_calls.size()) + " operators, 0 delegates"),
+            std::string::npos) << r.output;
+  for (const auto& op : t.op_calls) {
+    char line[256];
+    std::snprintf(line, sizeof(line), "\n    %5zu x %s\n", op.second, op.first.c_str());
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << " in\n" << r.output;
+  }
+}
+
+TEST_F(CliTest, OpsListFormatIsTheSortedUnionWithDelegatesAsComments) {
+  // MobileNetV2 through XNNPACK: one delegate call, no portable operators left.
+  std::string xnn = tmpdir() + "/mobilenet_v2_xnnpack.pte";
+  CommandResult e = run("export " + shared_ + "/models/mobilenet_v2/model.pt2 -o " + xnn + " --backend xnnpack");
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  const ProgramTables cnn = tables_of(pte_), mv2 = tables_of(xnn);
+  ASSERT_EQ(mv2.delegate_calls.count("xnnpack"), 1u);
+
+  CommandResult text = run("ops " + pte_ + " " + xnn);
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("        1 x delegate xnnpack\n"), std::string::npos) << text.output;
+
+  CommandResult r = run("ops --format=list " + pte_ + " " + xnn);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> ops, comments;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) (line[0] == '#' ? comments : ops).push_back(line);
+  std::vector<std::string> expected;  // std::map iterates sorted
+  for (const auto& op : cnn.op_calls) expected.push_back(op.first);
+  for (const auto& op : mv2.op_calls) {
+    if (!cnn.op_calls.count(op.first)) expected.push_back(op.first);
+  }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(ops, expected) << r.output;
+  ASSERT_FALSE(comments.empty());
+  EXPECT_EQ(comments[0], "# operators of small_cnn.pte, mobilenet_v2_xnnpack.pte") << r.output;
+  EXPECT_NE(std::find(comments.begin(), comments.end(), "# delegate: xnnpack (link its backend)"), comments.end())
+      << r.output;
+
+  CommandResult missing = run("ops --format=list /nonexistent.pte");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("ember ops: cannot open /nonexistent.pte"), std::string::npos) << missing.output;
+  EXPECT_EQ(run("ops").exit_code, 2);
 }
 
 TEST(CliErrors, BadArchivesAndCommands) {

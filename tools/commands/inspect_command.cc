@@ -2,17 +2,15 @@
 // operators with use counts, delegates, tensor table summary, planned arena sizes.
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "flatbuffers/flatbuffers.h"
 #include "runtime/core/scalar_type.h"
 #include "runtime/program/file_header.h"
 #include "schema/program_generated.h"
 #include "tools/commands/command_registry.h"
+#include "tools/commands/program_file.h"
 
 namespace ember {
 namespace tools {
@@ -47,31 +45,15 @@ int inspect_command(int argc, char** argv) {
     std::printf("usage: ember inspect PROGRAM.pte\n");
     return argc == 2 ? 0 : 2;
   }
-  std::ifstream f(argv[1], std::ios::binary);
-  if (!f) {
-    std::fprintf(stderr, "ember inspect: cannot open %s\n", argv[1]);
+  ProgramFile file;
+  const std::string error = read_program_file(argv[1], &file);
+  if (!error.empty()) {
+    std::fprintf(stderr, "ember inspect: %s\n", error.c_str());
     return 1;
   }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  FileHeader h;
-  if (bytes.size() < kFileHeaderSize || !parse_file_header(bytes.data(), &h)) {
-    std::fprintf(stderr, "ember inspect: %s is not a .pte program (bad magic)\n", argv[1]);
-    return 1;
-  }
-  if (h.flatbuffer_offset + h.flatbuffer_size > bytes.size()) {
-    std::fprintf(stderr, "ember inspect: %s is truncated\n", argv[1]);
-    return 1;
-  }
-  // Copy to aligned memory for the verifier.
-  std::vector<uint64_t> fb_mem((h.flatbuffer_size + 7) / 8);
-  std::memcpy(fb_mem.data(), bytes.data() + h.flatbuffer_offset, h.flatbuffer_size);
-  const uint8_t* fb = reinterpret_cast<const uint8_t*>(fb_mem.data());
-  flatbuffers::Verifier verifier(fb, h.flatbuffer_size);
-  if (!sc::VerifyProgramBuffer(verifier)) {
-    std::fprintf(stderr, "ember inspect: %s: the program FlatBuffer does not verify\n", argv[1]);
-    return 1;
-  }
-  const sc::Program* p = sc::GetProgram(fb);
+  const FileHeader& h = file.header;
+  const std::vector<uint8_t>& bytes = file.bytes;
+  const sc::Program* p = file.program;
   std::printf("%s: format version %u, %zu bytes (program %llu bytes, segments %llu bytes in %u)\n", argv[1],
               h.format_version, bytes.size(), static_cast<unsigned long long>(h.flatbuffer_size),
               static_cast<unsigned long long>(h.segment_area_size), p->segments() ? p->segments()->size() : 0);
@@ -101,8 +83,7 @@ int inspect_command(int argc, char** argv) {
     std::printf("  operators: %u\n", m->operators() ? m->operators()->size() : 0);
     for (uint32_t i = 0; m->operators() && i < m->operators()->size(); ++i) {
       const sc::Operator* op = m->operators()->Get(i);
-      std::printf("    %5d x %s.%s\n", op_uses[i], op->name() ? op->name()->c_str() : "?",
-                  op->overload() && op->overload()->size() ? op->overload()->c_str() : "default");
+      std::printf("    %5d x %s\n", op_uses[i], operator_key(op).c_str());
     }
     std::printf("  delegates: %u\n", m->delegates() ? m->delegates()->size() : 0);
     for (uint32_t i = 0; m->delegates() && i < m->delegates()->size(); ++i) {

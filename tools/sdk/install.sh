@@ -4,19 +4,47 @@
 # bin/ember. Everything installed is listed in tools/sdk/manifest.txt (read it first).
 #
 #   tools/sdk/install.sh /opt/ember            # then: cmake -DCMAKE_PREFIX_PATH=/opt/ember ...
+#   tools/sdk/install.sh /opt/ember --ops-from a.pte b.pte --jobs=2
 #
 # Builds with `bazel build -c opt --force_pic`: the static libraries must be position
 # independent to link into Debian's default PIE executables and into libember.so.
-# Extra arguments after PREFIX go to `bazel build` (e.g. --jobs=2).
+# --ops-from PROGRAM.pte...: a selective build. The kernel library (libember_portable_kernels.a
+# and the kernels in libember.so) registers only the operators these programs use
+# (`ember ops --format=list`, installed as PREFIX/share/ember/selected_ops.txt); another
+# program fails to load naming the operators that are not in this build. bin/ember keeps
+# every kernel (it exports programs).
+# --no-python: skip the Python bindings (their compile is most of a warm install's time).
+# Other arguments after PREFIX go to `bazel build` (e.g. --jobs=2).
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ "${1:0:1}" = "-" ]; then
-  echo "usage: $0 PREFIX [bazel build options]" >&2
+  echo "usage: $0 PREFIX [--ops-from PROGRAM.pte...] [--no-python] [bazel build options]" >&2
   exit 2
 fi
 mkdir -p "$1"
 PREFIX=$(cd "$1" && pwd)
 shift
+ops_from=()
+bazel_args=()
+python=1
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--no-python" ]; then
+    python=0
+    shift
+  elif [ "$1" = "--ops-from" ]; then
+    shift
+    while [ $# -gt 0 ] && [ "${1:0:1}" != "-" ]; do
+      [ -f "$1" ] || { echo "install.sh: --ops-from: no program $1" >&2; exit 2; }
+      ops_from+=("$(cd "$(dirname "$1")" && pwd)/$(basename "$1")")
+      shift
+    done
+    [ ${#ops_from[@]} -gt 0 ] || { echo "install.sh: --ops-from needs at least one PROGRAM.pte" >&2; exit 2; }
+  else
+    bazel_args+=("$1")
+    shift
+  fi
+done
+set -- ${bazel_args[@]+"${bazel_args[@]}"}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 MANIFEST=tools/sdk/manifest.txt
@@ -41,6 +69,21 @@ while read -r kind rest; do
 done <"$MANIFEST"
 VERSION=$(sed -n 's/^#define EMBER_VERSION_STRING "\(.*\)"/\1/p' runtime/version.h)
 [ -n "$VERSION" ] || { echo "install.sh: no EMBER_VERSION_STRING in runtime/version.h" >&2; exit 1; }
+
+# --- a selective build: the kernel library of the programs' operators only -----------------
+# @ember_selected_ops (kernels/portable/BUILD) is pointed at a directory holding their list.
+if [ ${#ops_from[@]} -gt 0 ]; then
+  bazel build -c opt --force_pic "$@" //tools:ember
+  selection=$(mktemp -d /tmp/ember_selected_ops.XXXXXX)
+  trap 'rm -rf "$selection"' EXIT
+  cp kernels/portable/selection/WORKSPACE kernels/portable/selection/BUILD "$selection/"
+  "$(bazel info -c opt --force_pic "$@" bazel-bin 2>/dev/null)/tools/ember" ops --format=list "${ops_from[@]}" >"$selection/ops.txt"
+  echo "install.sh: selective build: $(grep -vc '^#' "$selection/ops.txt" || true) operators of ${ops_from[*]}"
+  set -- "$@" --override_repository=ember_selected_ops="$selection"
+  full=${targets[portable_kernels]}
+  targets[portable_kernels]=${full/portable:portable_kernels/portable:selected_kernels}
+  [ "${targets[portable_kernels]}" != "$full" ] || { echo "install.sh: $MANIFEST: no portable_kernels target to select from" >&2; exit 1; }
+fi
 
 all_targets=()
 for c in "${components[@]}"; do for t in ${targets[$c]}; do all_targets+=("$t"); done; done
@@ -150,7 +193,7 @@ done
 # --- Python bindings: built like any consumer, from the installed tree only -----------------
 # Debian's interpreter (/usr/bin/python3), whose python3-numpy and pybind11-dev setup.sh installs.
 PY=/usr/bin/python3
-if [ -n "$python_src" ]; then
+if [ -n "$python_src" ] && [ $python -eq 1 ]; then
   if [ ! -f /usr/include/pybind11/pybind11.h ] || ! "$PY" -c 'import numpy' 2>/dev/null; then
     echo "install.sh: pybind11-dev or python3-numpy missing (./setup.sh installs them); Python bindings not built" >&2
   else
@@ -278,6 +321,12 @@ printf '%sName: Ember\nDescription: Ember on-device inference runtime (libember.
   "$pc_head" "$VERSION" >"$PREFIX/lib/pkgconfig/ember.pc"
 printf '%sName: Ember (static)\nDescription: Ember on-device inference runtime, static libraries (kernels and delegates linked whole-archive)\nVersion: %s\nCflags: -I${includedir}/ember\nLibs: -L${libdir} -Wl,-rpath,${libdir} %s\n' \
   "$pc_head" "$VERSION" "$static_libs" >"$PREFIX/lib/pkgconfig/ember-static.pc"
+
+# The selection a selective build was made from (no file: every kernel).
+rm -f "$PREFIX/share/ember/selected_ops.txt"
+if [ ${#ops_from[@]} -gt 0 ]; then
+  install -D -m 644 "$selection/ops.txt" "$PREFIX/share/ember/selected_ops.txt"
+fi
 
 echo "install.sh: Ember $VERSION installed into $PREFIX ($(echo "$hdr_list" | wc -l) headers," \
   "${#components[@]} static libraries + libember.so)"

@@ -4,7 +4,8 @@
 # reference output with `ember run` on the portable-kernel program, then builds
 # examples/cmake_app (CMake, static and shared), the same source with pkg-config + g++ and
 # examples/c_app with gcc, and runs the Python bindings, all against the prefix only; each
-# output is checked against the reference (rel. L2). Last line: "N passed, M failed" (one
+# output is checked against the reference (rel. L2). Then a selective install
+# (--ops-from mv2.pte) runs MobileNetV2 and refuses another program ("not in this build"). Last line: "N passed, M failed" (one
 # case per check).
 #   tools/sdk/test_sdk.sh [--keep]     # --keep leaves the temporary directory for inspection
 set -uo pipefail
@@ -181,6 +182,32 @@ relocated() {
   return $rc
 }
 check relocated_prefix relocated
+
+# A selective install (--ops-from): only MobileNetV2's operators. Its static app runs
+# MobileNetV2, and a program with other operators (small_cnn from ../shared: relu, max_pool2d,
+# softmax) fails to load with one line naming them as not in this build.
+sel="$tmp/prefix_selective"
+sel_start=$(date +%s)
+check selective_install tools/sdk/install.sh "$sel" --ops-from "$tmp/mv2.pte" --no-python
+echo "install.sh --ops-from: $(( $(date +%s) - sel_start ))s"
+check selective_app_build bash -c "g++ -std=c++17 -O2 examples/cmake_app/main.cc -o '$tmp/app_selective' \$(PKG_CONFIG_PATH='$sel/lib/pkgconfig' pkg-config --cflags --libs ember-static)"
+check selective_runs_its_program "$tmp/app_selective" "$tmp/mv2.pte" "$tmp/input.npy" "$ref" 1e-6
+selective_refuses_other_operators() {
+  local shared_model="$ROOT/../shared/models/small_cnn/model.pt2" out
+  "$E" export "$shared_model" -o "$tmp/small_cnn.pte" >/dev/null || return 1
+  if out=$("$tmp/app_selective" "$tmp/small_cnn.pte" "$tmp/input.npy" "$ref" 2>&1); then
+    echo "a program outside the selection ran: $out"; return 1
+  fi
+  echo "$out"
+  [ "$(echo "$out" | wc -l)" -eq 1 ] && [[ "$out" == *"not in this build: aten::relu.default"* ]] &&
+    [[ "$out" == *"--ops-from"* ]] || return 1
+  strip -o "$tmp/app_full.stripped" "$tmp/app_pc_static" && strip -o "$tmp/app_selective.stripped" "$tmp/app_selective" || return 1
+  local full selective
+  full=$(stat -c %s "$tmp/app_full.stripped")
+  selective=$(stat -c %s "$tmp/app_selective.stripped")
+  echo "ember static app, stripped: $full bytes with every kernel, $selective with MobileNetV2's operators"
+}
+check selective_refuses_other_operators selective_refuses_other_operators
 
 echo "sdk test: $(( $(date +%s) - start ))s"
 summary
