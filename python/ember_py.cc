@@ -8,7 +8,7 @@
 // Inputs are bound without copying (a C-contiguous array of the program's dtype; others are
 // rejected rather than silently converted); outputs are copied into new arrays, because the
 // Module's output views die at the next execute. Errors raise RuntimeError with the runtime's
-// message. Outside Ember's Bazel build (no BUILD file here).
+// message. Also built by Bazel (//python:_ember.so) for the tests in python/tests.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -60,6 +60,16 @@ py::dtype to_numpy(ember::ScalarType t) {
   }
 }
 
+const char* tag_name(ember::ValueTag tag) {
+  switch (tag) {
+    case ember::ValueTag::Int: return "int";
+    case ember::ValueTag::Double: return "double";
+    case ember::ValueTag::Bool: return "bool";
+    case ember::ValueTag::None: return "none";
+    default: return "other";
+  }
+}
+
 template <typename T>
 T value_or_raise(ember::Expected<T> e) {
   if (!e.ok()) throw std::runtime_error(e.error().to_string());
@@ -77,6 +87,33 @@ class PyModule {
   std::vector<std::string> method_names() { return value_or_raise(module_.method_names()); }
 
   void set_num_threads(size_t n) { raise_if_error(module_.set_num_threads(n)); }
+
+  // {"name", "inputs", "outputs"}: each input/output a dict {"dtype", "shape", "dynamic"} for
+  // tensors (shape at the upper bounds) or {"kind": "int" | "double" | "bool" | ...} otherwise.
+  py::dict method_meta(const std::string& method) {
+    ember::MethodMeta meta = value_or_raise(module_.method_meta(method));
+    auto describe = [](ember::Result<ember::TensorInfo> info, ember::ValueTag tag) {
+      py::dict d;
+      if (info.ok()) {
+        d["dtype"] = to_numpy(info->dtype);
+        d["shape"] = py::tuple(py::cast(std::vector<int64_t>(info->max_sizes.begin(), info->max_sizes.end())));
+        d["dynamic"] = info->dynamic;
+      } else {
+        d["kind"] = tag_name(tag);
+      }
+      return d;
+    };
+    py::list inputs, outputs;
+    for (size_t i = 0; i < meta.num_inputs(); ++i) inputs.append(describe(meta.input_tensor_info(i), meta.input_tag(i)));
+    for (size_t i = 0; i < meta.num_outputs(); ++i) {
+      outputs.append(describe(meta.output_tensor_info(i), meta.output_tag(i)));
+    }
+    py::dict d;
+    d["name"] = std::string(meta.name());
+    d["inputs"] = inputs;
+    d["outputs"] = outputs;
+    return d;
+  }
 
   py::list execute(const std::string& method, const py::list& inputs) {
     // Arrays and sizes stay alive until execute returns (inputs are bound zero-copy).
@@ -152,8 +189,11 @@ PYBIND11_MODULE(_ember, m) {
       .def("method_names", &PyModule::method_names)
       .def("set_num_threads", &PyModule::set_num_threads, py::arg("threads"),
            "Threads for kernels and delegates; call before the first run.")
+      .def("method_meta", &PyModule::method_meta, py::arg("method") = "forward",
+           "Inputs and outputs of `method`: dtype and shape (upper bounds) of each tensor.")
       .def("execute", &PyModule::execute, py::arg("method"), py::arg("inputs"),
            "Runs `method` on a list of numpy arrays / scalars; returns a list of new numpy arrays.")
+      .def("run_method", &PyModule::execute, py::arg("method"), py::arg("inputs"), "The same as execute.")
       .def(
           "forward", [](PyModule& self, const py::list& inputs) { return self.execute("forward", inputs); },
           py::arg("inputs"), "execute('forward', inputs)");

@@ -35,6 +35,8 @@ enum class TraceEventKind : uint8_t {
   Execute = 2,       // one execute() call as a whole (recorded at its end)
   Instruction = 3,   // one instruction of execute(): kernel call, delegate call, move, ...
   DelegateOp = 4,    // one operator inside a delegate call (its parent is `instruction`)
+  ProgramLoad = 5,   // Module::load: opening/mapping the file and verifying the program
+                     // (recorded by the Module given the tracer; `name` is the path)
 };
 
 constexpr uint32_t kNoTraceIndex = 0xFFFFFFFFu;

@@ -7,6 +7,7 @@
 #include "runtime/loader/file_data_loader.h"
 #include "runtime/loader/mmap_data_loader.h"
 #include "runtime/module/thread_pool_factory.h"
+#include "runtime/platform/platform.h"
 
 namespace ember {
 
@@ -49,6 +50,7 @@ Module::~Module() {
 
 Status Module::load() {
   if (program_ != nullptr) return Status::Ok();
+  const uint64_t start_ns = options_.event_tracer != nullptr ? platform_monotonic_ns() : 0;
   if (buffer_ != nullptr) {
     loader_.reset(new BufferDataLoader(buffer_, buffer_size_));
   } else if (options_.load_mode == LoadMode::File) {
@@ -72,6 +74,14 @@ Status Module::load() {
     return Status(program.error(), diag.message[0] ? diag.message : "cannot load the program");
   }
   program_.reset(new Program(std::move(*program)));
+  if (options_.event_tracer != nullptr) {
+    TraceEvent e;
+    e.kind = TraceEventKind::ProgramLoad;
+    e.name = buffer_ != nullptr ? "<memory>" : path_.c_str();
+    e.start_ns = start_ns;
+    e.end_ns = platform_monotonic_ns();
+    options_.event_tracer->record(e);
+  }
   return Status::Ok();
 }
 

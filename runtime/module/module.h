@@ -97,7 +97,8 @@ struct ModuleOptions {
   ModuleLoadMode load_mode = ModuleLoadMode::Mmap;
   Program::Verification verification = Program::Verification::Full;
   size_t temp_allocator_bytes = 8 << 20;  // kernel scratch per method
-  // Receives init and execute events of every method this Module loads (event_tracer.h).
+  // Receives the program-load event and the init and execute events of every method this
+  // Module loads (event_tracer.h).
   // Not owned; must outlive the Module. Null: no tracing.
   EventTracer* event_tracer = nullptr;
 };

@@ -21,6 +21,7 @@
 #include "exporter/exporter.h"
 #include "gtest/gtest.h"
 #include "runtime/executor/event_tracer.h"
+#include "runtime/module/module.h"
 #include "schema/program_generated.h"
 #include "test/exporter/pte_runner.h"
 #include "test/exporter/shared_dir.h"
@@ -246,6 +247,31 @@ TEST_F(TracedBert, OverflowIsCountedAndTheRunUnharmed) {
   EXPECT_EQ(runner_.output(0).data, plain.output(0).data);
 }
 
+// A Module given a tracer records the program load before the method's init events.
+TEST_F(TracedBert, ModuleRecordsProgramLoadFirst) {
+  const std::vector<uint8_t>& pte = bert().pte;
+  std::vector<uint8_t> storage(pte.size() + 64);  // the Module wants 64-byte aligned memory
+  uint8_t* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+  std::memcpy(aligned, pte.data(), pte.size());
+  std::vector<TraceEvent> buffer(64);
+  BufferEventTracer tracer(buffer.data(), buffer.size());
+  ModuleOptions options;
+  options.event_tracer = &tracer;
+  {
+    Module module(aligned, pte.size(), options);
+    ASSERT_TRUE(module.load_method("forward").ok());
+  }
+  ASSERT_EQ(tracer.size(), 3u);  // program load, delegate init, method init
+  EXPECT_EQ(tracer.event(0).kind, TraceEventKind::ProgramLoad);
+  EXPECT_STREQ(tracer.event(0).name, "<memory>");
+  EXPECT_GT(tracer.event(0).end_ns, tracer.event(0).start_ns);
+  EXPECT_EQ(tracer.event(1).kind, TraceEventKind::DelegateInit);
+  EXPECT_EQ(tracer.event(2).kind, TraceEventKind::MethodInit);
+  EXPECT_LE(tracer.event(0).end_ns, tracer.event(2).start_ns);
+  const std::string json = tools::chrome_trace_json(tools::copy_events(buffer.data(), tracer.size()));
+  EXPECT_NE(json.find("program_load"), std::string::npos) << json;
+}
+
 TEST_F(TracedBert, TracerAttachedAfterInitGetsNoDelegateOps) {
   ASSERT_EQ(runner_.load(bert().pte), "");
   std::vector<TraceEvent> buffer(1024);
@@ -300,7 +326,7 @@ TEST_F(TracedBert, ProfileCommandWritesANestedChromeTrace) {
   const nlohmann::json& events = root["traceEvents"];
   const size_t num_instructions = forward(bert().pte)->instructions()->size();
   const size_t ops_per_call = blob_nodes(bert().pte, 0);
-  size_t complete = 0, instructions = 0, ops = 0, executes = 0, inits = 0;
+  size_t complete = 0, instructions = 0, ops = 0, executes = 0, inits = 0, loads = 0;
   std::vector<const nlohmann::json*> delegate_calls;
   for (const nlohmann::json& e : events) {
     if (e["ph"] == "M") continue;
@@ -314,13 +340,15 @@ TEST_F(TracedBert, ProfileCommandWritesANestedChromeTrace) {
     if (cat == "delegate_op") ++ops;
     if (cat == "execute") ++executes;
     if (cat == "method_init" || cat == "delegate_init") ++inits;
+    if (cat == "program_load") ++loads;
     if (cat == "instruction" && e["args"].contains("delegate")) delegate_calls.push_back(&e);
   }
   EXPECT_EQ(executes, 3u);
   EXPECT_EQ(inits, 2u);
+  EXPECT_EQ(loads, 1u);  // the Module's program load
   EXPECT_EQ(instructions, 3 * num_instructions);
   EXPECT_EQ(ops, 3 * ops_per_call);
-  EXPECT_EQ(complete, executes + inits + instructions + ops);
+  EXPECT_EQ(complete, executes + inits + loads + instructions + ops);
   ASSERT_EQ(delegate_calls.size(), 3u);
   // Nesting: each operator's [ts, ts + dur] lies in its call's (same run and instruction).
   for (const nlohmann::json& e : events) {

@@ -126,7 +126,8 @@ int profile_command(int argc, char** argv) {
   std::vector<OwnedEvent> init_events;
   size_t per_run = 0;
   for (const TraceEvent& e : warm_tracer.events()) {
-    if (e.kind == TraceEventKind::MethodInit || e.kind == TraceEventKind::DelegateInit) {
+    if (e.kind == TraceEventKind::ProgramLoad || e.kind == TraceEventKind::MethodInit ||
+        e.kind == TraceEventKind::DelegateInit) {
       init_events.push_back(copy_events(&e, 1)[0]);
     } else if (e.run == 0) {
       ++per_run;
@@ -153,7 +154,10 @@ int profile_command(int argc, char** argv) {
   std::printf("%s, method '%s', %zu threads, %zu events per run\n", model_path.c_str(), method.c_str(), threads,
               per_run);
   for (const OwnedEvent& e : init_events) {
-    std::printf("  %s %s: %.3f ms\n", e.kind == TraceEventKind::MethodInit ? "init" : "delegate init", e.name.c_str(),
+    const char* what = e.kind == TraceEventKind::ProgramLoad  ? "program load"
+                       : e.kind == TraceEventKind::MethodInit ? "init"
+                                                              : "delegate init";
+    std::printf("  %s %s: %.3f ms\n", what, e.name.c_str(),
                 e.duration_ns() / 1e6);
   }
   const ProfileSummary summary = summarize(measured);

@@ -19,6 +19,7 @@ const char* kind_name(TraceEventKind kind) {
     case TraceEventKind::Execute: return "execute";
     case TraceEventKind::Instruction: return "instruction";
     case TraceEventKind::DelegateOp: return "delegate_op";
+    case TraceEventKind::ProgramLoad: return "program_load";
   }
   return "unknown";
 }
