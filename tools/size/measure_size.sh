@@ -4,11 +4,21 @@
 # exceptions/RTTI and logging compiled out. Prints the sizes and the difference in bytes.
 # Uses its own output directory (--platform_suffix) so other builds' caches are untouched.
 #   tools/size/measure_size.sh            # target: < 40960 bytes on x86-64
+#   NO_UNWIND=1 tools/size/measure_size.sh  # the same without unwind tables
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+# NO_UNWIND=1 also drops the unwind tables (-fno-asynchronous-unwind-tables: .eh_frame, about
+# 6.7 KB here), as size-constrained builds of code without exceptions usually do; the
+# default keeps them (debuggers and sanitizers' slow unwinder use them).
+SUFFIX=-size
+EXTRA=()
+if [ "${NO_UNWIND:-0}" = 1 ]; then
+  SUFFIX=-size-nounwind
+  EXTRA=(--copt=-fno-asynchronous-unwind-tables --copt=-fno-unwind-tables)
+fi
 FLAGS=(
-  -c opt --platform_suffix=-size
+  -c opt --platform_suffix=$SUFFIX "${EXTRA[@]}"
   --copt=-Os --copt=-ffunction-sections --copt=-fdata-sections
   --copt=-fno-exceptions --copt=-fno-rtti --copt=-DEMBER_MIN_LOG_LEVEL=5 --copt=-DNDEBUG
   --linkopt=-Wl,--gc-sections --strip=always
