@@ -195,8 +195,9 @@ Error linspace(KernelContext& ctx, EValue** args, size_t n) {
   int64_t half = steps / 2;
   for (int64_t i = 0; i < steps; ++i) {
     // Symmetric evaluation like PyTorch: from the start for the first half, from the end after.
-    double v = i < half ? start + step * static_cast<double>(i)
-                        : end - step * static_cast<double>(steps - 1 - i);
+    // One step is `start` (PyTorch), not the `end` the second half would give.
+    double v = i < half || steps == 1 ? start + step * static_cast<double>(i)
+                                      : end - step * static_cast<double>(steps - 1 - i);
     if (kLog) v = std::pow(base, v);
     if (!is_floating(out->dtype) && !kLog) v = std::trunc(v);
     store_as<double>(out->data, out->dtype, i, v);

@@ -74,6 +74,22 @@ TEST(Misc, SearchsortedBucketize) {
   EXPECT_EQ(k.ivals(out), (S{0, 2, 2, 3}));
 }
 
+// One step is the start (PyTorch's OpInfo sample linspace(-2, -3, 1) is [-2]).
+TEST(Misc, LinspaceLogspaceOneStepIsStart) {
+  KernelTest k;
+  EValue* out = k.out(F32, {4});
+  ASSERT_EQ(k.run("aten::linspace.default", {k.d(-2), k.d(-3), k.i(1), k.none(), k.none(), k.none(), k.none(), out}),
+            Error::Ok);
+  EXPECT_EQ(k.vals(out), (V{-2}));
+  ASSERT_EQ(k.run("aten::logspace.default",
+                  {k.d(1), k.d(3), k.i(1), k.d(10), k.none(), k.none(), k.none(), k.none(), out}),
+            Error::Ok);
+  EXPECT_EQ(k.vals(out), (V{10}));
+  ASSERT_EQ(k.run("aten::linspace.default", {k.d(0), k.d(1), k.i(3), k.none(), k.none(), k.none(), k.none(), out}),
+            Error::Ok);
+  EXPECT_EQ(k.vals(out), (V{0, 0.5, 1}));
+}
+
 TEST(Misc, Rot90OuterUniqueIsin) {
   KernelTest k;
   EValue* r = k.out(F32, {2, 2});
