@@ -480,6 +480,33 @@ const std::map<std::string, Decomposition>& decompositions() {
          if (v < 0) return {};
          return {v};
        }},
+      {"aten::combinations.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // Every r-combination of a 1-D input, in itertools order: an index_select with
+         // constant indices (the count is static), viewed as [count, r].
+         int x = tensor_arg(n, 0);
+         int64_t r = int_arg(n, 1, 2);
+         bool with_replacement = number_arg(n, 2, 0.0) != 0;
+         if (x < 0 || b.sizes(x).size() != 1 || r < 1) return {};
+         const int64_t len = b.sizes(x)[0];
+         std::vector<int64_t> pick(static_cast<size_t>(r), 0), flat;
+         if (!with_replacement) {
+           for (int64_t i = 0; i < r; ++i) pick[i] = i;
+         }
+         while (!pick.empty() && pick.back() < len) {
+           flat.insert(flat.end(), pick.begin(), pick.end());
+           // Advance the rightmost position that can move, then reset those after it.
+           int64_t i = r - 1;
+           while (i >= 0 && pick[i] >= len - (with_replacement ? 1 : r - i)) --i;
+           if (i < 0) break;
+           ++pick[i];
+           for (int64_t j = i + 1; j < r; ++j) pick[j] = with_replacement ? pick[i] : pick[j - 1] + 1;
+         }
+         const int64_t count = static_cast<int64_t>(flat.size()) / r;
+         if (count == 0 || b.sizes(n.outputs[0].ref) != Sizes{count, r}) return {};
+         int picked = b.call1("index_select", "default", {Arg::tensor(x), Arg::integer(0), Arg::tensor(b.int64_constant(flat))},
+                              b.dtype(x), {count * r});
+         return {b.view(picked, {count, r})};
+       }},
       {"aten::resize_as.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int self = tensor_arg(n, 0), templ = tensor_arg(n, 1);
          return {b.call1("resize", "default", {Arg::tensor(self), Arg::int_list(b.sizes(templ))}, b.dtype(self), b.sizes(templ))};

@@ -9,7 +9,8 @@ For each case NAME: OUT/NAME/model.pt2, input_0.npy, output_0.npy.
 //test/models:overload_cases_test exports every directory with the portable kernels, runs it
 and compares with the eager output.
 
-Usage: export_overload_cases.py [OUT]   (default: test/models/overloads in this repo)"""
+Usage: export_overload_cases.py [OUT [NAME ...]]   (default: test/models/overloads in this repo;
+NAMEs: only those cases, so that adding one does not rewrite the others)"""
 import os
 import sys
 
@@ -62,6 +63,10 @@ cases = {
  'kthvalue': (lambda x: torch.kthvalue(x, 3, dim=2).values, (x,)),
  'topk': (lambda x: torch.topk(x, 3, dim=2).values, (x,)),
  'sort_stable': (lambda x: torch.sort(x, dim=2, stable=True).values, (x,)),
+ # From the generated OpInfo set (tools/conformance/generate_opinfo_cases.py): no kernel,
+ # decomposed to index_select with constant indices.
+ 'combinations': (lambda x: torch.combinations(x[0, 0, :5], r=3), (x,)),
+ 'combinations_with_replacement': (lambda x: torch.combinations(x[1, 2, 2:6], r=2, with_replacement=True), (x,)),
 }
 
 class Case(torch.nn.Module):
@@ -76,7 +81,10 @@ class Case(torch.nn.Module):
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "test", "models", "overloads")
+    only = set(sys.argv[2:])
     for name, (f, args) in cases.items():
+        if only and name not in only:
+            continue
         d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
         m = Case(f).eval()
