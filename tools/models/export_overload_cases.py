@@ -67,6 +67,14 @@ cases = {
  # decomposed to index_select with constant indices.
  'combinations': (lambda x: torch.combinations(x[0, 0, :5], r=3), (x,)),
  'combinations_with_replacement': (lambda x: torch.combinations(x[1, 2, 2:6], r=2, with_replacement=True), (x,)),
+ # quantile/nanquantile kernels (.scalar and .default with a 1-d q; every interpolation).
+ 'quantile_q_tensor': (lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True), (x,)),
+ 'quantile_modes': (lambda x: torch.quantile(x, 0.3, dim=1, interpolation='nearest')
+                    + torch.quantile(x, 0.7, interpolation='midpoint')
+                    + torch.quantile(x, 0.45, dim=2, interpolation='lower').sum()
+                    + torch.quantile(x, 0.45, dim=2, interpolation='higher').sum(), (x,)),
+ 'nanquantile': (lambda x: torch.nanquantile(torch.where(x > 0.8, float('nan'), x), 0.4, dim=2)
+                 + torch.nanquantile(torch.where(x > 0.8, float('nan'), x), torch.tensor([0.25, 0.75])).sum(), (x,)),
 }
 
 class Case(torch.nn.Module):
