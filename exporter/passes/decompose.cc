@@ -238,10 +238,38 @@ const std::map<std::string, Decomposition>& decompositions() {
          return {nll_loss_nd(b, tensor_arg(n, 0), tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
        }},
       {"aten::cross_entropy_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
-         int x = tensor_arg(n, 0);
-         if (!is_none(n, 2) || number_arg(n, 5, 0.0) != 0.0 || b.sizes(x).size() < 2) return {};
-         int logp = b.call1("log_softmax", "int", {Arg::tensor(x), Arg::integer(1)}, b.dtype(x), b.sizes(x));
-         return {nll_loss_nd(b, logp, tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
+         int x = tensor_arg(n, 0), t = tensor_arg(n, 1);
+         if (x < 0 || t < 0 || !is_none(n, 2) || b.sizes(x).empty()) return {};  // no class weights
+         const int64_t reduction = int_arg(n, 3, kReductionMean);
+         const double smoothing = number_arg(n, 5, 0.0);
+         // An unbatched input [C] is a batch of one: [1, C], its loss viewed back to 0-d.
+         Sizes xs = b.sizes(x);
+         const bool unbatched = xs.size() == 1;
+         if (unbatched) {
+           xs.insert(xs.begin(), 1);
+           x = b.view(x, xs);
+         }
+         int logp = b.call1("log_softmax", "int", {Arg::tensor(x), Arg::integer(1)}, b.dtype(x), xs);
+         if (is_floating(b.dtype(t))) {
+           // Class probabilities shaped like the input: -sum(target * logp) over the classes;
+           // mean divides by the number of samples (numel / C), as ATen.
+           if (unbatched) t = b.view(t, xs);
+           if (b.sizes(t) != xs || b.dtype(t) != b.dtype(x)) return {};
+           const int64_t classes = xs[1];
+           if (smoothing != 0.0) t = b.scalar_op("add", b.scalar_op("mul", t, 1.0 - smoothing), smoothing / classes);
+           Sizes per = xs;
+           per.erase(per.begin() + 1);
+           int loss = b.unary("neg", sum_dims(b, b.mul(logp, t), {1}, false));
+           if (reduction == kReductionNone) return {unbatched ? b.view(loss, {}) : loss};
+           int total = b.reduce(loss, kReductionSum);
+           if (reduction == kReductionMean) total = b.scalar_op("div", total, static_cast<double>(product(per, 0, per.size())));
+           return {total};
+         }
+         if (smoothing != 0.0) return {};
+         if (unbatched) t = b.view(t, {1});
+         int loss = nll_loss_nd(b, logp, t, reduction, int_arg(n, 4, -100));
+         if (loss >= 0 && unbatched && reduction == kReductionNone) loss = b.view(loss, {});
+         return {loss};
        }},
       {"aten::outer.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int a = tensor_arg(n, 0), c = tensor_arg(n, 1);

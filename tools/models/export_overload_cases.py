@@ -67,6 +67,11 @@ cases = {
  # decomposed to index_select with constant indices.
  'combinations': (lambda x: torch.combinations(x[0, 0, :5], r=3), (x,)),
  'combinations_with_replacement': (lambda x: torch.combinations(x[1, 2, 2:6], r=2, with_replacement=True), (x,)),
+ # cross_entropy_loss: class-probability targets (with label smoothing), unbatched input.
+ 'cross_entropy_probs': (lambda x: F.cross_entropy(x, F.softmax(x.flip(1), 1)), (x,)),
+ 'cross_entropy_probs_smoothing': (lambda x: F.cross_entropy(x, F.softmax(x.flip(2), 1), reduction='none', label_smoothing=0.2), (x,)),
+ 'cross_entropy_unbatched': (lambda x: F.cross_entropy(x[0, :, 0], torch.tensor(2), reduction='none')
+                             + F.cross_entropy(x[1, :, 1], torch.tensor(1)), (x,)),
  # quantile/nanquantile kernels (.scalar and .default with a 1-d q; every interpolation).
  'quantile_q_tensor': (lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True), (x,)),
  'quantile_modes': (lambda x: torch.quantile(x, 0.3, dim=1, interpolation='nearest')
