@@ -238,6 +238,8 @@ def main():
     p.add_argument("--max-samples", type=int, default=3, help="first N samples per OpInfo (default 3)")
     p.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     p.add_argument("--timeout", type=float, default=180, help="seconds per OpInfo before it is killed")
+    p.add_argument("--summary-only", action="store_true",
+                   help="only write summary.json/skipped.json from what an earlier run into OUT finished")
     p.add_argument("--resume", action="store_true",
                    help="keep the OpInfos an interrupted run into OUT finished (OUT/.status)")
     a = p.parse_args()
@@ -253,7 +255,7 @@ def main():
     os.makedirs(os.path.join(a.out, ".tmp"), exist_ok=True)
 
     start = time.time()
-    pending = list(enumerate(ops))
+    pending = [] if a.summary_only else list(enumerate(ops))
     running = {}  # pid -> (op, status path, start time)
     killed = {}
     done = 0
@@ -307,7 +309,13 @@ def main():
 
     cases, skipped, per_op = [], [], {}
     for i, op in enumerate(ops):
-        r = json.load(open(os.path.join(status_dir, op_key(op) + ".json")))
+        path = os.path.join(status_dir, op_key(op) + ".json")
+        if not os.path.exists(path):  # --summary-only over an interrupted run
+            r = {"op": op_key(op), "cases": [], "skipped": [
+                {"op": op.name, "variant": op.variant_test_name, "sample": None,
+                 "reason": "not generated: the generator run was stopped before this OpInfo"}]}
+        else:
+            r = json.load(open(path))
         cases += r["cases"]
         skipped += r["skipped"]
         per_op[r["op"]] = {"cases": len(r["cases"]), "skipped": len(r["skipped"])}
