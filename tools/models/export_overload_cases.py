@@ -72,6 +72,9 @@ cases = {
  'cross_entropy_probs_smoothing': (lambda x: F.cross_entropy(x, F.softmax(x.flip(2), 1), reduction='none', label_smoothing=0.2), (x,)),
  'cross_entropy_unbatched': (lambda x: F.cross_entropy(x[0, :, 0], torch.tensor(2), reduction='none')
                              + F.cross_entropy(x[1, :, 1], torch.tensor(1)), (x,)),
+ # take_along_dim broadcasting self and indices outside dim (both ways), negative indices.
+ 'take_along_dim_broadcast': (lambda x: torch.take_along_dim(x, torch.tensor([[[0, -1, 3]]]), dim=2)
+                              + torch.take_along_dim(x[:, :1, :], torch.tensor([[[1], [2], [-2]]]), dim=2), (x,)),
  # quantile/nanquantile kernels (.scalar and .default with a 1-d q; every interpolation).
  'quantile_q_tensor': (lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True), (x,)),
  'quantile_modes': (lambda x: torch.quantile(x, 0.3, dim=1, interpolation='nearest')
