@@ -75,6 +75,9 @@ cases = {
  # take_along_dim broadcasting self and indices outside dim (both ways), negative indices.
  'take_along_dim_broadcast': (lambda x: torch.take_along_dim(x, torch.tensor([[[0, -1, 3]]]), dim=2)
                               + torch.take_along_dim(x[:, :1, :], torch.tensor([[[1], [2], [-2]]]), dim=2), (x,)),
+ # histogram with explicit (uneven) edges: counts, weights + density, the last edge inclusive.
+ 'histogram_edges': (lambda x: torch.histogram(x.round(decimals=1), torch.tensor([-1.0, -0.5, 0.0, 1.0, 1.5])).hist
+                     + torch.histogram(x, torch.tensor([-1.0, -0.5, 0.0, 1.0, 1.5]), weight=x.abs(), density=True).hist, (x,)),
  # quantile/nanquantile kernels (.scalar and .default with a 1-d q; every interpolation).
  'quantile_q_tensor': (lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True), (x,)),
  'quantile_modes': (lambda x: torch.quantile(x, 0.3, dim=1, interpolation='nearest')
