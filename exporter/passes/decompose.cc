@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -534,6 +535,32 @@ const std::map<std::string, Decomposition>& decompositions() {
          int picked = b.call1("index_select", "default", {Arg::tensor(x), Arg::integer(0), Arg::tensor(b.int64_constant(flat))},
                               b.dtype(x), {count * r});
          return {b.view(picked, {count, r})};
+       }},
+      {"aten::_scaled_dot_product_flash_attention_for_cpu.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // (output, logsumexp [B, H, L]): scaled_dot_product_attention, and the logsumexp of the
+         // scaled (causal-masked) scores over the keys, as the flash kernel returns it.
+         // Args: query, key, value, dropout_p, is_causal, attn_mask, scale.
+         int q = tensor_arg(n, 0), k = tensor_arg(n, 1), v = tensor_arg(n, 2);
+         if (q < 0 || k < 0 || v < 0 || number_arg(n, 3, 0.0) != 0.0 || !is_none(n, 5)) return {};
+         const Sizes qs = b.sizes(q), ks = b.sizes(k), vs = b.sizes(v);
+         if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4 || qs[1] != ks[1] || !is_floating(b.dtype(q))) return {};
+         const bool causal = number_arg(n, 4, 0.0) != 0.0;
+         const double scale = is_none(n, 6) ? 1.0 / std::sqrt(static_cast<double>(qs[3])) : number_arg(n, 6, 1.0);
+         int out = b.call1("scaled_dot_product_attention", "default",
+                           {Arg::tensor(q), Arg::tensor(k), Arg::tensor(v), Arg::none(), Arg::real(0.0),
+                            Arg::boolean(causal), Arg::real(scale)},
+                           b.dtype(q), {qs[0], qs[1], qs[2], vs[3]});
+         const Sizes ss = {qs[0], qs[1], qs[2], ks[2]};
+         int scores = b.call1("matmul", "default", {Arg::tensor(q), Arg::tensor(permute(b, k, {0, 1, 3, 2}))}, b.dtype(q), ss);
+         scores = b.scalar_op("mul", scores, scale);
+         if (causal) {  // key j > query i masked (top-left aligned)
+           int keep = b.call1("tril", "default", {Arg::tensor(b.call1("ones_like", "default", {Arg::tensor(scores)}, b.dtype(q), ss))},
+                              b.dtype(q), ss);
+           scores = b.where_scalar_other(b.compare_scalar("ne", keep, 0.0), scores, -std::numeric_limits<double>::infinity());
+         }
+         int lse = b.call1("logsumexp", "default", {Arg::tensor(scores), Arg::int_list({3}), Arg::boolean(false)}, b.dtype(q),
+                           {qs[0], qs[1], qs[2]});
+         return {out, lse};
        }},
       {"aten::resize_as.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int self = tensor_arg(n, 0), templ = tensor_arg(n, 1);

@@ -78,6 +78,10 @@ cases = {
  # histogram with explicit (uneven) edges: counts, weights + density, the last edge inclusive.
  'histogram_edges': (lambda x: torch.histogram(x.round(decimals=1), torch.tensor([-1.0, -0.5, 0.0, 1.0, 1.5])).hist
                      + torch.histogram(x, torch.tensor([-1.0, -0.5, 0.0, 1.0, 1.5]), weight=x.abs(), density=True).hist, (x,)),
+ # _scaled_dot_product_flash_attention_for_cpu (output, logsumexp): causal, and with a scale.
+ 'sdpa_flash_cpu': (lambda x: sum(o + l.unsqueeze(-1) for o, l in [
+     torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(x.unsqueeze(0), x.flip(2).unsqueeze(0), 2 * x.unsqueeze(0), 0.0, True),
+     torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(x.unsqueeze(0), x.unsqueeze(0), x.unsqueeze(0).cos(), scale=0.3)]), (x,)),
  # quantile/nanquantile kernels (.scalar and .default with a 1-d q; every interpolation).
  'quantile_q_tensor': (lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True), (x,)),
  'quantile_modes': (lambda x: torch.quantile(x, 0.3, dim=1, interpolation='nearest')
