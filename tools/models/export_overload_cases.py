@@ -82,6 +82,11 @@ cases = {
  'sdpa_flash_cpu': (lambda x: sum(o + l.unsqueeze(-1) for o, l in [
      torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(x.unsqueeze(0), x.flip(2).unsqueeze(0), 2 * x.unsqueeze(0), 0.0, True),
      torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(x.unsqueeze(0), x.unsqueeze(0), x.unsqueeze(0).cos(), scale=0.3)]), (x,)),
+ # histogramdd with edge tensors: counts + edges, and weights + density (uneven bin volumes).
+ 'histogramdd_edges': (lambda x: torch.histogramdd(x.view(-1, 2), [torch.tensor([-2.0, -0.5, 0.0, 2.0]), torch.tensor([-1.0, 0.0, 1.5])]).hist.sum()
+                       + torch.histogramdd(x.view(-1, 3), [torch.tensor([-2.0, 0.0, 2.0]), torch.tensor([-1.0, 0.5, 1.0]), torch.tensor([-3.0, 3.0])],
+                                           weight=x.view(-1, 3)[:, 0].abs(), density=True).hist * 100
+                       + torch.histogramdd(x.view(-1, 2), [torch.tensor([-2.0, -0.5, 0.0, 2.0]), torch.tensor([-1.0, 0.0, 1.5])]).bin_edges[0].sum(), (x,)),
  # quantile/nanquantile kernels (.scalar and .default with a 1-d q; every interpolation).
  'quantile_q_tensor': (lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True), (x,)),
  'quantile_modes': (lambda x: torch.quantile(x, 0.3, dim=1, interpolation='nearest')
