@@ -417,7 +417,9 @@ Error kthvalue(KernelContext& ctx, EValue** args, size_t n) {
   return select_k(ctx, a, in, dim, 1, k - 1, false, !keepdim, a.out(4), a.out(5));
 }
 
-// median.dim / nanmedian.dim(self, dim, keepdim, values, indices): lower median.
+// median.dim / nanmedian.dim(self, dim, keepdim, values, indices): the lower median of each
+// line (sorted with NaN last, ties by position). A line with NaN gives NaN (median; the first
+// NaN's index) or the median of its other values (nanmedian; NaN when all are NaN), as ATen.
 template <bool kNan>
 Error median_dim(KernelContext& ctx, EValue** args, size_t n) {
   KernelArgs a(ctx, args, n);
@@ -425,15 +427,41 @@ Error median_dim(KernelContext& ctx, EValue** args, size_t n) {
   const Tensor* in = a.tensor(0);
   int64_t dim = a.int_value(1);
   bool keepdim = a.bool_value(2);
+  Tensor* values = a.out(3);
+  Tensor* indices = a.out(4);
   if (!a.ok()) return a.error();
-  int64_t d = dim;
   DimSplit s;
-  if (!s.init(a, *in, d)) return a.error();
+  if (!s.init(a, *in, dim)) return a.error();
   if (s.size == 0) return a.fail("median of an empty dim"), a.error();
-  // NaN sorts last; median ignores NaN only for nanmedian (a NaN line gives NaN otherwise,
-  // which the sort puts at the position when all values are NaN). Lines with NaN are rare in
-  // practice; median picks (size - 1) / 2 of the sorted line.
-  return select_k(ctx, a, in, dim, 1, (s.size - 1) / 2, false, !keepdim, a.out(3), a.out(4));
+  Shape shape;
+  for (int d = 0; d < in->rank; ++d) {
+    if (d != dim) shape.push(in->sizes[d]);
+    else if (keepdim) shape.push(1);
+  }
+  if (!resize_to(a, values, shape) || !resize_to(a, indices, shape)) return a.error();
+  double* line = static_cast<double*>(ctx.allocate_temp(sizeof(double) * static_cast<size_t>(s.size)));
+  int64_t* order = static_cast<int64_t*>(ctx.allocate_temp(sizeof(int64_t) * static_cast<size_t>(s.size)));
+  if (line == nullptr || order == nullptr) return a.fail("median needs temp memory", Error::OutOfMemory), a.error();
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t i = 0; i < s.inner; ++i) {
+      int64_t valid = 0;
+      for (int64_t j = 0; j < s.size; ++j) {
+        line[j] = load_as<double>(in->data, in->dtype, s.at(o, i, j));
+        order[j] = j;
+        valid += std::isnan(line[j]) ? 0 : 1;
+      }
+      std::stable_sort(order, order + s.size, [line](int64_t x, int64_t y) {
+        return !std::isnan(line[x]) && (std::isnan(line[y]) || line[x] < line[y]);
+      });
+      int64_t pick;
+      if (valid == 0) pick = 0;
+      else if (!kNan && valid < s.size) pick = valid;  // the first NaN
+      else pick = (valid - 1) / 2;
+      store_as<double>(values->data, values->dtype, o * s.inner + i, line[order[pick]]);
+      store_as<int64_t>(indices->data, indices->dtype, o * s.inner + i, order[pick]);
+    }
+  }
+  return Error::Ok;
 }
 
 // median.default / nanmedian.default(self, out): over all elements.

@@ -87,6 +87,12 @@ cases = {
                        + torch.histogramdd(x.view(-1, 3), [torch.tensor([-2.0, 0.0, 2.0]), torch.tensor([-1.0, 0.5, 1.0]), torch.tensor([-3.0, 3.0])],
                                            weight=x.view(-1, 3)[:, 0].abs(), density=True).hist * 100
                        + torch.histogramdd(x.view(-1, 2), [torch.tensor([-2.0, -0.5, 0.0, 2.0]), torch.tensor([-1.0, 0.0, 1.5])]).bin_edges[0].sum(), (x,)),
+ # median/nanmedian.dim over lines with NaN (nanmedian skips them, median gives NaN).
+ 'median_dim_nan': (lambda x: torch.nanmedian(torch.where(x > 0.8, float('nan'), x), dim=2).values
+                    + torch.nan_to_num(torch.median(torch.where(x > 1.5, float('nan'), x), dim=1).values, nan=100.0).sum(), (x,)),
+ # subtract/multiply/divide: aliases the training IR keeps.
+ 'alias_ops': (lambda x: torch.subtract(x, x.flip(2), alpha=2) + torch.multiply(x, 3) + torch.divide(x, 1.5)
+               + torch.divide(x, 0.7, rounding_mode='floor'), (x,)),
  # quantile/nanquantile kernels (.scalar and .default with a 1-d q; every interpolation).
  'quantile_q_tensor': (lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True), (x,)),
  'quantile_modes': (lambda x: torch.quantile(x, 0.3, dim=1, interpolation='nearest')
