@@ -63,6 +63,28 @@ std::vector<int> weight_norm(Builder& b, const Node& n, bool interface) {
   return {w, b.sizes(norm) == gs ? norm : b.view(norm, gs)};
 }
 
+// fft_fftshift / fft_ifftshift(self, dim?): a roll by size / 2 (ifftshift: back by it) along
+// each of `dim` (every dim when None).
+std::vector<int> fft_shift(Builder& b, const Node& n, bool inverse) {
+  int x = tensor_arg(n, 0);
+  if (x < 0) return {};
+  const Sizes s = b.sizes(x);
+  const int64_t rank = static_cast<int64_t>(s.size());
+  std::vector<int64_t> dims = ints_arg(n, 1), shifts;
+  if (is_none(n, 1)) {
+    for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
+  } else if (dims.empty() && n.args[1].kind == Arg::Kind::Int) {
+    dims.push_back(n.args[1].i);
+  }
+  if (dims.empty()) return {};
+  for (int64_t& d : dims) {
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) return {};
+    shifts.push_back(inverse ? -(s[d] / 2) : s[d] / 2);
+  }
+  return {b.call1("roll", "default", {Arg::tensor(x), Arg::int_list(shifts), Arg::int_list(dims)}, b.dtype(x), s)};
+}
+
 const std::map<std::string, Decomposition>& decompositions() {
   static const std::map<std::string, Decomposition> table = {
       {"aten::mse_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
@@ -561,6 +583,27 @@ const std::map<std::string, Decomposition>& decompositions() {
          int lse = b.call1("logsumexp", "default", {Arg::tensor(scores), Arg::int_list({3}), Arg::boolean(false)}, b.dtype(q),
                            {qs[0], qs[1], qs[2]});
          return {out, lse};
+       }},
+      {"aten::fft_fftshift.default", [](Builder& b, const Node& n) { return fft_shift(b, n, false); }},
+      {"aten::fft_ifftshift.default", [](Builder& b, const Node& n) { return fft_shift(b, n, true); }},
+      {"aten::linalg_diagonal.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int a = tensor_arg(n, 0);
+         if (a < 0) return {};
+         return {b.call1("diagonal", "default",
+                         {Arg::tensor(a), Arg::integer(int_arg(n, 1, 0)), Arg::integer(int_arg(n, 2, -2)),
+                          Arg::integer(int_arg(n, 3, -1))},
+                         b.dtype(a), b.sizes(n.outputs[0].ref))};
+       }},
+      {"aten::linalg_vecdot.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // Real inputs: sum(x * y) over dim (conj(x) is x).
+         int x = tensor_arg(n, 0), y = tensor_arg(n, 1);
+         if (x < 0 || y < 0 || !is_floating(b.dtype(x)) || b.dtype(x) != b.dtype(y)) return {};
+         int prod = b.mul(x, y);
+         const int64_t rank = static_cast<int64_t>(b.sizes(prod).size());
+         int64_t dim = int_arg(n, 2, -1);
+         if (dim < 0) dim += rank;
+         if (dim < 0 || dim >= rank) return {};
+         return {sum_dims(b, prod, {dim}, false)};
        }},
       {"aten::resize_as.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int self = tensor_arg(n, 0), templ = tensor_arg(n, 1);

@@ -324,6 +324,7 @@ EMBER_REGISTER_KERNEL("aten::round.decimals", round_decimals_kernel);
 EMBER_REGISTER_KERNEL("aten::round_.decimals", round_decimals_kernel);
 EMBER_REGISTER_UNARY("nan_to_num", nan_to_num_kernel);
 EMBER_REGISTER_KERNEL("aten::polygamma.default", polygamma_kernel);
+EMBER_REGISTER_KERNEL("aten::special_polygamma.default", polygamma_kernel);  // alias, same (n, self)
 // torch.special functions of one argument (util/special_math.h).
 EMBER_REGISTER_KERNEL("aten::special_i0e.default", special_i0e_kernel);
 EMBER_REGISTER_KERNEL("aten::special_i1.default", special_i1_kernel);

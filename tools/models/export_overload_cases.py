@@ -93,6 +93,12 @@ cases = {
  # subtract/multiply/divide: aliases the training IR keeps.
  'alias_ops': (lambda x: torch.subtract(x, x.flip(2), alpha=2) + torch.multiply(x, 3) + torch.divide(x, 1.5)
                + torch.divide(x, 0.7, rounding_mode='floor'), (x,)),
+ # Composite ops decomposed by the exporter: fftshift/ifftshift (roll), linalg_diagonal,
+ # linalg_vecdot; special_polygamma (polygamma's alias).
+ 'fftshift': (lambda x: torch.fft.fftshift(x) + torch.fft.ifftshift(x, dim=(1, 2)) * 2 + torch.fft.fftshift(x, dim=-1) * 3, (x,)),
+ 'linalg_diagonal_vecdot': (lambda x: torch.linalg.diagonal(x, offset=1, dim1=1, dim2=2)
+                            + torch.linalg.vecdot(x, x.flip(1), dim=1)[:, :3], (x,)),
+ 'special_polygamma': (lambda x: torch.special.polygamma(1, x.abs() + 0.5), (x,)),
  # quantile/nanquantile kernels (.scalar and .default with a 1-d q; every interpolation).
  'quantile_q_tensor': (lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True), (x,)),
  'quantile_modes': (lambda x: torch.quantile(x, 0.3, dim=1, interpolation='nearest')
