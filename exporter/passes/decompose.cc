@@ -586,6 +586,15 @@ const std::map<std::string, Decomposition>& decompositions() {
        }},
       {"aten::fft_fftshift.default", [](Builder& b, const Node& n) { return fft_shift(b, n, false); }},
       {"aten::fft_ifftshift.default", [](Builder& b, const Node& n) { return fft_shift(b, n, true); }},
+      {"aten::special_xlog1py.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // x * log1p(y), 0 where x == 0 unless y is NaN (ATen).
+         int x = tensor_arg(n, 0), y = tensor_arg(n, 1);
+         if (x < 0 || y < 0 || !is_floating(b.dtype(x)) || b.dtype(x) != b.dtype(y)) return {};
+         int product = b.mul(x, b.unary("log1p", y));
+         int nan_y = b.call1("isnan", "default", {Arg::tensor(y)}, ScalarType::Bool, b.sizes(y));
+         int keep = b.binary("logical_or", b.compare_scalar("ne", x, 0.0), nan_y, "default");
+         return {b.where_scalar_other(keep, product, 0.0)};
+       }},
       {"aten::linalg_diagonal.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int a = tensor_arg(n, 0);
          if (a < 0) return {};

@@ -99,6 +99,7 @@ cases = {
  'linalg_diagonal_vecdot': (lambda x: torch.linalg.diagonal(x, offset=1, dim1=1, dim2=2)
                             + torch.linalg.vecdot(x, x.flip(1), dim=1)[:, :3], (x,)),
  'special_polygamma': (lambda x: torch.special.polygamma(1, x.abs() + 0.5), (x,)),
+ 'special_xlog1py': (lambda x: torch.special.xlog1py(torch.where(x > 0.5, 0.0, x), x.abs()) + torch.special.xlog1py(x, torch.where(x > 1, float('nan'), x.abs())).nan_to_num(nan=7.0), (x,)),
  # quantile/nanquantile kernels (.scalar and .default with a 1-d q; every interpolation).
  'quantile_q_tensor': (lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True), (x,)),
  'quantile_modes': (lambda x: torch.quantile(x, 0.3, dim=1, interpolation='nearest')
