@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -60,6 +61,28 @@ std::vector<int> weight_norm(Builder& b, const Node& n, bool interface) {
   const Sizes gs = b.sizes(g);
   if (product(b.sizes(norm), 0, b.sizes(norm).size()) != product(gs, 0, gs.size())) return {};
   return {w, b.sizes(norm) == gs ? norm : b.view(norm, gs)};
+}
+
+// fft_fftshift / fft_ifftshift(self, dim?): a roll by size / 2 (ifftshift: back by it) along
+// each of `dim` (every dim when None).
+std::vector<int> fft_shift(Builder& b, const Node& n, bool inverse) {
+  int x = tensor_arg(n, 0);
+  if (x < 0) return {};
+  const Sizes s = b.sizes(x);
+  const int64_t rank = static_cast<int64_t>(s.size());
+  std::vector<int64_t> dims = ints_arg(n, 1), shifts;
+  if (is_none(n, 1)) {
+    for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
+  } else if (dims.empty() && n.args[1].kind == Arg::Kind::Int) {
+    dims.push_back(n.args[1].i);
+  }
+  if (dims.empty()) return {};
+  for (int64_t& d : dims) {
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) return {};
+    shifts.push_back(inverse ? -(s[d] / 2) : s[d] / 2);
+  }
+  return {b.call1("roll", "default", {Arg::tensor(x), Arg::int_list(shifts), Arg::int_list(dims)}, b.dtype(x), s)};
 }
 
 const std::map<std::string, Decomposition>& decompositions() {
@@ -238,10 +261,38 @@ const std::map<std::string, Decomposition>& decompositions() {
          return {nll_loss_nd(b, tensor_arg(n, 0), tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
        }},
       {"aten::cross_entropy_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
-         int x = tensor_arg(n, 0);
-         if (!is_none(n, 2) || number_arg(n, 5, 0.0) != 0.0 || b.sizes(x).size() < 2) return {};
-         int logp = b.call1("log_softmax", "int", {Arg::tensor(x), Arg::integer(1)}, b.dtype(x), b.sizes(x));
-         return {nll_loss_nd(b, logp, tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
+         int x = tensor_arg(n, 0), t = tensor_arg(n, 1);
+         if (x < 0 || t < 0 || !is_none(n, 2) || b.sizes(x).empty()) return {};  // no class weights
+         const int64_t reduction = int_arg(n, 3, kReductionMean);
+         const double smoothing = number_arg(n, 5, 0.0);
+         // An unbatched input [C] is a batch of one: [1, C], its loss viewed back to 0-d.
+         Sizes xs = b.sizes(x);
+         const bool unbatched = xs.size() == 1;
+         if (unbatched) {
+           xs.insert(xs.begin(), 1);
+           x = b.view(x, xs);
+         }
+         int logp = b.call1("log_softmax", "int", {Arg::tensor(x), Arg::integer(1)}, b.dtype(x), xs);
+         if (is_floating(b.dtype(t))) {
+           // Class probabilities shaped like the input: -sum(target * logp) over the classes;
+           // mean divides by the number of samples (numel / C), as ATen.
+           if (unbatched) t = b.view(t, xs);
+           if (b.sizes(t) != xs || b.dtype(t) != b.dtype(x)) return {};
+           const int64_t classes = xs[1];
+           if (smoothing != 0.0) t = b.scalar_op("add", b.scalar_op("mul", t, 1.0 - smoothing), smoothing / classes);
+           Sizes per = xs;
+           per.erase(per.begin() + 1);
+           int loss = b.unary("neg", sum_dims(b, b.mul(logp, t), {1}, false));
+           if (reduction == kReductionNone) return {unbatched ? b.view(loss, {}) : loss};
+           int total = b.reduce(loss, kReductionSum);
+           if (reduction == kReductionMean) total = b.scalar_op("div", total, static_cast<double>(product(per, 0, per.size())));
+           return {total};
+         }
+         if (smoothing != 0.0) return {};
+         if (unbatched) t = b.view(t, {1});
+         int loss = nll_loss_nd(b, logp, t, reduction, int_arg(n, 4, -100));
+         if (loss >= 0 && unbatched && reduction == kReductionNone) loss = b.view(loss, {});
+         return {loss};
        }},
       {"aten::outer.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int a = tensor_arg(n, 0), c = tensor_arg(n, 1);
@@ -479,6 +530,89 @@ const std::map<std::string, Decomposition>& decompositions() {
          int v = norm_except_dim(b, tensor_arg(n, 0), number_arg(n, 1, 2.0), int_arg(n, 2, 0));
          if (v < 0) return {};
          return {v};
+       }},
+      {"aten::combinations.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // Every r-combination of a 1-D input, in itertools order: an index_select with
+         // constant indices (the count is static), viewed as [count, r].
+         int x = tensor_arg(n, 0);
+         int64_t r = int_arg(n, 1, 2);
+         bool with_replacement = number_arg(n, 2, 0.0) != 0;
+         if (x < 0 || b.sizes(x).size() != 1 || r < 1) return {};
+         const int64_t len = b.sizes(x)[0];
+         std::vector<int64_t> pick(static_cast<size_t>(r), 0), flat;
+         if (!with_replacement) {
+           for (int64_t i = 0; i < r; ++i) pick[i] = i;
+         }
+         while (!pick.empty() && pick.back() < len) {
+           flat.insert(flat.end(), pick.begin(), pick.end());
+           // Advance the rightmost position that can move, then reset those after it.
+           int64_t i = r - 1;
+           while (i >= 0 && pick[i] >= len - (with_replacement ? 1 : r - i)) --i;
+           if (i < 0) break;
+           ++pick[i];
+           for (int64_t j = i + 1; j < r; ++j) pick[j] = with_replacement ? pick[i] : pick[j - 1] + 1;
+         }
+         const int64_t count = static_cast<int64_t>(flat.size()) / r;
+         if (count == 0 || b.sizes(n.outputs[0].ref) != Sizes{count, r}) return {};
+         int picked = b.call1("index_select", "default", {Arg::tensor(x), Arg::integer(0), Arg::tensor(b.int64_constant(flat))},
+                              b.dtype(x), {count * r});
+         return {b.view(picked, {count, r})};
+       }},
+      {"aten::_scaled_dot_product_flash_attention_for_cpu.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // (output, logsumexp [B, H, L]): scaled_dot_product_attention, and the logsumexp of the
+         // scaled (causal-masked) scores over the keys, as the flash kernel returns it.
+         // Args: query, key, value, dropout_p, is_causal, attn_mask, scale.
+         int q = tensor_arg(n, 0), k = tensor_arg(n, 1), v = tensor_arg(n, 2);
+         if (q < 0 || k < 0 || v < 0 || number_arg(n, 3, 0.0) != 0.0 || !is_none(n, 5)) return {};
+         const Sizes qs = b.sizes(q), ks = b.sizes(k), vs = b.sizes(v);
+         if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4 || qs[1] != ks[1] || !is_floating(b.dtype(q))) return {};
+         const bool causal = number_arg(n, 4, 0.0) != 0.0;
+         const double scale = is_none(n, 6) ? 1.0 / std::sqrt(static_cast<double>(qs[3])) : number_arg(n, 6, 1.0);
+         int out = b.call1("scaled_dot_product_attention", "default",
+                           {Arg::tensor(q), Arg::tensor(k), Arg::tensor(v), Arg::none(), Arg::real(0.0),
+                            Arg::boolean(causal), Arg::real(scale)},
+                           b.dtype(q), {qs[0], qs[1], qs[2], vs[3]});
+         const Sizes ss = {qs[0], qs[1], qs[2], ks[2]};
+         int scores = b.call1("matmul", "default", {Arg::tensor(q), Arg::tensor(permute(b, k, {0, 1, 3, 2}))}, b.dtype(q), ss);
+         scores = b.scalar_op("mul", scores, scale);
+         if (causal) {  // key j > query i masked (top-left aligned)
+           int keep = b.call1("tril", "default", {Arg::tensor(b.call1("ones_like", "default", {Arg::tensor(scores)}, b.dtype(q), ss))},
+                              b.dtype(q), ss);
+           scores = b.where_scalar_other(b.compare_scalar("ne", keep, 0.0), scores, -std::numeric_limits<double>::infinity());
+         }
+         int lse = b.call1("logsumexp", "default", {Arg::tensor(scores), Arg::int_list({3}), Arg::boolean(false)}, b.dtype(q),
+                           {qs[0], qs[1], qs[2]});
+         return {out, lse};
+       }},
+      {"aten::fft_fftshift.default", [](Builder& b, const Node& n) { return fft_shift(b, n, false); }},
+      {"aten::fft_ifftshift.default", [](Builder& b, const Node& n) { return fft_shift(b, n, true); }},
+      {"aten::special_xlog1py.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // x * log1p(y), 0 where x == 0 unless y is NaN (ATen).
+         int x = tensor_arg(n, 0), y = tensor_arg(n, 1);
+         if (x < 0 || y < 0 || !is_floating(b.dtype(x)) || b.dtype(x) != b.dtype(y)) return {};
+         int product = b.mul(x, b.unary("log1p", y));
+         int nan_y = b.call1("isnan", "default", {Arg::tensor(y)}, ScalarType::Bool, b.sizes(y));
+         int keep = b.binary("logical_or", b.compare_scalar("ne", x, 0.0), nan_y, "default");
+         return {b.where_scalar_other(keep, product, 0.0)};
+       }},
+      {"aten::linalg_diagonal.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         int a = tensor_arg(n, 0);
+         if (a < 0) return {};
+         return {b.call1("diagonal", "default",
+                         {Arg::tensor(a), Arg::integer(int_arg(n, 1, 0)), Arg::integer(int_arg(n, 2, -2)),
+                          Arg::integer(int_arg(n, 3, -1))},
+                         b.dtype(a), b.sizes(n.outputs[0].ref))};
+       }},
+      {"aten::linalg_vecdot.default", [](Builder& b, const Node& n) -> std::vector<int> {
+         // Real inputs: sum(x * y) over dim (conj(x) is x).
+         int x = tensor_arg(n, 0), y = tensor_arg(n, 1);
+         if (x < 0 || y < 0 || !is_floating(b.dtype(x)) || b.dtype(x) != b.dtype(y)) return {};
+         int prod = b.mul(x, y);
+         const int64_t rank = static_cast<int64_t>(b.sizes(prod).size());
+         int64_t dim = int_arg(n, 2, -1);
+         if (dim < 0) dim += rank;
+         if (dim < 0 || dim >= rank) return {};
+         return {sum_dims(b, prod, {dim}, false)};
        }},
       {"aten::resize_as.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int self = tensor_arg(n, 0), templ = tensor_arg(n, 1);

@@ -246,6 +246,23 @@ EMBER_REGISTER_KERNEL("aten::div_.Tensor", true_div);
 EMBER_REGISTER_KERNEL("aten::div_.Scalar", true_div);
 EMBER_REGISTER_KERNEL("aten::true_divide.Tensor", true_div);
 EMBER_REGISTER_KERNEL("aten::true_divide.Scalar", true_div);
+// subtract / multiply / divide are aliases of sub / mul / div (torch.subtract, ...): the
+// training IR keeps the alias name.
+EMBER_REGISTER_KERNEL("aten::subtract.Tensor", (add_sub<true, false>));
+EMBER_REGISTER_KERNEL("aten::subtract.Scalar", (add_sub<true, false>));
+EMBER_REGISTER_KERNEL("aten::subtract_.Tensor", (add_sub<true, false>));
+EMBER_REGISTER_KERNEL("aten::subtract_.Scalar", (add_sub<true, false>));
+EMBER_REGISTER_KERNEL("aten::multiply.Tensor", mul);
+EMBER_REGISTER_KERNEL("aten::multiply.Scalar", mul);
+EMBER_REGISTER_KERNEL("aten::multiply_.Tensor", mul);
+EMBER_REGISTER_KERNEL("aten::multiply_.Scalar", mul);
+EMBER_REGISTER_KERNEL("aten::divide.Tensor", true_div);
+EMBER_REGISTER_KERNEL("aten::divide.Scalar", true_div);
+EMBER_REGISTER_KERNEL("aten::divide_.Tensor", true_div);
+EMBER_REGISTER_KERNEL("aten::divide_.Scalar", true_div);
+EMBER_REGISTER_KERNEL("aten::divide.Tensor_mode", div_mode);
+EMBER_REGISTER_KERNEL("aten::divide.Scalar_mode", div_mode);
+EMBER_REGISTER_KERNEL("aten::divide_.Tensor_mode", div_mode);
 EMBER_REGISTER_KERNEL("aten::div.Tensor_mode", div_mode);
 EMBER_REGISTER_KERNEL("aten::div.Scalar_mode", div_mode);
 EMBER_REGISTER_KERNEL("aten::div_.Tensor_mode", div_mode);

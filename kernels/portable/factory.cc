@@ -2,6 +2,7 @@
 // scalar_tensor, arange, linspace/logspace, fill/zero. The output's preallocated dtype is
 // the requested dtype (the exporter resolves dtype/layout/device arguments), so those
 // arguments are only counted here.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/portable/util/elementwise_ops.h"
@@ -195,8 +196,9 @@ Error linspace(KernelContext& ctx, EValue** args, size_t n) {
   int64_t half = steps / 2;
   for (int64_t i = 0; i < steps; ++i) {
     // Symmetric evaluation like PyTorch: from the start for the first half, from the end after.
-    double v = i < half ? start + step * static_cast<double>(i)
-                        : end - step * static_cast<double>(steps - 1 - i);
+    // One step is `start` (PyTorch), not the `end` the second half would give.
+    double v = i < half || steps == 1 ? start + step * static_cast<double>(i)
+                                      : end - step * static_cast<double>(steps - 1 - i);
     if (kLog) v = std::pow(base, v);
     if (!is_floating(out->dtype) && !kLog) v = std::trunc(v);
     store_as<double>(out->data, out->dtype, i, v);
@@ -229,6 +231,25 @@ Error fill(KernelContext& ctx, EValue** args, size_t n) {
   a.scalar(1);
   if (!a.ok()) return a.error();
   fill_value(out, v);
+  return Error::Ok;
+}
+
+// eye(n, dtype?, layout?, device?, pin_memory?, out) / eye.m(n, m, ...): the [n, m] identity.
+template <bool kM>
+Error eye(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  const size_t expected = kM ? 7 : 6;
+  if (!a.expect(expected)) return a.error();
+  const int64_t rows = a.int_value(0), cols = kM ? a.int_value(1) : rows;
+  Tensor* out = a.out(expected - 1);
+  if (!a.ok()) return a.error();
+  if (rows < 0 || cols < 0) return a.fail("eye: n and m must be non-negative"), a.error();
+  Shape s;
+  s.push(rows);
+  s.push(cols);
+  if (!resize_to(a, out, s)) return a.error();
+  fill_value(out, make_int(0));
+  for (int64_t i = 0; i < std::min(rows, cols); ++i) store_as<double>(out->data, out->dtype, i * cols + i, 1.0);
   return Error::Ok;
 }
 
@@ -276,6 +297,8 @@ EMBER_REGISTER_KERNEL("aten::fill.Tensor", fill);
 EMBER_REGISTER_KERNEL("aten::fill_.Scalar", fill);
 EMBER_REGISTER_KERNEL("aten::fill_.Tensor", fill);
 EMBER_REGISTER_KERNEL("aten::zero.default", zero);
+EMBER_REGISTER_KERNEL("aten::eye.default", eye<false>);
+EMBER_REGISTER_KERNEL("aten::eye.m", eye<true>);
 EMBER_REGISTER_KERNEL("aten::zero_.default", zero);
 
 }  // namespace portable

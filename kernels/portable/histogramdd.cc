@@ -8,7 +8,9 @@
 // by 0.5 either side when lo == hi. A point outside the edges (or NaN) is dropped; the
 // last bin includes its right edge. Bins are found as ATen does (linear interpolation,
 // corrected by a local search over the edges). density divides by the total and the bin
-// volumes. float32 and float64 (as ATen's CPU kernel).
+// volumes. float32 and float64 (as ATen's CPU kernel). Bins given as edge tensors: see
+// histogramdd_tensor_bins below.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/portable/util/dtype_util.h"
@@ -193,8 +195,97 @@ Error histogramdd(KernelContext& ctx, EValue** args, size_t n) { return histogra
 Error bin_edges(KernelContext& ctx, EValue** args, size_t n) { return histogramdd_impl(ctx, args, n, false, true); }
 Error from_bin_cts(KernelContext& ctx, EValue** args, size_t n) { return histogramdd_impl(ctx, args, n, true, false); }
 
+// Bins given as D tensors of increasing edges (histogramdd.TensorList_bins(self, bins[],
+// range?, weight?, density, hist, bin_edges...) and _histogramdd_from_bin_tensors(self, bins[],
+// *, weight?, density, hist)): a coordinate falls in bin b when edges[b] <= v < edges[b + 1]
+// (binary search, as ATen does for tensor bins), the last edge inclusive; range is unused.
+Error histogramdd_tensor_bins(KernelContext& ctx, EValue** args, size_t n, size_t weight_index, bool has_edges) {
+  KernelArgs a(ctx, args, n);
+  const size_t hist_index = weight_index + 2;
+  if (n < hist_index + 1) return a.fail("wrong number of arguments"), a.error();
+  const Tensor* self = a.tensor(0);
+  Span<Tensor* const> bins = a.tensor_list(1);
+  const Tensor* weight = a.optional_tensor(weight_index);
+  const bool density = a.bool_value(weight_index + 1);
+  if (!a.ok() || !require_contiguous(a, self) || !require_contiguous(a, weight)) return a.error();
+  const int64_t dims = static_cast<int64_t>(bins.size());
+  if (!a.expect(hist_index + 1 + (has_edges ? static_cast<size_t>(dims) : 0))) return a.error();
+  if (dims < 1 || dims > kMaxRank) return a.fail("bins must hold between 1 and 16 edge tensors"), a.error();
+  if (self->rank < 1 || self->sizes[self->rank - 1] != dims) {
+    return a.fail("the last dimension of self must equal the number of bin tensors"), a.error();
+  }
+  int64_t hist_sizes[kMaxRank], cells = 1;
+  for (int64_t d = 0; d < dims; ++d) {
+    const Tensor* e = bins[d];
+    if (!require_contiguous(a, e)) return a.error();
+    if (e->rank != 1 || e->numel() < 2) return a.fail("every bins tensor must be 1-D with at least 2 edges"), a.error();
+    hist_sizes[d] = e->numel() - 1;
+    cells *= hist_sizes[d];
+  }
+  Tensor* hist = a.out(hist_index);
+  if (!a.ok() || !resize_out(a, hist, hist_sizes, static_cast<int>(dims))) return a.error();
+  for (int64_t d = 0; has_edges && d < dims; ++d) {
+    Tensor* out = a.out(hist_index + 1 + static_cast<size_t>(d));
+    const int64_t count = bins[d]->numel();
+    if (!a.ok() || !resize_out(a, out, &count, 1)) return a.error();
+    for (int64_t i = 0; i < count; ++i) {
+      store_as<double>(out->data, out->dtype, i, load_as<double>(bins[d]->data, bins[d]->dtype, i));
+    }
+  }
+  double* h = static_cast<double*>(ctx.allocate_temp(static_cast<size_t>(cells) * sizeof(double)));
+  if (h == nullptr) return a.fail("histogramdd needs temp memory", Error::OutOfMemory), a.error();
+  for (int64_t c = 0; c < cells; ++c) h[c] = 0;
+  auto edge = [&](int64_t d, int64_t i) { return load_as<double>(bins[d]->data, bins[d]->dtype, i); };
+  const int64_t points = self->numel() / dims;
+  double total = 0;
+  for (int64_t p = 0; p < points; ++p) {
+    int64_t cell = 0;
+    bool inside = true;
+    for (int64_t d = 0; d < dims && inside; ++d) {
+      const double v = load_as<double>(self->data, self->dtype, p * dims + d);
+      const int64_t nb = hist_sizes[d];
+      inside = v >= edge(d, 0) && v <= edge(d, nb);
+      int64_t lo = 0, hi = nb + 1;  // first edge > v (upper_bound)
+      while (inside && lo < hi) {
+        const int64_t mid = (lo + hi) / 2;
+        if (edge(d, mid) <= v) lo = mid + 1;
+        else hi = mid;
+      }
+      const int64_t b = std::min(lo - 1, nb - 1);
+      cell = cell * nb + b;
+    }
+    if (!inside) continue;
+    const double w = weight != nullptr ? load_as<double>(weight->data, weight->dtype, p) : 1.0;
+    h[cell] += w;
+    total += w;
+  }
+  for (int64_t c = 0; c < cells; ++c) {
+    double v = h[c];
+    if (density && total != 0) {
+      double volume = 1;
+      for (int64_t d = dims - 1, rest = c; d >= 0; --d) {
+        const int64_t b = rest % hist_sizes[d];
+        rest /= hist_sizes[d];
+        volume *= edge(d, b + 1) - edge(d, b);
+      }
+      v /= total * volume;
+    }
+    store_as<double>(hist->data, hist->dtype, c, v);
+  }
+  return Error::Ok;
+}
+
+Error histogramdd_bin_tensors(KernelContext& ctx, EValue** args, size_t n) {
+  return histogramdd_tensor_bins(ctx, args, n, 3, true);
+}
+Error from_bin_tensors(KernelContext& ctx, EValue** args, size_t n) {
+  return histogramdd_tensor_bins(ctx, args, n, 2, false);
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL("aten::histogramdd.TensorList_bins", histogramdd_bin_tensors);
+EMBER_REGISTER_KERNEL("aten::_histogramdd_from_bin_tensors.default", from_bin_tensors);
 EMBER_REGISTER_KERNEL("aten::histogramdd.default", histogramdd);
 EMBER_REGISTER_KERNEL("aten::_histogramdd_bin_edges.default", bin_edges);
 EMBER_REGISTER_KERNEL("aten::_histogramdd_from_bin_cts.default", from_bin_cts);

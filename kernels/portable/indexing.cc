@@ -3,6 +3,7 @@
 // scatter_add, scatter_reduce, index_copy, index_add, index_fill, masked_select,
 // masked_scatter, take, take_along_dim, put, nonzero/argwhere/nonzero_static,
 // select_scatter, slice_scatter, diagonal_scatter. Out-of-range indices are errors.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -690,10 +691,40 @@ Error take_along_dim(KernelContext& ctx, EValue** args, size_t n) {
   if (!a.ok()) return a.error();
   if (idx->rank != self->rank) return a.fail("indices must have the same rank as self"), a.error();
   int64_t d = wrap_dim(dim, self->rank);
-  for (int k = 0; k < self->rank; ++k) {
-    if (k != d && idx->sizes[k] != self->sizes[k]) {
-      return a.fail("broadcasting in take_along_dim is not supported", Error::NotSupported), a.error();
+  if (d < 0) return a.fail("take_along_dim: dim out of range"), a.error();
+  bool same = true;
+  for (int k = 0; k < self->rank; ++k) same = same && (k == d || idx->sizes[k] == self->sizes[k]);
+  if (!same) {
+    // self and indices broadcast against each other in every dim but `dim` (ATen), so
+    // out[..., j, ...] = self[b(...), idx[b(..., j, ...)], b(...)].
+    Tensor* out = a.out(3);
+    if (!a.ok() || !require_contiguous(a, self) || !require_contiguous(a, idx)) return a.error();
+    Shape shape;
+    for (int k = 0; k < self->rank; ++k) {
+      int64_t si = self->sizes[k], ii = idx->sizes[k];
+      if (k != d && si != ii && si != 1 && ii != 1) {
+        return a.fail("take_along_dim: self and indices do not broadcast outside dim"), a.error();
+      }
+      shape.push(k == d ? ii : std::max(si, ii));
     }
+    if (!resize_to(a, out, shape)) return a.error();
+    int64_t ss[kMaxRank], is[kMaxRank], pos[kMaxRank] = {};
+    contiguous_strides(self->sizes, self->rank, ss);
+    contiguous_strides(idx->sizes, idx->rank, is);
+    const int64_t size = self->sizes[d];
+    for (int64_t i = 0; i < out->numel(); ++i) {
+      int64_t so = 0, io = 0;
+      for (int k = 0; k < self->rank; ++k) {
+        io += (idx->sizes[k] == 1 ? 0 : pos[k]) * is[k];
+        if (k != d) so += (self->sizes[k] == 1 ? 0 : pos[k]) * ss[k];
+      }
+      int64_t v = load_as<int64_t>(idx->data, idx->dtype, io);
+      if (!wrap_index(a, v, size)) return a.error();
+      copy_convert(static_cast<const char*>(self->data) + (so + v * ss[d]) * element_size(self->dtype), self->dtype,
+                   static_cast<char*>(out->data) + i * element_size(out->dtype), out->dtype, 1);
+      for (int k = self->rank - 1; k >= 0 && ++pos[k] == shape.d[k]; --k) pos[k] = 0;
+    }
+    return Error::Ok;
   }
   EValue sparse;
   sparse.tag = ValueTag::Bool;

@@ -1,6 +1,7 @@
 // Assorted ops: searchsorted/bucketize, histc, frexp, isin, rot90, outer, sum_to_size,
 // dist, cross/linalg_cross, as_strided_scatter, unique_consecutive, _unique2,
 // trapezoid/trapz, cumulative_trapezoid, kron, histogram.bin_ct, resize.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/portable/util/copy.h"
@@ -602,6 +603,55 @@ Error histogram(KernelContext& ctx, EValue** args, size_t n) {
   return Error::Ok;
 }
 
+// histogram.bins_tensor(self, bins, *, weight?, density, hist, bin_edges): `bins` are the
+// increasing edges; as ATen, v falls in bin b when edges[b] <= v < edges[b + 1], the last
+// edge is inclusive, values outside [edges[0], edges[-1]] are not counted; density divides by
+// the total weight times each bin's own width.
+Error histogram_edges(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(6)) return a.error();
+  const Tensor* in = a.tensor(0);
+  const Tensor* edges_in = a.tensor(1);
+  const Tensor* weight = a.optional_tensor(2);
+  const bool density = a.bool_value(3);
+  Tensor* hist = a.out(4);
+  Tensor* edges = a.out(5);
+  if (!a.ok() || !require_contiguous(a, in) || !require_contiguous(a, edges_in)) return a.error();
+  if (weight != nullptr && (!require_contiguous(a, weight) || weight->numel() != in->numel())) {
+    return a.fail("histogram: weight must have the input's shape"), a.error();
+  }
+  if (edges_in->rank != 1 || edges_in->numel() < 2) return a.fail("histogram: bins must be a 1-D tensor of at least 2 edges"), a.error();
+  const int64_t nedges = edges_in->numel(), bins = nedges - 1;
+  Shape hs;
+  hs.push(bins);
+  if (!resize_to(a, hist, hs) || !resize_like(a, edges, *edges_in)) return a.error();
+  copy_convert(edges_in->data, edges_in->dtype, edges->data, edges->dtype, nedges);
+  double* e = static_cast<double*>(ctx.allocate_temp(sizeof(double) * static_cast<size_t>(nedges)));
+  double* h = static_cast<double*>(ctx.allocate_temp(sizeof(double) * static_cast<size_t>(bins)));
+  if (e == nullptr || h == nullptr) return a.fail("histogram needs temp memory", Error::OutOfMemory), a.error();
+  for (int64_t b = 0; b < nedges; ++b) {
+    e[b] = load_as<double>(edges_in->data, edges_in->dtype, b);
+    if (b > 0 && !(e[b] >= e[b - 1])) return a.fail("histogram: bin edges must increase"), a.error();
+  }
+  for (int64_t b = 0; b < bins; ++b) h[b] = 0;
+  double sum = 0;
+  for (int64_t i = 0; i < in->numel(); ++i) {
+    const double v = load_as<double>(in->data, in->dtype, i);
+    if (!(v >= e[0] && v <= e[bins])) continue;
+    int64_t b = static_cast<int64_t>(std::upper_bound(e, e + nedges, v) - e) - 1;
+    if (b >= bins) b = bins - 1;  // v == the last edge
+    const double w = weight != nullptr ? load_as<double>(weight->data, weight->dtype, i) : 1.0;
+    h[b] += w;
+    sum += w;
+  }
+  for (int64_t b = 0; b < bins; ++b) {
+    double v = h[b];
+    if (density) v = sum != 0 ? v / (sum * (e[b + 1] - e[b])) : v;
+    store_as<double>(hist->data, hist->dtype, b, v);
+  }
+  return Error::Ok;
+}
+
 // resize(self, size[], memory_format?, out): the first min(numel) elements kept in order,
 // the rest zero.
 Error resize(KernelContext& ctx, EValue** args, size_t n) {
@@ -625,6 +675,7 @@ Error resize(KernelContext& ctx, EValue** args, size_t n) {
 }  // namespace
 
 EMBER_REGISTER_KERNEL("aten::histogram.bin_ct", histogram);
+EMBER_REGISTER_KERNEL("aten::histogram.bins_tensor", histogram_edges);
 EMBER_REGISTER_KERNEL("aten::resize.default", resize);
 EMBER_REGISTER_KERNEL("aten::kron.default", kron);
 EMBER_REGISTER_KERNEL("aten::cumulative_trapezoid.x", cumulative_trapezoid);

@@ -167,6 +167,20 @@ Error normal_tensor(KernelContext& ctx, EValue** args, size_t n) {
   });
 }
 
+// normal.float_float(mean, std, size[], generator?, dtype?, layout?, device?, pin_memory?, out):
+// a new tensor of `size` drawn from N(mean, std^2).
+Error normal_sized(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(9)) return a.error();
+  const double mean = a.scalar(0), stdv = a.scalar(1);
+  Tensor* out = a.out(8);
+  if (!a.ok() || !sized(a, 2, out)) return a.error();
+  if (!is_floating(out->dtype)) return a.fail("normal needs a floating-point dtype"), a.error();
+  if (!(stdv >= 0.0)) return a.fail("normal: std must be non-negative"), a.error();
+  fill_random(out, [mean, stdv](Rng& r, int64_t) { return mean + stdv * r.normal(); });
+  return Error::Ok;
+}
+
 // bernoulli.default(self, generator?, out): p = self; bernoulli.p(self, p, generator?, out)
 Error bernoulli(KernelContext& ctx, EValue** args, size_t n) {
   KernelArgs a(ctx, args, n);
@@ -288,6 +302,7 @@ EMBER_REGISTER_KERNEL("aten::geometric_.default", dist1<true>);
 EMBER_REGISTER_KERNEL("aten::normal.Tensor_float", normal_tensor);
 EMBER_REGISTER_KERNEL("aten::normal.Tensor_Tensor", normal_tensor);
 EMBER_REGISTER_KERNEL("aten::normal.float_Tensor", normal_tensor);
+EMBER_REGISTER_KERNEL("aten::normal.float_float", normal_sized);
 EMBER_REGISTER_KERNEL("aten::bernoulli.default", bernoulli);
 EMBER_REGISTER_KERNEL("aten::bernoulli.p", bernoulli);
 

@@ -1,6 +1,8 @@
 // Ops along one dim: cumsum, cumprod, logcumsumexp, cummax/cummin (values+indices),
 // diff, repeat_interleave, sort/argsort/msort, topk, kthvalue, median/nanmedian (.default
-// and .dim). Sorting is an in-place insertion/heap-free merge over the output buffers.
+// and .dim), quantile/nanquantile. Sorting is an in-place insertion/heap-free merge over the
+// output buffers.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -415,7 +417,9 @@ Error kthvalue(KernelContext& ctx, EValue** args, size_t n) {
   return select_k(ctx, a, in, dim, 1, k - 1, false, !keepdim, a.out(4), a.out(5));
 }
 
-// median.dim / nanmedian.dim(self, dim, keepdim, values, indices): lower median.
+// median.dim / nanmedian.dim(self, dim, keepdim, values, indices): the lower median of each
+// line (sorted with NaN last, ties by position). A line with NaN gives NaN (median; the first
+// NaN's index) or the median of its other values (nanmedian; NaN when all are NaN), as ATen.
 template <bool kNan>
 Error median_dim(KernelContext& ctx, EValue** args, size_t n) {
   KernelArgs a(ctx, args, n);
@@ -423,15 +427,41 @@ Error median_dim(KernelContext& ctx, EValue** args, size_t n) {
   const Tensor* in = a.tensor(0);
   int64_t dim = a.int_value(1);
   bool keepdim = a.bool_value(2);
+  Tensor* values = a.out(3);
+  Tensor* indices = a.out(4);
   if (!a.ok()) return a.error();
-  int64_t d = dim;
   DimSplit s;
-  if (!s.init(a, *in, d)) return a.error();
+  if (!s.init(a, *in, dim)) return a.error();
   if (s.size == 0) return a.fail("median of an empty dim"), a.error();
-  // NaN sorts last; median ignores NaN only for nanmedian (a NaN line gives NaN otherwise,
-  // which the sort puts at the position when all values are NaN). Lines with NaN are rare in
-  // practice; median picks (size - 1) / 2 of the sorted line.
-  return select_k(ctx, a, in, dim, 1, (s.size - 1) / 2, false, !keepdim, a.out(3), a.out(4));
+  Shape shape;
+  for (int d = 0; d < in->rank; ++d) {
+    if (d != dim) shape.push(in->sizes[d]);
+    else if (keepdim) shape.push(1);
+  }
+  if (!resize_to(a, values, shape) || !resize_to(a, indices, shape)) return a.error();
+  double* line = static_cast<double*>(ctx.allocate_temp(sizeof(double) * static_cast<size_t>(s.size)));
+  int64_t* order = static_cast<int64_t*>(ctx.allocate_temp(sizeof(int64_t) * static_cast<size_t>(s.size)));
+  if (line == nullptr || order == nullptr) return a.fail("median needs temp memory", Error::OutOfMemory), a.error();
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t i = 0; i < s.inner; ++i) {
+      int64_t valid = 0;
+      for (int64_t j = 0; j < s.size; ++j) {
+        line[j] = load_as<double>(in->data, in->dtype, s.at(o, i, j));
+        order[j] = j;
+        valid += std::isnan(line[j]) ? 0 : 1;
+      }
+      std::stable_sort(order, order + s.size, [line](int64_t x, int64_t y) {
+        return !std::isnan(line[x]) && (std::isnan(line[y]) || line[x] < line[y]);
+      });
+      int64_t pick;
+      if (valid == 0) pick = 0;
+      else if (!kNan && valid < s.size) pick = valid;  // the first NaN
+      else pick = (valid - 1) / 2;
+      store_as<double>(values->data, values->dtype, o * s.inner + i, line[order[pick]]);
+      store_as<int64_t>(indices->data, indices->dtype, o * s.inner + i, order[pick]);
+    }
+  }
+  return Error::Ok;
 }
 
 // median.default / nanmedian.default(self, out): over all elements.
@@ -474,6 +504,105 @@ Error median_all(KernelContext& ctx, EValue** args, size_t n) {
   return select_k(ctx, a, &flat, 0, 1, (count - 1) / 2, false, false, &val, &idx);
 }
 
+enum class Interpolation { Linear, Lower, Higher, Midpoint, Nearest };
+
+// One quantile of a sorted line (NaN last) with `valid` non-NaN values, as ATen's
+// quantile_compute: the rank is computed in the input's precision T, a line with NaN gives NaN
+// for quantile (rank = last index), nanquantile ranks among the valid values only.
+template <typename T, bool kNan>
+double quantile_of_sorted(const double* line, int64_t len, int64_t valid, double q_value, Interpolation mode) {
+  const T q = static_cast<T>(q_value);
+  T rank;
+  if (kNan) {
+    rank = q * static_cast<T>(valid - 1);
+    if (rank < 0) rank = 0;  // all NaN: index 0 holds NaN
+  } else {
+    rank = valid < len ? static_cast<T>(len - 1) : q * static_cast<T>(len - 1);
+  }
+  if (mode == Interpolation::Lower) rank = std::floor(rank);
+  if (mode == Interpolation::Higher) rank = std::ceil(rank);
+  if (mode == Interpolation::Nearest) rank = std::nearbyint(rank);  // half to even, as round_
+  const int64_t below = static_cast<int64_t>(rank);
+  const T lo = static_cast<T>(line[below]);
+  if (mode != Interpolation::Linear && mode != Interpolation::Midpoint) return lo;
+  const T hi = static_cast<T>(line[static_cast<int64_t>(std::ceil(rank))]);
+  const T w = mode == Interpolation::Midpoint ? T(0.5) : rank - static_cast<T>(below);
+  // lerp as ATen's CPU kernel evaluates it.
+  return w < T(0.5) ? lo + w * (hi - lo) : hi - (hi - lo) * (T(1) - w);
+}
+
+// quantile / nanquantile(self, q, dim?, keepdim, *, interpolation, out): .scalar has a float
+// q, .default a 0-d or 1-d tensor q (a 1-d q is the output's leading dim). dim None: over
+// all elements (keepdim keeps every dim as 1).
+template <bool kNan>
+Error quantile(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(6)) return a.error();
+  const Tensor* in = a.tensor(0);
+  Tensor* out = a.out(5);
+  if (!a.ok() || !require_contiguous(a, in)) return a.error();
+  if (in->dtype != ScalarType::Float32 && in->dtype != ScalarType::Float64) {
+    return a.fail("quantile needs a float32 or float64 input"), a.error();
+  }
+  const Tensor* qt = a.at(1).is_tensor() ? a.at(1).as_tensor : nullptr;
+  const double q_scalar = qt == nullptr ? a.scalar(1) : 0.0;
+  if (qt != nullptr && (qt->rank > 1 || !require_contiguous(a, qt))) {
+    return a.fail("quantile: q must be a scalar or a 0-d/1-d tensor"), a.error();
+  }
+  const int64_t nq = qt == nullptr ? 1 : qt->numel();
+  const bool has_dim = !a.is_none(2);
+  int64_t dim = has_dim ? a.int_value(2) : 0;
+  const bool keepdim = a.bool_value(3);
+  Interpolation mode = Interpolation::Linear;
+  if (a.string_is(4, "lower")) mode = Interpolation::Lower;
+  else if (a.string_is(4, "higher")) mode = Interpolation::Higher;
+  else if (a.string_is(4, "midpoint")) mode = Interpolation::Midpoint;
+  else if (a.string_is(4, "nearest")) mode = Interpolation::Nearest;
+  else if (!a.string_is(4, "linear")) return a.fail("quantile: interpolation must be linear, lower, higher, midpoint or nearest"), a.error();
+  if (!a.ok()) return a.error();
+
+  DimSplit split;
+  split.size = in->numel();
+  Shape shape;
+  if (qt != nullptr && qt->rank == 1) shape.push(nq);
+  if (has_dim) {
+    if (!split.init(a, *in, dim)) return a.error();
+    for (int d = 0; d < in->rank; ++d) {
+      if (d != dim) shape.push(in->sizes[d]);
+      else if (keepdim) shape.push(1);
+    }
+  } else if (keepdim) {
+    for (int d = 0; d < in->rank; ++d) shape.push(1);
+  }
+  if (!resize_to(a, out, shape)) return a.error();
+  if (split.size == 0) return a.fail("quantile of an empty tensor; PyTorch refuses it too"), a.error();
+  for (int64_t k = 0; k < nq; ++k) {
+    double q = qt == nullptr ? q_scalar : load_as<double>(qt->data, qt->dtype, k);
+    if (!(q >= 0.0 && q <= 1.0)) return a.fail("quantile: q must be in [0, 1]"), a.error();
+  }
+  double* line = static_cast<double*>(ctx.allocate_temp(sizeof(double) * static_cast<size_t>(split.size)));
+  if (line == nullptr) return a.fail("quantile needs temp memory", Error::OutOfMemory), a.error();
+  const int64_t lines = split.outer * split.inner;
+  for (int64_t o = 0; o < split.outer; ++o) {
+    for (int64_t i = 0; i < split.inner; ++i) {
+      int64_t valid = 0;
+      for (int64_t j = 0; j < split.size; ++j) {
+        line[j] = load_as<double>(in->data, in->dtype, split.at(o, i, j));
+        valid += std::isnan(line[j]) ? 0 : 1;
+      }
+      std::sort(line, line + split.size, [](double x, double y) { return !std::isnan(x) && (std::isnan(y) || x < y); });
+      for (int64_t k = 0; k < nq; ++k) {
+        double q = qt == nullptr ? q_scalar : load_as<double>(qt->data, qt->dtype, k);
+        double v = in->dtype == ScalarType::Float32
+                       ? quantile_of_sorted<float, kNan>(line, split.size, valid, q, mode)
+                       : quantile_of_sorted<double, kNan>(line, split.size, valid, q, mode);
+        store_as<double>(out->data, out->dtype, k * lines + o * split.inner + i, v);
+      }
+    }
+  }
+  return Error::Ok;
+}
+
 }  // namespace
 
 EMBER_REGISTER_KERNEL("aten::cumsum.default", scan<Scan::Sum>);
@@ -495,6 +624,10 @@ EMBER_REGISTER_KERNEL("aten::topk.default", topk);
 EMBER_REGISTER_KERNEL("aten::kthvalue.default", kthvalue);
 EMBER_REGISTER_KERNEL("aten::median.dim", median_dim<false>);
 EMBER_REGISTER_KERNEL("aten::nanmedian.dim", median_dim<true>);
+EMBER_REGISTER_KERNEL("aten::quantile.default", quantile<false>);
+EMBER_REGISTER_KERNEL("aten::quantile.scalar", quantile<false>);
+EMBER_REGISTER_KERNEL("aten::nanquantile.default", quantile<true>);
+EMBER_REGISTER_KERNEL("aten::nanquantile.scalar", quantile<true>);
 EMBER_REGISTER_KERNEL("aten::median.default", median_all<false>);
 EMBER_REGISTER_KERNEL("aten::nanmedian.default", median_all<true>);
 

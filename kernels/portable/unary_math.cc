@@ -69,6 +69,27 @@ EMBER_FLOAT_UNARY(erfinv, erfinv_value(x))
 EMBER_FLOAT_UNARY(lgamma, std::lgamma(x))
 EMBER_FLOAT_UNARY(digamma, static_cast<C>(digamma_value(static_cast<double>(x))))
 EMBER_FLOAT_UNARY(i0, static_cast<C>(i0_value(static_cast<double>(x))))
+#define EMBER_SPECIAL_UNARY(name, EXPR) EMBER_FLOAT_UNARY(name, static_cast<C>(EXPR(static_cast<double>(x))))
+EMBER_SPECIAL_UNARY(special_i0e, special_i0e)
+EMBER_SPECIAL_UNARY(special_i1, special_i1)
+EMBER_SPECIAL_UNARY(special_i1e, special_i1e)
+EMBER_SPECIAL_UNARY(special_bessel_j0, [](double v) { return special_bessel_j(0.0, v); })
+EMBER_SPECIAL_UNARY(special_bessel_j1, [](double v) { return special_bessel_j(1.0, v); })
+EMBER_SPECIAL_UNARY(special_bessel_y0, [](double v) { return special_bessel_y(0.0, v); })
+EMBER_SPECIAL_UNARY(special_bessel_y1, [](double v) { return special_bessel_y(1.0, v); })
+EMBER_SPECIAL_UNARY(special_modified_bessel_i0, i0_value)
+EMBER_SPECIAL_UNARY(special_modified_bessel_i1, special_i1)
+EMBER_SPECIAL_UNARY(special_modified_bessel_k0, [](double v) { return special_bessel_k(0.0, v, false); })
+EMBER_SPECIAL_UNARY(special_modified_bessel_k1, [](double v) { return special_bessel_k(1.0, v, false); })
+EMBER_SPECIAL_UNARY(special_scaled_modified_bessel_k0, [](double v) { return special_bessel_k(0.0, v, true); })
+EMBER_SPECIAL_UNARY(special_scaled_modified_bessel_k1, [](double v) { return special_bessel_k(1.0, v, true); })
+EMBER_SPECIAL_UNARY(special_spherical_bessel_j0, special_spherical_bessel_j0)
+EMBER_SPECIAL_UNARY(special_erfcx, special_erfcx)
+EMBER_SPECIAL_UNARY(special_entr, special_entr)
+EMBER_SPECIAL_UNARY(special_log_ndtr, special_log_ndtr)
+EMBER_SPECIAL_UNARY(special_ndtri, special_ndtri)
+EMBER_SPECIAL_UNARY(special_ndtr, [](double v) { return 0.5 * std::erfc(-v / std::sqrt(2.0)); })
+#undef EMBER_SPECIAL_UNARY
 EMBER_FLOAT_UNARY(reciprocal, C(1) / x)
 EMBER_FLOAT_UNARY(sigmoid, C(1) / (C(1) + std::exp(-x)))
 EMBER_FLOAT_UNARY(deg2rad, x * C(M_PI / 180.0))
@@ -303,6 +324,27 @@ EMBER_REGISTER_KERNEL("aten::round.decimals", round_decimals_kernel);
 EMBER_REGISTER_KERNEL("aten::round_.decimals", round_decimals_kernel);
 EMBER_REGISTER_UNARY("nan_to_num", nan_to_num_kernel);
 EMBER_REGISTER_KERNEL("aten::polygamma.default", polygamma_kernel);
+EMBER_REGISTER_KERNEL("aten::special_polygamma.default", polygamma_kernel);  // alias, same (n, self)
+// torch.special functions of one argument (util/special_math.h).
+EMBER_REGISTER_KERNEL("aten::special_i0e.default", special_i0e_kernel);
+EMBER_REGISTER_KERNEL("aten::special_i1.default", special_i1_kernel);
+EMBER_REGISTER_KERNEL("aten::special_i1e.default", special_i1e_kernel);
+EMBER_REGISTER_KERNEL("aten::special_bessel_j0.default", special_bessel_j0_kernel);
+EMBER_REGISTER_KERNEL("aten::special_bessel_j1.default", special_bessel_j1_kernel);
+EMBER_REGISTER_KERNEL("aten::special_bessel_y0.default", special_bessel_y0_kernel);
+EMBER_REGISTER_KERNEL("aten::special_bessel_y1.default", special_bessel_y1_kernel);
+EMBER_REGISTER_KERNEL("aten::special_modified_bessel_i0.default", special_modified_bessel_i0_kernel);
+EMBER_REGISTER_KERNEL("aten::special_modified_bessel_i1.default", special_modified_bessel_i1_kernel);
+EMBER_REGISTER_KERNEL("aten::special_modified_bessel_k0.default", special_modified_bessel_k0_kernel);
+EMBER_REGISTER_KERNEL("aten::special_modified_bessel_k1.default", special_modified_bessel_k1_kernel);
+EMBER_REGISTER_KERNEL("aten::special_scaled_modified_bessel_k0.default", special_scaled_modified_bessel_k0_kernel);
+EMBER_REGISTER_KERNEL("aten::special_scaled_modified_bessel_k1.default", special_scaled_modified_bessel_k1_kernel);
+EMBER_REGISTER_KERNEL("aten::special_spherical_bessel_j0.default", special_spherical_bessel_j0_kernel);
+EMBER_REGISTER_KERNEL("aten::special_erfcx.default", special_erfcx_kernel);
+EMBER_REGISTER_KERNEL("aten::special_entr.default", special_entr_kernel);
+EMBER_REGISTER_KERNEL("aten::special_log_ndtr.default", special_log_ndtr_kernel);
+EMBER_REGISTER_KERNEL("aten::special_ndtri.default", special_ndtri_kernel);
+EMBER_REGISTER_KERNEL("aten::special_ndtr.default", special_ndtr_kernel);
 EMBER_REGISTER_UNARY("mvlgamma", mvlgamma_kernel);
 #undef EMBER_REGISTER_UNARY
 

@@ -1,5 +1,6 @@
 #include "runtime/module/npy_format.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -82,10 +83,13 @@ std::string parse_header(const uint8_t* bytes, size_t size, size_t max_rank, Hea
   }
   if (sizes.size() > max_rank) return "rank too large";
   const size_t available = size - offset;
-  size_t nbytes = element_size(entry->dtype);
+  // A zero dimension anywhere makes the array empty: the dimensions before it must not be
+  // checked against the (absent) data.
+  const bool empty = std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
+  size_t nbytes = empty ? 0 : element_size(entry->dtype);
   for (int64_t s : sizes) {
-    if (s == 0) nbytes = 0;
-    if (nbytes != 0 && static_cast<size_t>(s) > available / nbytes) return "data shorter than the header's shape";
+    if (empty) break;
+    if (static_cast<size_t>(s) > available / nbytes) return "data shorter than the header's shape";
     nbytes *= static_cast<size_t>(s);
   }
   if (available < nbytes) return "data shorter than the header's shape";

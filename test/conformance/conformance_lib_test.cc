@@ -1,7 +1,12 @@
 // Unit tests of the conformance library: output comparison rules, random-op detection and
 // the coverage document round trip.
+#include <sys/stat.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
+#include <map>
 
 #include "gtest/gtest.h"
 #include "runtime/module/tensor_ptr.h"
@@ -72,6 +77,46 @@ TEST(CoverageReport, MarkdownListsEveryCaseThatDoesNotPass) {
   auto summaries = summarize(results);
   ASSERT_EQ(summaries.size(), 2u);
   EXPECT_EQ(summary_line(summaries[0]), "model: 1/2 PASS (50.0%), 0 FAIL, 1 UNSUPPORTED");
+}
+
+// A set from tools/conformance/generate_opinfo_cases.py: summary.json + skipped.json beside
+// the cases give one row per OpInfo, including OpInfos without any case.
+TEST(CoverageReport, GeneratedSetHasOneRowPerOpInfo) {
+  std::string dir = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") + "/opdb_set";
+  mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/summary.json")
+      << R"js({"torch": "2.15.0", "opinfos": 3, "max_samples": 2, "cases": 3,)js"
+      << R"js( "per_op": {"abs": {}, "max.binary": {}, "item": {}}})js";
+  std::ofstream(dir + "/skipped.json")
+      << R"js([{"op": "item", "variant": "", "sample": 0, "reason": "output is not a tensor (float)"},)js"
+      << R"js( {"op": "max", "variant": "binary", "sample": 1, "reason": "complex output"}])js";
+  GeneratedSet set;
+  std::string why;
+  ASSERT_TRUE(read_generated_set(dir, &set, &why)) << why;
+  EXPECT_EQ(set.opinfos, 3u);
+  EXPECT_EQ(set.max_samples, 2u);
+  ASSERT_EQ(set.skipped["max.binary"].size(), 1u);
+  GeneratedSet none;
+  EXPECT_FALSE(read_generated_set(dir + "/absent", &none, &why));
+  EXPECT_EQ(why, "");
+
+  std::vector<CaseResult> results = {
+      {"abs__0", Form::Model, Outcome::Pass, ""},         {"abs__0", Form::Core, Outcome::Pass, ""},
+      {"max__binary__0", Form::Model, Outcome::Pass, ""}, {"max__binary__0", Form::Core, Outcome::Fail, "wrong"},
+  };
+  std::map<std::string, std::string> opinfo = {{"abs__0", "abs"}, {"max__binary__0", "max.binary"}};
+  std::string md = generated_coverage_markdown(results, opinfo, set, "ember conformance /tmp/opdb");
+  EXPECT_NE(md.find("| PASS | `abs` | 1 | 1 PASS | 1 PASS | 0 |  |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| FAIL | `max.binary` | 1 | 1 PASS | 1 FAIL | 1 | max__binary__0 (core): wrong |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| NOT GENERATED | `item` | 0 | - | - | 1 | not generated: output is not a tensor (float) |"),
+            std::string::npos)
+      << md;
+  // Only the failing-case table is read back (per-OpInfo rows start with their status).
+  auto listed = parse_coverage_markdown(md);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_TRUE(listed.count({"max__binary__0", "core"}));
 }
 
 }  // namespace

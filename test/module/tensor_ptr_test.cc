@@ -69,6 +69,16 @@ TEST(Npy, ScalarAndVectorShapes) {
   EXPECT_EQ(back->data<float>()[2], 3.f);
 }
 
+// OpInfo samples hold empty tensors such as [1, 0, 3]: no data, whatever the other dimensions.
+TEST(Npy, EmptyArrayWithNonZeroLeadingDimensions) {
+  TensorPtr e = zeros({1, 0, 3}, ScalarType::Float32);
+  ASSERT_TRUE(write_npy(tmp("empty.npy"), e.tensor()).ok());
+  auto back = read_npy(tmp("empty.npy"));
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(back->sizes(), (std::vector<int64_t>{1, 0, 3}));
+  EXPECT_EQ(back->numel(), 0);
+}
+
 TEST(Npy, RejectsBadFiles) {
   EXPECT_EQ(read_npy(tmp("does_not_exist.npy")).error().code(), Error::AccessFailed);
   std::ofstream(tmp("bad.npy")) << "not numpy";

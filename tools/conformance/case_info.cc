@@ -70,6 +70,7 @@ std::string read_case_info(const std::string& dir, CaseInfo* info) {
   nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return dir + "/case.json is not a JSON object";
   if (j.contains("op") && j["op"].is_string()) info->op = j["op"].get<std::string>();
+  if (j.contains("variant") && j["variant"].is_string()) info->variant = j["variant"].get<std::string>();
   std::vector<std::string> model_ops, core_ops;
   for (const char* key : {"ops", "core_aten_ops"}) {
     if (!j.contains(key) || !j[key].is_array()) continue;

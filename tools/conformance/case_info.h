@@ -23,6 +23,7 @@ struct CaseInfo {
   std::string name;  // directory name, e.g. "abs__0"
   std::string dir;   // full path
   std::string op;    // case.json "op"
+  std::string variant;  // case.json "variant" (OpInfo variant_test_name, may be "")
   std::vector<std::string> aten_ops;       // both graphs, e.g. "aten.bernoulli.default"
   // The outputs are random or uninitialised (bernoulli, dropout, empty_like, ...), so only
   // their shapes and dtypes can be checked. `random_reason` names the op that decided it.

@@ -9,7 +9,8 @@ For each case NAME: OUT/NAME/model.pt2, input_0.npy, output_0.npy.
 //test/models:overload_cases_test exports every directory with the portable kernels, runs it
 and compares with the eager output.
 
-Usage: export_overload_cases.py [OUT]   (default: test/models/overloads in this repo)"""
+Usage: export_overload_cases.py [OUT [NAME ...]]   (default: test/models/overloads in this repo;
+NAMEs: only those cases, so that adding one does not rewrite the others)"""
 import os
 import sys
 
@@ -62,6 +63,51 @@ cases = {
  'kthvalue': (lambda x: torch.kthvalue(x, 3, dim=2).values, (x,)),
  'topk': (lambda x: torch.topk(x, 3, dim=2).values, (x,)),
  'sort_stable': (lambda x: torch.sort(x, dim=2, stable=True).values, (x,)),
+ # From the generated OpInfo set (tools/conformance/generate_opinfo_cases.py): no kernel,
+ # decomposed to index_select with constant indices.
+ 'combinations': (lambda x: torch.combinations(x[0, 0, :5], r=3), (x,)),
+ 'combinations_with_replacement': (lambda x: torch.combinations(x[1, 2, 2:6], r=2, with_replacement=True), (x,)),
+ # cross_entropy_loss: class-probability targets (with label smoothing), unbatched input.
+ 'cross_entropy_probs': (lambda x: F.cross_entropy(x, F.softmax(x.flip(1), 1)), (x,)),
+ 'cross_entropy_probs_smoothing': (lambda x: F.cross_entropy(x, F.softmax(x.flip(2), 1), reduction='none', label_smoothing=0.2), (x,)),
+ 'cross_entropy_unbatched': (lambda x: F.cross_entropy(x[0, :, 0], torch.tensor(2), reduction='none')
+                             + F.cross_entropy(x[1, :, 1], torch.tensor(1)), (x,)),
+ # take_along_dim broadcasting self and indices outside dim (both ways), negative indices.
+ 'take_along_dim_broadcast': (lambda x: torch.take_along_dim(x, torch.tensor([[[0, -1, 3]]]), dim=2)
+                              + torch.take_along_dim(x[:, :1, :], torch.tensor([[[1], [2], [-2]]]), dim=2), (x,)),
+ # histogram with explicit (uneven) edges: counts, weights + density, the last edge inclusive.
+ 'histogram_edges': (lambda x: torch.histogram(x.round(decimals=1), torch.tensor([-1.0, -0.5, 0.0, 1.0, 1.5])).hist
+                     + torch.histogram(x, torch.tensor([-1.0, -0.5, 0.0, 1.0, 1.5]), weight=x.abs(), density=True).hist, (x,)),
+ # _scaled_dot_product_flash_attention_for_cpu (output, logsumexp): causal, and with a scale.
+ 'sdpa_flash_cpu': (lambda x: sum(o + l.unsqueeze(-1) for o, l in [
+     torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(x.unsqueeze(0), x.flip(2).unsqueeze(0), 2 * x.unsqueeze(0), 0.0, True),
+     torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(x.unsqueeze(0), x.unsqueeze(0), x.unsqueeze(0).cos(), scale=0.3)]), (x,)),
+ # histogramdd with edge tensors: counts + edges, and weights + density (uneven bin volumes).
+ 'histogramdd_edges': (lambda x: torch.histogramdd(x.view(-1, 2), [torch.tensor([-2.0, -0.5, 0.0, 2.0]), torch.tensor([-1.0, 0.0, 1.5])]).hist.sum()
+                       + torch.histogramdd(x.view(-1, 3), [torch.tensor([-2.0, 0.0, 2.0]), torch.tensor([-1.0, 0.5, 1.0]), torch.tensor([-3.0, 3.0])],
+                                           weight=x.view(-1, 3)[:, 0].abs(), density=True).hist * 100
+                       + torch.histogramdd(x.view(-1, 2), [torch.tensor([-2.0, -0.5, 0.0, 2.0]), torch.tensor([-1.0, 0.0, 1.5])]).bin_edges[0].sum(), (x,)),
+ # median/nanmedian.dim over lines with NaN (nanmedian skips them, median gives NaN).
+ 'median_dim_nan': (lambda x: torch.nanmedian(torch.where(x > 0.8, float('nan'), x), dim=2).values
+                    + torch.nan_to_num(torch.median(torch.where(x > 1.5, float('nan'), x), dim=1).values, nan=100.0).sum(), (x,)),
+ # subtract/multiply/divide: aliases the training IR keeps.
+ 'alias_ops': (lambda x: torch.subtract(x, x.flip(2), alpha=2) + torch.multiply(x, 3) + torch.divide(x, 1.5)
+               + torch.divide(x, 0.7, rounding_mode='floor'), (x,)),
+ # Composite ops decomposed by the exporter: fftshift/ifftshift (roll), linalg_diagonal,
+ # linalg_vecdot; special_polygamma (polygamma's alias).
+ 'fftshift': (lambda x: torch.fft.fftshift(x) + torch.fft.ifftshift(x, dim=(1, 2)) * 2 + torch.fft.fftshift(x, dim=-1) * 3, (x,)),
+ 'linalg_diagonal_vecdot': (lambda x: torch.linalg.diagonal(x, offset=1, dim1=1, dim2=2)
+                            + torch.linalg.vecdot(x, x.flip(1), dim=1)[:, :3], (x,)),
+ 'special_polygamma': (lambda x: torch.special.polygamma(1, x.abs() + 0.5), (x,)),
+ 'special_xlog1py': (lambda x: torch.special.xlog1py(torch.where(x > 0.5, 0.0, x), x.abs()) + torch.special.xlog1py(x, torch.where(x > 1, float('nan'), x.abs())).nan_to_num(nan=7.0), (x,)),
+ # quantile/nanquantile kernels (.scalar and .default with a 1-d q; every interpolation).
+ 'quantile_q_tensor': (lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True), (x,)),
+ 'quantile_modes': (lambda x: torch.quantile(x, 0.3, dim=1, interpolation='nearest')
+                    + torch.quantile(x, 0.7, interpolation='midpoint')
+                    + torch.quantile(x, 0.45, dim=2, interpolation='lower').sum()
+                    + torch.quantile(x, 0.45, dim=2, interpolation='higher').sum(), (x,)),
+ 'nanquantile': (lambda x: torch.nanquantile(torch.where(x > 0.8, float('nan'), x), 0.4, dim=2)
+                 + torch.nanquantile(torch.where(x > 0.8, float('nan'), x), torch.tensor([0.25, 0.75])).sum(), (x,)),
 }
 
 class Case(torch.nn.Module):
@@ -76,7 +122,10 @@ class Case(torch.nn.Module):
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "test", "models", "overloads")
+    only = set(sys.argv[2:])
     for name, (f, args) in cases.items():
+        if only and name not in only:
+            continue
         d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
         m = Case(f).eval()

@@ -74,6 +74,48 @@ TEST(Misc, SearchsortedBucketize) {
   EXPECT_EQ(k.ivals(out), (S{0, 2, 2, 3}));
 }
 
+// One step is the start (PyTorch's OpInfo sample linspace(-2, -3, 1) is [-2]).
+TEST(Misc, LinspaceLogspaceOneStepIsStart) {
+  KernelTest k;
+  EValue* out = k.out(F32, {4});
+  ASSERT_EQ(k.run("aten::linspace.default", {k.d(-2), k.d(-3), k.i(1), k.none(), k.none(), k.none(), k.none(), out}),
+            Error::Ok);
+  EXPECT_EQ(k.vals(out), (V{-2}));
+  ASSERT_EQ(k.run("aten::logspace.default",
+                  {k.d(1), k.d(3), k.i(1), k.d(10), k.none(), k.none(), k.none(), k.none(), out}),
+            Error::Ok);
+  EXPECT_EQ(k.vals(out), (V{10}));
+  ASSERT_EQ(k.run("aten::linspace.default", {k.d(0), k.d(1), k.i(3), k.none(), k.none(), k.none(), k.none(), out}),
+            Error::Ok);
+  EXPECT_EQ(k.vals(out), (V{0, 0.5, 1}));
+}
+
+TEST(Misc, EyeAndEyeM) {
+  KernelTest k;
+  EValue* out = k.out(F32, {3, 3});
+  ASSERT_EQ(k.run("aten::eye.m", {k.i(2), k.i(3), k.none(), k.none(), k.none(), k.none(), out}), Error::Ok);
+  EXPECT_EQ(k.vals(out), (V{1, 0, 0, 0, 1, 0}));
+  ASSERT_EQ(k.run("aten::eye.default", {k.i(2), k.none(), k.none(), k.none(), k.none(), out}), Error::Ok);
+  EXPECT_EQ(k.vals(out), (V{1, 0, 0, 1}));
+}
+
+// normal.float_float(mean, std, size): sample mean and std close to the parameters.
+TEST(Misc, NormalFloatFloat) {
+  KernelTest k;
+  EValue* out = k.out(F32, {100, 40});
+  ASSERT_EQ(k.run("aten::normal.float_float", {k.d(3.0), k.d(0.5), k.ilist({100, 40}), k.none(), k.none(), k.none(),
+                                                k.none(), k.none(), out}),
+            Error::Ok);
+  V v = k.vals(out);
+  ASSERT_EQ(v.size(), 4000u);
+  double sum = 0, sq = 0;
+  for (double x : v) sum += x;
+  const double mean = sum / v.size();
+  for (double x : v) sq += (x - mean) * (x - mean);
+  EXPECT_NEAR(mean, 3.0, 0.05);
+  EXPECT_NEAR(std::sqrt(sq / v.size()), 0.5, 0.05);
+}
+
 TEST(Misc, Rot90OuterUniqueIsin) {
   KernelTest k;
   EValue* r = k.out(F32, {2, 2});
