@@ -33,6 +33,15 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     r.conv_bn_folded = *f;
     eliminate_dead_code(g);
   }
+  if (options.quantize.mode != QuantizeMode::None) {
+    auto q = quantize_graph(g, options.quantize);
+    if (!q.ok()) return q.status();
+    r.quantize_report = std::move(*q);
+  }
+  if (options.lower_quantized) {
+    r.quantized_lowered = lower_quantized_ops(g);
+    if (r.quantized_lowered > 0) eliminate_dead_code(g);
+  }
   if (options.fold_constants) {
     auto f = fold_constants(g);
     if (!f.ok()) return f.status();

@@ -13,6 +13,7 @@
 #include "exporter/ir/graph.h"
 #include "exporter/memory/memory_planner.h"
 #include "exporter/partition/partitioner.h"
+#include "exporter/quantize/quantizer.h"
 
 namespace ember {
 namespace exporter {
@@ -22,6 +23,11 @@ struct ExportOptions {
   std::vector<std::shared_ptr<Partitioner>> partitioners;  // in priority order
   bool fold_conv_bn = true;
   bool fold_constants = true;  // needs the kernel library linked (it runs the kernels)
+  // PT2E Q/DQ chains around conv2d/linear become ember_quantized:: integer ops (int8 weights
+  // kept). False keeps PyTorch's float reference form (the float ops between Q/DQ).
+  bool lower_quantized = true;
+  // Ember's own quantizer (exporter/quantize/quantizer.h), run after conv+bn folding.
+  QuantizeOptions quantize;
   bool check_kernels = true;
   std::vector<BundledCaseData> bundled_cases;  // written as Program.bundled_cases
 };
@@ -42,6 +48,8 @@ struct ExportResult {
   size_t num_nodes_final = 0;
   int conv_bn_folded = 0;
   int constants_folded = 0;
+  int quantized_lowered = 0;       // conv/linear chains lowered to ember_quantized:: ops
+  QuantizeReport quantize_report;  // when options.quantize.mode is not None
   std::vector<BackendSummary> backends;    // one per partitioner, in priority order
   std::map<std::string, int> portable_ops; // ops left on the portable kernels (final graph)
   std::vector<std::string> warnings;       // worth a user's attention; the program is valid

@@ -1,4 +1,5 @@
-// The hand-written part of the schema table: only what PyTorch's registry does not provide.
+// The hand-written part of the schema table: only what PyTorch's registry does not provide
+// (Python operators on symbolic ints, removed ATen ops, Ember's own operators).
 // Every aten:: schema comes from aten_schemas.txt (tools/schemas/dump_aten_schemas.py);
 // //test/exporter:op_schemas_test fails when an entry here duplicates one there.
 // Written in native_functions.yaml signature syntax; a name without a namespace is aten::.
@@ -27,6 +28,14 @@ const std::vector<const char*>& op_schema_strings() {
       // written by older releases still record them.
       "cholesky(Tensor self, bool upper=False) -> Tensor",
       "qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)",
+      // Ember's quantized operators (kernels/portable/quantized/quantized_conv_linear.cc), what
+      // exporter/passes/lower_quantized.cc makes of PT2E's Q/DQ chains (docs/pte-format.md).
+      "ember_quantized::conv2d(Tensor input, float input_scale, int input_zero_point, Tensor weight, "
+      "Tensor weight_scales, Tensor? bias, int[2] stride, int[2] padding, int[2] dilation, int groups, "
+      "float output_scale, int output_zero_point, int output_min, int output_max) -> Tensor",
+      "ember_quantized::linear(Tensor input, float input_scale, int input_zero_point, Tensor weight, "
+      "Tensor weight_scales, Tensor? bias, float output_scale, int output_zero_point, int output_min, "
+      "int output_max) -> Tensor",
   };
   return kSchemas;
 }

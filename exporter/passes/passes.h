@@ -33,6 +33,13 @@ absl::StatusOr<int> decompose_composites(Graph& g, const std::function<bool(cons
 // Skips folds that would grow the program by more than 2x the inputs + 64 KB.
 absl::StatusOr<int> fold_constants(Graph& g);
 
+// Lowers PT2E quantized chains, dequantize_per_tensor(a) and dequantize_per_channel(int8
+// constant weight) -> conv2d / convolution (2-D) / linear -> [relu] -> quantize_per_tensor,
+// to ember_quantized::conv2d / ::linear on the int8 tensors (integer sums, the weights kept as
+// int8 constants). Run before constant folding (which would turn the weights' dequantize into
+// float constants). Chains that do not fit stay as float ops between Q/DQ.
+int lower_quantized_ops(Graph& g);
+
 // Removes nodes whose outputs are unused and that write nothing in place.
 int eliminate_dead_code(Graph& g);
 

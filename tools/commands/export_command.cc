@@ -1,6 +1,8 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
-//                              [--xnnpack-fp16] [--bundle DIR]... [--verbose]
+//                              [--xnnpack-fp16] [--bundle DIR]... [--keep-qdq] [--verbose]
+//                              [--quantize int8|int8-weight [--calibrate PATH] [--observer minmax|percentile]
+//                               [--percentile P] [--quantize-skip PATTERN]...]
 // Backends are tried in the order given: each partitioner claims what it supports among the
 // nodes the earlier ones left; the rest runs on the portable kernels.
 #include <cstdio>
@@ -30,6 +32,17 @@ void usage() {
       "                      the default). Ops no backend takes run on the portable kernels.\n"
       "  --method NAME       method name in the program (default: forward)\n"
       "  --no-fold           skip conv+batch_norm folding\n"
+      "  --quantize MODE     Ember's quantizer: int8 (static: int8 weights per channel, int8\n"
+      "                      activations calibrated with --calibrate) or int8-weight (weight-only\n"
+      "                      int8 conv/linear/embedding, float activations). Prints each layer's error\n"
+      "  --calibrate PATH    calibration samples: a directory of input_<i>.npy, a directory of such\n"
+      "                      directories, or one .npy stacking inputs along dim 0 ([N, ...])\n"
+      "  --observer NAME     activation ranges: minmax (default) or percentile (clips outliers)\n"
+      "  --percentile P      the percentile observer's kept share per tail (default 99.99)\n"
+      "  --quantize-skip S   keep layers whose node name or source line contains S in float\n"
+      "  --keep-qdq          PT2E-quantized models: keep PyTorch's float reference form (float ops\n"
+      "                      between quantize/dequantize) instead of lowering conv2d/linear chains\n"
+      "                      to Ember's int8 operators (ember_quantized::, int8 weights)\n"
       "  --vulkan-allow-cpu  let the Vulkan delegates run on a CPU Vulkan device (lavapipe)\n"
       "  --vulkan-fp16       Vulkan delegates store weights and activations as fp16: the delegated\n"
       "                      weights take half the bytes; shaders still compute in fp32 (expect a\n"
@@ -122,6 +135,50 @@ int export_command(int argc, char** argv) {
       bundle_dirs.push_back(v);
     } else if (a == "--no-fold") {
       options.fold_conv_bn = false;
+    } else if (a == "--quantize") {
+      const char* v = value("--quantize");
+      if (!v) return 2;
+      const std::string mode = v;
+      if (mode == "int8") options.quantize.mode = exporter::QuantizeMode::Int8;
+      else if (mode == "int8-weight") options.quantize.mode = exporter::QuantizeMode::Int8Weight;
+      else {
+        std::fprintf(stderr, "ember export: --quantize takes int8 or int8-weight, not '%s'\n", v);
+        return 2;
+      }
+    } else if (a == "--calibrate") {
+      const char* v = value("--calibrate");
+      if (!v) return 2;
+      auto samples = exporter::read_calibration_samples(v);
+      if (!samples.ok()) {
+        std::fprintf(stderr, "ember export: %s\n", std::string(samples.status().message()).c_str());
+        return 1;
+      }
+      for (auto& sample : *samples) options.quantize.calibration.push_back(std::move(sample));
+    } else if (a == "--observer") {
+      const char* v = value("--observer");
+      if (!v) return 2;
+      const std::string name = v;
+      if (name == "minmax") options.quantize.observer = exporter::RangeObserver::MinMax;
+      else if (name == "percentile") options.quantize.observer = exporter::RangeObserver::Percentile;
+      else {
+        std::fprintf(stderr, "ember export: --observer takes minmax or percentile, not '%s'\n", v);
+        return 2;
+      }
+    } else if (a == "--percentile") {
+      const char* v = value("--percentile");
+      if (!v) return 2;
+      char* end = nullptr;
+      options.quantize.percentile = std::strtod(v, &end);
+      if (end == v || *end != 0) {
+        std::fprintf(stderr, "ember export: --percentile needs a number such as 99.99\n");
+        return 2;
+      }
+    } else if (a == "--quantize-skip") {
+      const char* v = value("--quantize-skip");
+      if (!v) return 2;
+      options.quantize.skip.push_back(v);
+    } else if (a == "--keep-qdq") {
+      options.lower_quantized = false;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "ember export: unknown option '%s' (see ember export --help)\n", a.c_str());
       return 2;
@@ -213,6 +270,12 @@ int export_command(int argc, char** argv) {
               "(by size %zu, by first use %zu)\n",
               r->plan.strategy.c_str(), r->plan.arena_size, r->plan.shared_size, r->plan.fixed_size,
               r->plan.lower_bound, r->plan.size_by_size, r->plan.size_by_first_use);
+  if (options.quantize.mode != exporter::QuantizeMode::None) {
+    std::printf("%s", exporter::format_quantize_report(r->quantize_report, options.quantize.mode).c_str());
+  }
+  if (r->quantized_lowered > 0) {
+    std::printf("quantized: %d conv2d/linear chains lowered to ember_quantized:: int8 operators\n", r->quantized_lowered);
+  }
   // One-line partition summary: ops per backend (original nodes) and what is left.
   int portable = 0;
   for (const auto& [op, n] : r->portable_ops) portable += n;

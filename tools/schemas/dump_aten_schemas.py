@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes every ATen operator schema PyTorch registers (all overloads: functional, in-place,
-out=, backward) to exporter/ops/aten_schemas.txt, the exporter's generated schema table.
+out=, backward) to exporter/ops/aten_schemas.txt, the exporter's generated schema table,
+followed by the quantized_decomposed:: operators of PyTorch's PT2E quantization flow (the
+quantize/dequantize/choose_qparams ops `convert_pt2e` writes), prefixed with their namespace.
 
 The exporter reads the argument names, order, kinds and defaults of each op from that file
 (compiled in by //exporter/ops:aten_schemas_cc); the hand-written exporter/ops/op_schema_table.cc
@@ -14,6 +16,10 @@ import os
 import sys
 
 import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401  registers quantized_decomposed::
+
+# Namespaces besides aten:: whose operators appear in exported programs.
+EXTRA_NAMESPACES = ("quantized_decomposed",)
 
 
 def main():
@@ -29,12 +35,24 @@ def main():
             raise SystemExit(f"schema with a newline: {name}")
         schemas.append(schema[len("aten::"):])
     schemas.sort()
+    extra = []
+    for name in torch._C._dispatch_get_all_op_names():
+        ns = name.split("::")[0]
+        if ns not in EXTRA_NAMESPACES:
+            continue
+        base, _, overload = name.partition(".")
+        schema = str(torch._C._get_schema(base, overload))
+        if "\n" in schema:
+            raise SystemExit(f"schema with a newline: {name}")
+        extra.append(schema)
+    extra.sort()
     version = torch.__version__.split("+")[0]
     with open(out, "w") as f:
-        f.write(f"# torch {version}: {len(schemas)} aten schemas, written by tools/schemas/dump_aten_schemas.py\n")
-        for s in schemas:
+        f.write(f"# torch {version}: {len(schemas)} aten schemas + {len(extra)} of "
+                f"{', '.join(EXTRA_NAMESPACES)}, written by tools/schemas/dump_aten_schemas.py\n")
+        for s in schemas + extra:
             f.write(s + "\n")
-    print(f"wrote {out}: {len(schemas)} schemas from torch {torch.__version__}")
+    print(f"wrote {out}: {len(schemas)} aten + {len(extra)} other schemas from torch {torch.__version__}")
 
 
 if __name__ == "__main__":

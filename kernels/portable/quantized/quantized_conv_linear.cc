@@ -1,0 +1,246 @@
+// Ember's quantized convolution and fully connected operators (namespace ember_quantized), the
+// form `ember export` lowers PT2E's dequantize -> conv2d/linear -> [relu] -> quantize chains
+// to (exporter/passes/lower_quantized.cc; docs/pte-format.md "Quantized operators"):
+//
+//   ember_quantized::conv2d(Tensor input, float input_scale, int input_zero_point,
+//       Tensor weight, Tensor weight_scales, Tensor? bias, int[2] stride, int[2] padding,
+//       int[2] dilation, int groups, float output_scale, int output_zero_point,
+//       int output_min, int output_max) -> Tensor
+//   ember_quantized::linear(Tensor input, float input_scale, int input_zero_point,
+//       Tensor weight, Tensor weight_scales, Tensor? bias, float output_scale,
+//       int output_zero_point, int output_min, int output_max) -> Tensor
+//
+// input and output: int8 or uint8 (the same dtype), per-tensor scale and zero point, NCHW /
+// [..., K]. weight: int8, symmetric per output channel ([O, I/groups, kh, kw] / [O, K]) with
+// float32 weight_scales [O]; bias float32 [O] or None. Arithmetic: the exact int32 sum
+// acc = sum((x - input_zero_point) * w) over the taps inside the image (padding is the
+// input's zero point, i.e. real 0), then y = acc * (input_scale * weight_scales[o]) + bias[o]
+// in float and q = clamp(round_half_even(y * float(1 / output_scale)) + output_zero_point,
+// output_min, output_max): PyTorch's float reference (dequantize, conv, quantize) up to the
+// float rounding of its own sum. A fused relu is output_min = max(quant_min, zero point).
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/tensor_util.h"
+#include "runtime/kernel/kernel_registry.h"
+
+namespace ember {
+namespace portable {
+namespace {
+
+// Per-tensor quantization of the input and output, and the weights' per-channel scales.
+struct QuantParams {
+  float input_scale = 1;
+  int32_t input_zero_point = 0;
+  const float* weight_scales = nullptr;  // [O]
+  const float* bias = nullptr;           // [O] or null
+  float inv_output_scale = 1;
+  float output_zero_point = 0;
+  float output_min = 0, output_max = 0;
+};
+
+bool activation_range(ScalarType t, int64_t* lo, int64_t* hi) {
+  if (t == ScalarType::Int8) { *lo = -128; *hi = 127; return true; }
+  if (t == ScalarType::UInt8) { *lo = 0; *hi = 255; return true; }
+  return false;
+}
+
+// Validates and reads the parameters shared by both operators; `first` is the index of
+// input_scale, `out_first` of output_scale. Weight scales/bias lengths are checked against O.
+bool read_params(KernelArgs& a, const Tensor* in, const Tensor* w, const Tensor* scales, const Tensor* bias,
+                 const Tensor* out, size_t out_first, QuantParams* p) {
+  if (!a.ok()) return false;
+  int64_t lo = 0, hi = 0;
+  if (!activation_range(in->dtype, &lo, &hi) || out->dtype != in->dtype) {
+    return a.fail("quantized input and output must both be int8 or both uint8");
+  }
+  if (w->dtype != ScalarType::Int8) return a.fail("quantized weights must be int8");
+  const int64_t channels = w->sizes[0];
+  if (scales->dtype != ScalarType::Float32 || scales->rank != 1 || scales->sizes[0] != channels) {
+    return a.fail("weight_scales must be float32 [output channels]");
+  }
+  if (bias != nullptr && (bias->dtype != ScalarType::Float32 || bias->rank != 1 || bias->sizes[0] != channels)) {
+    return a.fail("bias must be float32 [output channels]");
+  }
+  if (!require_contiguous(a, in) || !require_contiguous(a, w) || !require_contiguous(a, scales) ||
+      !require_contiguous(a, bias)) {
+    return false;
+  }
+  const double in_scale = a.scalar(1);
+  const int64_t in_zp = a.int_value(2);
+  const double out_scale = a.scalar(out_first);
+  const int64_t out_zp = a.int_value(out_first + 1);
+  const int64_t out_min = a.int_value(out_first + 2), out_max = a.int_value(out_first + 3);
+  if (!a.ok()) return false;
+  if (!(std::isfinite(in_scale) && in_scale > 0) || !(std::isfinite(out_scale) && out_scale > 0)) {
+    return a.fail("input_scale and output_scale must be positive and finite");
+  }
+  if (in_zp < lo || in_zp > hi || out_zp < lo || out_zp > hi) return a.fail("a zero point is outside the dtype's range");
+  if (out_min > out_max || out_min < lo || out_max > hi) return a.fail("[output_min, output_max] must lie in the dtype's range");
+  const float* s = scales->data_as<float>();
+  for (int64_t c = 0; c < channels; ++c) {
+    if (!(std::isfinite(s[c]) && s[c] > 0)) return a.fail("every weight scale must be positive and finite");
+  }
+  p->input_scale = static_cast<float>(in_scale);
+  p->input_zero_point = static_cast<int32_t>(in_zp);
+  p->weight_scales = s;
+  p->bias = bias != nullptr ? bias->data_as<float>() : nullptr;
+  p->inv_output_scale = static_cast<float>(1.0 / out_scale);
+  p->output_zero_point = static_cast<float>(out_zp);
+  p->output_min = static_cast<float>(out_min);
+  p->output_max = static_cast<float>(out_max);
+  return true;
+}
+
+// Requantizes one int32 sum of output channel `o`.
+template <typename Q>
+inline Q requantize(int64_t acc, int64_t o, const QuantParams& p) {
+  float y = static_cast<float>(acc) * (p.input_scale * p.weight_scales[o]);
+  if (p.bias != nullptr) y += p.bias[o];
+  float v = std::nearbyint(y * p.inv_output_scale) + p.output_zero_point;
+  v = v < p.output_min ? p.output_min : (v > p.output_max ? p.output_max : v);
+  return static_cast<Q>(v);
+}
+
+struct ConvGeometry {
+  int64_t batch, c_in, h, w, c_out, kh, kw, oh, ow, groups;
+  int64_t stride[2], padding[2], dilation[2];
+};
+
+template <typename Q>
+void conv_loop(KernelContext& ctx, const ConvGeometry& g, const Q* x, const int8_t* wt, Q* y, const QuantParams& p) {
+  const int64_t cin_g = g.c_in / g.groups, cout_g = g.c_out / g.groups;
+  parallel_for_range(ctx, g.batch * g.c_out, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t bo = begin; bo < end; ++bo) {
+      const int64_t b = bo / g.c_out, o = bo % g.c_out, group = o / cout_g;
+      const int8_t* wo = wt + o * cin_g * g.kh * g.kw;
+      Q* yo = y + bo * g.oh * g.ow;
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          int64_t acc = 0;
+          for (int64_t ci = 0; ci < cin_g; ++ci) {
+            const Q* xc = x + ((b * g.c_in) + group * cin_g + ci) * g.h * g.w;
+            const int8_t* wc = wo + ci * g.kh * g.kw;
+            for (int64_t ky = 0; ky < g.kh; ++ky) {
+              const int64_t iy = oy * g.stride[0] - g.padding[0] + ky * g.dilation[0];
+              if (iy < 0 || iy >= g.h) continue;  // padding: the zero point, contributes 0
+              for (int64_t kx = 0; kx < g.kw; ++kx) {
+                const int64_t ix = ox * g.stride[1] - g.padding[1] + kx * g.dilation[1];
+                if (ix < 0 || ix >= g.w) continue;
+                acc += (static_cast<int32_t>(xc[iy * g.w + ix]) - p.input_zero_point) * static_cast<int32_t>(wc[ky * g.kw + kx]);
+              }
+            }
+          }
+          yo[oy * g.ow + ox] = requantize<Q>(acc, o, p);
+        }
+      }
+    }
+  });
+}
+
+int64_t pair_at(Span<const int64_t> v, size_t i) { return v.size() == 1 ? v[0] : v[i]; }
+
+// conv2d(input, input_scale, input_zero_point, weight, weight_scales, bias, stride, padding,
+//        dilation, groups, output_scale, output_zero_point, output_min, output_max, out)
+Error quantized_conv2d(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(15)) return a.error();
+  const Tensor* in = a.tensor(0);
+  const Tensor* w = a.tensor(3);
+  const Tensor* scales = a.tensor(4);
+  const Tensor* bias = a.optional_tensor(5);
+  Span<const int64_t> stride = a.int_list(6), padding = a.int_list(7), dilation = a.int_list(8);
+  const int64_t groups = a.int_value(9);
+  Tensor* out = a.out(14);
+  if (!a.ok()) return a.error();
+  if (in->rank != 4 || w->rank != 4) return ctx.fail(Error::InvalidArgument, "quantized conv2d needs a 4-D input and weight");
+  for (Span<const int64_t> v : {stride, padding, dilation}) {
+    if (v.size() != 1 && v.size() != 2) return ctx.fail(Error::InvalidArgument, "stride, padding and dilation need 1 or 2 values");
+  }
+  ConvGeometry g{};
+  g.batch = in->sizes[0];
+  g.c_in = in->sizes[1];
+  g.h = in->sizes[2];
+  g.w = in->sizes[3];
+  g.c_out = w->sizes[0];
+  g.kh = w->sizes[2];
+  g.kw = w->sizes[3];
+  g.groups = groups;
+  for (size_t i = 0; i < 2; ++i) {
+    g.stride[i] = pair_at(stride, i);
+    g.padding[i] = pair_at(padding, i);
+    g.dilation[i] = pair_at(dilation, i);
+    if (g.stride[i] < 1 || g.dilation[i] < 1 || g.padding[i] < 0) {
+      return ctx.fail(Error::InvalidArgument, "stride and dilation must be >= 1, padding >= 0");
+    }
+  }
+  if (groups < 1 || g.c_in % groups != 0 || g.c_out % groups != 0 || w->sizes[1] != g.c_in / groups) {
+    return ctx.fail(Error::InvalidArgument, "groups must divide the channels, and the weight must be [O, C/groups, kh, kw]");
+  }
+  g.oh = (g.h + 2 * g.padding[0] - g.dilation[0] * (g.kh - 1) - 1) / g.stride[0] + 1;
+  g.ow = (g.w + 2 * g.padding[1] - g.dilation[1] * (g.kw - 1) - 1) / g.stride[1] + 1;
+  if (g.oh < 1 || g.ow < 1) return ctx.fail(Error::InvalidArgument, "the kernel is larger than the padded input");
+  QuantParams p;
+  if (!read_params(a, in, w, scales, bias, out, 10, &p)) return a.error();
+  const int64_t sizes[4] = {g.batch, g.c_out, g.oh, g.ow};
+  if (!resize_out(a, out, sizes, 4) || !require_contiguous(a, out)) return a.error();
+  if (in->dtype == ScalarType::Int8) {
+    conv_loop(ctx, g, in->data_as<int8_t>(), w->data_as<int8_t>(), out->data_as<int8_t>(), p);
+  } else {
+    conv_loop(ctx, g, in->data_as<uint8_t>(), w->data_as<int8_t>(), out->data_as<uint8_t>(), p);
+  }
+  return Error::Ok;
+}
+
+template <typename Q>
+void linear_loop(KernelContext& ctx, int64_t rows, int64_t k, int64_t n, const Q* x, const int8_t* wt, Q* y,
+                 const QuantParams& p) {
+  parallel_for_range(ctx, rows * n, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t r = i / n, o = i % n;
+      const Q* xr = x + r * k;
+      const int8_t* wr = wt + o * k;
+      int64_t acc = 0;
+      for (int64_t j = 0; j < k; ++j) acc += (static_cast<int32_t>(xr[j]) - p.input_zero_point) * static_cast<int32_t>(wr[j]);
+      y[i] = requantize<Q>(acc, o, p);
+    }
+  });
+}
+
+// linear(input, input_scale, input_zero_point, weight, weight_scales, bias, output_scale,
+//        output_zero_point, output_min, output_max, out)
+Error quantized_linear(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(11)) return a.error();
+  const Tensor* in = a.tensor(0);
+  const Tensor* w = a.tensor(3);
+  const Tensor* scales = a.tensor(4);
+  const Tensor* bias = a.optional_tensor(5);
+  Tensor* out = a.out(10);
+  if (!a.ok()) return a.error();
+  if (in->rank < 1 || w->rank != 2 || in->sizes[in->rank - 1] != w->sizes[1]) {
+    return ctx.fail(Error::InvalidArgument, "quantized linear needs input [..., K] and weight [N, K]");
+  }
+  QuantParams p;
+  if (!read_params(a, in, w, scales, bias, out, 6, &p)) return a.error();
+  Shape s(*in);
+  s.d[s.rank - 1] = w->sizes[0];
+  if (!resize_to(a, out, s)) return a.error();
+  const int64_t k = w->sizes[1], cols = w->sizes[0], rows = k > 0 ? in->numel() / k : 0;
+  if (in->dtype == ScalarType::Int8) {
+    linear_loop(ctx, rows, k, cols, in->data_as<int8_t>(), w->data_as<int8_t>(), out->data_as<int8_t>(), p);
+  } else {
+    linear_loop(ctx, rows, k, cols, in->data_as<uint8_t>(), w->data_as<int8_t>(), out->data_as<uint8_t>(), p);
+  }
+  return Error::Ok;
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("ember_quantized::conv2d.default", quantized_conv2d);
+EMBER_REGISTER_KERNEL("ember_quantized::linear.default", quantized_linear);
+
+}  // namespace portable
+}  // namespace ember
