@@ -1,5 +1,7 @@
 // ember inspect PROGRAM.pte: header, methods, inputs/outputs (dtype, shape, bounds),
-// operators with use counts, delegates, tensor table summary, planned arena sizes.
+// operators with use counts, delegates, tensor table summary, planned arena sizes, and for
+// quantized programs each quantized operator's dtypes, scales and zero points and the
+// constant bytes by dtype (what int8 saved against float32).
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -38,6 +40,79 @@ std::string describe_value(const sc::Method* m, uint32_t index) {
     case sc::ValueKind::Bool: return std::string("bool ") + (v->value_as_Bool()->value() ? "true" : "false");
     default: return sc::EnumNameValueKind(v->value_type());
   }
+}
+
+const sc::Value* value_at(const sc::Method* m, int index) {
+  if (m->values() == nullptr || index < 0 || static_cast<uint32_t>(index) >= m->values()->size()) return nullptr;
+  return m->values()->Get(static_cast<uint32_t>(index));
+}
+
+// "scale 0.0039 zp -128" from the (scale, zero point) value indices of a quantized op.
+std::string scale_zp(const sc::Method* m, int scale, int zp) {
+  const sc::Value* s = value_at(m, scale);
+  const sc::Value* z = value_at(m, zp);
+  char buf[96];
+  if (s != nullptr && s->value_type() == sc::ValueKind::Double && z != nullptr && z->value_type() == sc::ValueKind::Int) {
+    std::snprintf(buf, sizeof(buf), "scale %.6g zp %lld", s->value_as_Double()->value(),
+                  static_cast<long long>(z->value_as_Int()->value()));
+    return buf;
+  }
+  return "per-tensor tensors";  // the .tensor overloads
+}
+
+// One line per quantized operator, and constants by dtype; nothing for a float program.
+void print_quantization(const sc::Method* m) {
+  std::vector<std::string> lines;
+  for (uint32_t i = 0; m->instructions() && i < m->instructions()->size(); ++i) {
+    const sc::Instruction* ins = m->instructions()->Get(i);
+    if (ins->kind_type() != sc::InstructionKind::KernelCall || m->operators() == nullptr) continue;
+    const sc::KernelCall* call = ins->kind_as_KernelCall();
+    if (call->op_index() >= m->operators()->size() || call->args() == nullptr) continue;
+    const std::string op = operator_key(m->operators()->Get(call->op_index()));
+    const bool ember_q = op.rfind("ember_quantized::", 0) == 0;
+    if (!ember_q && op.rfind("quantized_decomposed::", 0) != 0) continue;
+    const auto* args = call->args();
+    auto arg = [&](uint32_t k) { return k < args->size() ? args->Get(k) : -1; };
+    std::string name = "#" + std::to_string(i);
+    if (m->debug() && i < m->debug()->size() && m->debug()->Get(i)->name()) name = m->debug()->Get(i)->name()->str();
+    std::string line = "    " + name + ": " + op + "  ";
+    if (ember_q) {
+      const bool conv = op.find("conv2d") != std::string::npos;
+      const uint32_t out_first = conv ? 10 : 6;
+      line += describe_value(m, arg(0)) + " " + scale_zp(m, arg(1), arg(2)) + ", weight " + describe_value(m, arg(3)) +
+              " per channel -> " + describe_value(m, arg(args->size() - 1)) + " " + scale_zp(m, arg(out_first), arg(out_first + 1));
+      const sc::Value* lo = value_at(m, arg(out_first + 2));
+      const sc::Value* zp = value_at(m, arg(out_first + 1));
+      if (lo && zp && lo->value_type() == sc::ValueKind::Int && zp->value_type() == sc::ValueKind::Int &&
+          lo->value_as_Int()->value() == zp->value_as_Int()->value()) {
+        line += " (relu fused)";
+      }
+    } else if (op.find("per_channel") != std::string::npos) {
+      line += describe_value(m, arg(0)) + " -> " + describe_value(m, arg(args->size() - 1)) + ", scales " +
+              describe_value(m, arg(1));
+    } else {
+      line += describe_value(m, arg(0)) + " -> " + describe_value(m, arg(args->size() - 1)) + " " + scale_zp(m, arg(1), arg(2));
+    }
+    lines.push_back(line);
+  }
+  if (lines.empty()) return;
+  std::printf("  quantized operators: %zu\n", lines.size());
+  for (const std::string& l : lines) std::printf("%s\n", l.c_str());
+  std::map<std::string, uint64_t> constant_bytes;
+  uint64_t int8_bytes = 0;
+  for (uint32_t i = 0; m->values() && i < m->values()->size(); ++i) {
+    const sc::Value* v = m->values()->Get(i);
+    if (v->value_type() != sc::ValueKind::Tensor) continue;
+    const sc::Tensor* t = v->value_as_Tensor();
+    if (t->location() != sc::DataLocation::Constant) continue;
+    const ScalarType dt = static_cast<ScalarType>(t->dtype());
+    constant_bytes[scalar_type_name(dt)] += t->nbytes();
+    if (dt == ScalarType::Int8 || dt == ScalarType::UInt8) int8_bytes += t->nbytes();
+  }
+  std::string by_dtype;
+  for (const auto& [dt, b] : constant_bytes) by_dtype += (by_dtype.empty() ? "" : ", ") + dt + " " + std::to_string(b);
+  std::printf("  constants by dtype (bytes): %s; the 8-bit ones as float32 would take %llu more bytes\n",
+              by_dtype.c_str(), static_cast<unsigned long long>(int8_bytes * 3));
 }
 
 int inspect_command(int argc, char** argv) {
@@ -85,6 +160,7 @@ int inspect_command(int argc, char** argv) {
       const sc::Operator* op = m->operators()->Get(i);
       std::printf("    %5d x %s\n", op_uses[i], operator_key(op).c_str());
     }
+    print_quantization(m);
     std::printf("  delegates: %u\n", m->delegates() ? m->delegates()->size() : 0);
     for (uint32_t i = 0; m->delegates() && i < m->delegates()->size(); ++i) {
       const sc::Delegate* d = m->delegates()->Get(i);

@@ -1,0 +1,126 @@
+// A real classifier and its PT2E int8 twin (tools/models/train_fashion_mnist.py: Fashion-MNIST
+// from Debian's dataset-fashion-mnist, torchao's XNNPACK quantizer): both export with the
+// portable kernels and with the XNNPACK partitioner and on the checked-in test images
+// reproduce eager PyTorch's logits and its predictions. The int8 twin runs lowered to
+// ember_quantized:: integer operators (the default) and in PyTorch's float reference form
+// (--keep-qdq); the integer sums round differently from PyTorch's float ones, hence its looser
+// bound (docs/quantization.md).
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
+#include "exporter/exporter.h"
+#include "exporter/util/npy.h"
+#include "gtest/gtest.h"
+#include "test/exporter/pte_runner.h"
+
+namespace ember {
+namespace {
+
+std::string repo_path(const std::string& rel) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* ws = std::getenv("TEST_WORKSPACE");
+  if (srcdir != nullptr && ws != nullptr) return std::string(srcdir) + "/" + ws + "/" + rel;
+  return rel;
+}
+
+exporter::NpyArray load(const std::string& rel) {
+  auto a = exporter::read_npy(repo_path(rel));
+  EXPECT_TRUE(a.ok()) << a.status();
+  return a.ok() ? *a : exporter::NpyArray();
+}
+
+int64_t argmax(const float* row, int64_t n) {
+  int64_t best = 0;
+  for (int64_t c = 1; c < n; ++c) {
+    if (row[c] > row[best]) best = c;
+  }
+  return best;
+}
+
+// Relative L2 of the int8 twin's logits against PyTorch's per image. Measured: 0 on all 100
+// images (lowered and --keep-qdq); the bound leaves room for a few values one quantization
+// step apart where Ember's exact integer sums and PyTorch's float sums could round apart.
+constexpr double kInt8Tolerance = 1e-3;
+
+struct Case {
+  const char* model;      // examples/models/<model>.pt2
+  const char* reference;  // test/quant/data/<reference>.npy: eager logits [S, 10]
+  bool xnnpack;
+  bool keep_qdq;          // ExportOptions::lower_quantized = false
+  double tolerance;       // relative L2 per image against eager PyTorch
+  int max_disagreements;  // images whose predicted class may differ from PyTorch's
+};
+
+class FashionMnist : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FashionMnist, MatchesEagerPyTorchOnEveryTestImage) {
+  const Case& c = GetParam();
+  exporter::ExportOptions options;
+  if (c.xnnpack) options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
+  options.lower_quantized = !c.keep_qdq;
+  auto r = exporter::export_pt2_file(repo_path(std::string("examples/models/") + c.model + ".pt2"), options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const bool quantized = std::string(c.model).find("int8") != std::string::npos;
+  if (quantized) {
+    // The activations stay quantized (a pass that dropped the Q/DQ ops would match the float
+    // model instead); lowered, the convolutions and linear layers are integer operators.
+    EXPECT_GE(r->portable_ops["quantized_decomposed::quantize_per_tensor.default"], 4);
+    EXPECT_GE(r->portable_ops["quantized_decomposed::dequantize_per_tensor.default"], 4);
+    EXPECT_EQ(r->portable_ops["ember_quantized::conv2d.default"], c.keep_qdq ? 0 : 2);
+    EXPECT_EQ(r->portable_ops["ember_quantized::linear.default"], c.keep_qdq ? 0 : 2);
+    EXPECT_EQ(r->quantized_lowered, c.keep_qdq ? 0 : 4);
+  }
+  testing::PteRunner runner;
+  ASSERT_EQ(runner.load(r->pte), "");
+
+  const exporter::NpyArray images = load("test/quant/data/images.npy");
+  const exporter::NpyArray labels = load("test/quant/data/labels.npy");
+  const exporter::NpyArray want = load(std::string("test/quant/data/") + c.reference + ".npy");
+  ASSERT_EQ(images.shape.size(), 4u);
+  const int64_t n = images.shape[0], per_image = 28 * 28;
+  ASSERT_GE(n, 100);
+  ASSERT_EQ(want.shape, (std::vector<int64_t>{n, 10}));
+  int correct = 0, want_correct = 0, disagreements = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    exporter::NpyArray x;
+    x.dtype = ScalarType::Float32;
+    x.shape = {1, 1, 28, 28};
+    const uint8_t* src = images.data.data() + i * per_image * 4;
+    x.data.assign(src, src + per_image * 4);
+    ASSERT_EQ(runner.run({x}), "") << "image " << i;
+    const exporter::NpyArray got = runner.output(0);
+    ASSERT_EQ(got.shape, (std::vector<int64_t>{1, 10}));
+    exporter::NpyArray ref;
+    ref.dtype = ScalarType::Float32;
+    ref.shape = {1, 10};
+    const uint8_t* w = want.data.data() + i * 40;
+    ref.data.assign(w, w + 40);
+    EXPECT_LE(testing::relative_l2(got, ref), c.tolerance) << c.model << " image " << i;
+    const int64_t label = labels.as<int64_t>()[i];
+    const int64_t p = argmax(got.as<float>(), 10), q = argmax(ref.as<float>(), 10);
+    disagreements += p != q;
+    correct += p == label;
+    want_correct += q == label;
+  }
+  EXPECT_LE(disagreements, c.max_disagreements) << c.model << ": predictions differing from PyTorch's";
+  if (c.max_disagreements == 0) {
+    EXPECT_EQ(correct, want_correct);
+  }
+  EXPECT_GE(correct, n * 80 / 100) << "a trained model: most test images are classified right";
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, FashionMnist,
+                         ::testing::Values(Case{"fashion_cnn", "fp32_logits", false, false, 1e-5, 0},
+                                           Case{"fashion_cnn", "fp32_logits", true, false, 1e-5, 0},
+                                           Case{"fashion_cnn_int8_pt2e", "int8_logits", false, false, kInt8Tolerance, 0},
+                                           Case{"fashion_cnn_int8_pt2e", "int8_logits", true, false, kInt8Tolerance, 0},
+                                           Case{"fashion_cnn_int8_pt2e", "int8_logits", false, true, kInt8Tolerance, 0}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return std::string(info.param.model) + (info.param.xnnpack ? "_xnnpack" : "_portable") +
+                                  (info.param.keep_qdq ? "_keep_qdq" : "");
+                         });
+
+}  // namespace
+}  // namespace ember
