@@ -109,31 +109,51 @@ struct ConvGeometry {
   int64_t stride[2], padding[2], dilation[2];
 };
 
+// Direct convolution, one output row segment at a time: for each weight tap the valid output
+// columns are computed once, and the inner loop accumulates a contiguous run of int32 sums
+// (vectorisable for stride 1). The segment's sums live on the stack: no scratch memory.
 template <typename Q>
 void conv_loop(KernelContext& ctx, const ConvGeometry& g, const Q* x, const int8_t* wt, Q* y, const QuantParams& p) {
+  constexpr int64_t kSegment = 256;
   const int64_t cin_g = g.c_in / g.groups, cout_g = g.c_out / g.groups;
   parallel_for_range(ctx, g.batch * g.c_out, 1, [&](int64_t begin, int64_t end) {
+    int32_t acc[kSegment];
     for (int64_t bo = begin; bo < end; ++bo) {
       const int64_t b = bo / g.c_out, o = bo % g.c_out, group = o / cout_g;
       const int8_t* wo = wt + o * cin_g * g.kh * g.kw;
       Q* yo = y + bo * g.oh * g.ow;
       for (int64_t oy = 0; oy < g.oh; ++oy) {
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          int64_t acc = 0;
+        for (int64_t ox0 = 0; ox0 < g.ow; ox0 += kSegment) {
+          const int64_t n = g.ow - ox0 < kSegment ? g.ow - ox0 : kSegment;
+          for (int64_t i = 0; i < n; ++i) acc[i] = 0;
           for (int64_t ci = 0; ci < cin_g; ++ci) {
             const Q* xc = x + ((b * g.c_in) + group * cin_g + ci) * g.h * g.w;
             const int8_t* wc = wo + ci * g.kh * g.kw;
             for (int64_t ky = 0; ky < g.kh; ++ky) {
               const int64_t iy = oy * g.stride[0] - g.padding[0] + ky * g.dilation[0];
               if (iy < 0 || iy >= g.h) continue;  // padding: the zero point, contributes 0
+              const Q* xrow = xc + iy * g.w;
               for (int64_t kx = 0; kx < g.kw; ++kx) {
-                const int64_t ix = ox * g.stride[1] - g.padding[1] + kx * g.dilation[1];
-                if (ix < 0 || ix >= g.w) continue;
-                acc += (static_cast<int32_t>(xc[iy * g.w + ix]) - p.input_zero_point) * static_cast<int32_t>(wc[ky * g.kw + kx]);
+                const int32_t w = wc[ky * g.kw + kx];
+                if (w == 0) continue;
+                // Output columns whose input column ix = ox * stride + shift lies in [0, W).
+                const int64_t shift = kx * g.dilation[1] - g.padding[1];
+                int64_t lo = shift >= 0 ? 0 : (-shift + g.stride[1] - 1) / g.stride[1];
+                int64_t hi = (g.w - 1 - shift) >= 0 ? (g.w - 1 - shift) / g.stride[1] + 1 : 0;
+                lo = lo > ox0 ? lo - ox0 : 0;
+                hi = hi - ox0 < n ? hi - ox0 : n;
+                if (g.stride[1] == 1) {
+                  const Q* xs = xrow + ox0 + shift;
+                  for (int64_t i = lo; i < hi; ++i) acc[i] += (static_cast<int32_t>(xs[i]) - p.input_zero_point) * w;
+                } else {
+                  for (int64_t i = lo; i < hi; ++i) {
+                    acc[i] += (static_cast<int32_t>(xrow[(ox0 + i) * g.stride[1] + shift]) - p.input_zero_point) * w;
+                  }
+                }
               }
             }
           }
-          yo[oy * g.ow + ox] = requantize<Q>(acc, o, p);
+          for (int64_t i = 0; i < n; ++i) yo[oy * g.ow + ox0 + i] = requantize<Q>(acc[i], o, p);
         }
       }
     }
