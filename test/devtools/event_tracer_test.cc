@@ -26,51 +26,8 @@
 #include "test/exporter/pte_runner.h"
 #include "test/exporter/shared_dir.h"
 #include "test/exporter/shared_models.h"
+#include "test/support/allocation_counter.h"
 #include "tools/devtools/trace_report.h"
-
-namespace {
-volatile uint64_t g_allocations = 0;
-}  // namespace
-
-extern "C" {
-void* __real_malloc(size_t size);
-void* __real_calloc(size_t n, size_t size);
-void* __real_realloc(void* p, size_t size);
-int __real_posix_memalign(void** p, size_t alignment, size_t size);
-void* __real_aligned_alloc(size_t alignment, size_t size);
-void* __wrap_malloc(size_t size) {
-  g_allocations = g_allocations + 1;
-  return __real_malloc(size);
-}
-void* __wrap_calloc(size_t n, size_t size) {
-  g_allocations = g_allocations + 1;
-  return __real_calloc(n, size);
-}
-void* __wrap_realloc(void* p, size_t size) {
-  g_allocations = g_allocations + 1;
-  return __real_realloc(p, size);
-}
-int __wrap_posix_memalign(void** p, size_t alignment, size_t size) {
-  g_allocations = g_allocations + 1;
-  return __real_posix_memalign(p, alignment, size);
-}
-void* __wrap_aligned_alloc(size_t alignment, size_t size) {
-  g_allocations = g_allocations + 1;
-  return __real_aligned_alloc(alignment, size);
-}
-}
-
-void* operator new(size_t size) {
-  g_allocations = g_allocations + 1;
-  void* p = __real_malloc(size == 0 ? 1 : size);
-  if (p == nullptr) std::abort();
-  return p;
-}
-void* operator new[](size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
 
 namespace ember {
 namespace tools {
@@ -257,10 +214,9 @@ TEST_F(TracedBert, ModuleRecordsProgramLoadFirst) {
   BufferEventTracer tracer(buffer.data(), buffer.size());
   ModuleOptions options;
   options.event_tracer = &tracer;
-  {
-    Module module(aligned, pte.size(), options);
-    ASSERT_TRUE(module.load_method("forward").ok());
-  }
+  // Events name strings the program owns: read them while the Module lives.
+  Module module(aligned, pte.size(), options);
+  ASSERT_TRUE(module.load_method("forward").ok());
   ASSERT_EQ(tracer.size(), 3u);  // program load, delegate init, method init
   EXPECT_EQ(tracer.event(0).kind, TraceEventKind::ProgramLoad);
   EXPECT_STREQ(tracer.event(0).name, "<memory>");
@@ -292,9 +248,9 @@ TEST_F(TracedBert, TracedExecuteDoesNotAllocate) {
   ASSERT_EQ(runner_.run(bert().inputs), "");  // inputs bound once by the runner's vectors
   Method& m = runner_.method();
   Error errors[50];
-  const uint64_t before = g_allocations;
+  const uint64_t before = ::ember::testing::allocation_count();
   for (int i = 0; i < 50; ++i) errors[i] = m.execute();
-  const uint64_t after = g_allocations;
+  const uint64_t after = ::ember::testing::allocation_count();
   EXPECT_EQ(after - before, 0u);
   for (int i = 0; i < 50; ++i) ASSERT_EQ(errors[i], Error::Ok) << m.last_error_message();
   EXPECT_EQ(tracer.dropped(), 0u);

@@ -13,69 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "runtime/platform/platform.h"
+#include "test/support/allocation_counter.h"
 #include "test/support/test_programs.h"
-
-namespace {
-volatile uint64_t g_allocations = 0;
-}  // namespace
-
-extern "C" {
-void* __real_malloc(size_t size);
-void* __real_calloc(size_t n, size_t size);
-void* __real_realloc(void* p, size_t size);
-int __real_posix_memalign(void** p, size_t alignment, size_t size);
-void* __real_aligned_alloc(size_t alignment, size_t size);
-
-void* __wrap_malloc(size_t size) {
-  g_allocations = g_allocations + 1;
-  return __real_malloc(size);
-}
-void* __wrap_calloc(size_t n, size_t size) {
-  g_allocations = g_allocations + 1;
-  return __real_calloc(n, size);
-}
-void* __wrap_realloc(void* p, size_t size) {
-  g_allocations = g_allocations + 1;
-  return __real_realloc(p, size);
-}
-int __wrap_posix_memalign(void** p, size_t alignment, size_t size) {
-  g_allocations = g_allocations + 1;
-  return __real_posix_memalign(p, alignment, size);
-}
-void* __wrap_aligned_alloc(size_t alignment, size_t size) {
-  g_allocations = g_allocations + 1;
-  return __real_aligned_alloc(alignment, size);
-}
-}
-
-void* operator new(size_t size) {
-  g_allocations = g_allocations + 1;
-  void* p = __real_malloc(size == 0 ? 1 : size);
-  if (p == nullptr) std::abort();
-  return p;
-}
-void* operator new[](size_t size) { return operator new(size); }
-void* operator new(size_t size, const std::nothrow_t&) noexcept {
-  g_allocations = g_allocations + 1;
-  return __real_malloc(size == 0 ? 1 : size);
-}
-void* operator new[](size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
-void* operator new(size_t size, std::align_val_t align) {
-  g_allocations = g_allocations + 1;
-  void* p = nullptr;
-  size_t a = static_cast<size_t>(align) < sizeof(void*) ? sizeof(void*) : static_cast<size_t>(align);
-  if (__real_posix_memalign(&p, a, size == 0 ? 1 : size) != 0) std::abort();
-  return p;
-}
-void* operator new[](size_t size, std::align_val_t align) { return operator new(size, align); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace ember {
 namespace {
@@ -84,7 +23,7 @@ using testing::Harness;
 using testing::TensorHolder;
 
 void* counting_allocate(size_t bytes, size_t alignment) {
-  g_allocations = g_allocations + 1;
+  ::ember::testing::count_allocation();
   void* p = nullptr;
   if (__real_posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment, bytes ? bytes : 1) != 0) {
     return nullptr;
@@ -96,20 +35,20 @@ void counting_deallocate(void* p) { std::free(p); }
 TEST(AllocCountTest, CountersSeeAllocations) {
   // The instrumentation works: each path is observed. (Volatile pointers keep the compiler
   // from eliding the allocate/free pairs; counts are read before any EXPECT allocates.)
-  uint64_t start = g_allocations;
+  uint64_t start = ::ember::testing::allocation_count();
   int* volatile p = new int(3);
   delete p;
-  uint64_t after_new = g_allocations;
+  uint64_t after_new = ::ember::testing::allocation_count();
   void* volatile m = std::malloc(10);
   std::free(m);
-  uint64_t after_malloc = g_allocations;
+  uint64_t after_malloc = ::ember::testing::allocation_count();
   PlatformHooks hooks;
   hooks.allocate = counting_allocate;
   hooks.deallocate = counting_deallocate;
   set_platform_hooks(hooks);
   void* volatile q = platform_allocate(64, 64);
   platform_deallocate(q);
-  uint64_t after_platform = g_allocations;
+  uint64_t after_platform = ::ember::testing::allocation_count();
   set_platform_hooks(PlatformHooks());
   EXPECT_EQ(after_new - start, 1u);
   EXPECT_EQ(after_malloc - after_new, 1u);
@@ -140,7 +79,7 @@ TEST(AllocCountTest, ExecuteNeverAllocates) {
     Method& m = h.method();
     std::string method(name);
     Error errors[100];
-    uint64_t before = g_allocations;
+    uint64_t before = ::ember::testing::allocation_count();
     for (int i = 0; i < 100; ++i) {
       Error err = Error::Ok;
       if (method == "add") {
@@ -162,7 +101,7 @@ TEST(AllocCountTest, ExecuteNeverAllocates) {
       if (err == Error::Ok) err = m.execute();
       errors[i] = err;
     }
-    uint64_t after = g_allocations;
+    uint64_t after = ::ember::testing::allocation_count();
     EXPECT_EQ(after - before, 0u);
     for (int i = 0; i < 100; ++i) ASSERT_EQ(errors[i], Error::Ok) << i << ": " << m.last_error_message();
     if (method == "counter") {
@@ -184,11 +123,11 @@ TEST(AllocCountTest, FailuresDoNotAllocateEither) {
   TensorHolder too_big(ScalarType::Float32, {5, 3}, fdata.data());
   TensorHolder bad_bcast(ScalarType::Float32, {2, 2}, fdata.data());
   Error e1, e2, e3;
-  uint64_t before = g_allocations;
+  uint64_t before = ::ember::testing::allocation_count();
   e1 = h.method().set_input(0, too_big.value);  // formats a diagnostic message
   e2 = h.method().set_input(0, bad_bcast.value);
   e3 = h.method().execute();                    // kernel failure + message
-  uint64_t after = g_allocations;
+  uint64_t after = ::ember::testing::allocation_count();
   EXPECT_EQ(after - before, 0u);
   EXPECT_EQ(e1, Error::OutOfBounds);
   EXPECT_EQ(e2, Error::Ok);

@@ -39,7 +39,9 @@ ABSL_LIBS=$(awk '/name = "absl"/{f=1} f{print} f&&/^\)/{exit}' third_party/syste
             grep -o '"-l[^"]*"' | tr -d '"' | tr '\n' ' ')
 
 # runtime/module is the STL layer above the core; only its .npy codec is shared (by the exporter).
-runtime_srcs=$( (find runtime -name '*.cc' -not -path 'runtime/module/*'; echo runtime/module/npy_format.cc) | sort)
+# runtime/c (the C API over Module, built with exceptions to turn them into status codes) is
+# above it too.
+runtime_srcs=$( (find runtime -name '*.cc' -not -path 'runtime/module/*' -not -path 'runtime/c/*'; echo runtime/module/npy_format.cc) | sort)
 kernel_srcs=$(find kernels/portable -name '*.cc' -not -path '*/threadpool/*' | sort)
 exporter_srcs=$(find exporter -name '*.cc' | sort)
 
