@@ -29,6 +29,13 @@ if [ ! -f "$OUT/gen/schema/program_generated.h" ] || [ schema/program.fbs -nt "$
   flatc --cpp --scoped-enums -o "$OUT/gen/schema" schema/program.fbs
 fi
 
+# The exporter's schema table, as the //exporter:aten_schemas_cc genrule makes it.
+mkdir -p "$OUT/gen/exporter/ops"
+if [ ! -f "$OUT/gen/exporter/ops/aten_schemas.cc" ] || [ exporter/ops/aten_schemas.txt -nt "$OUT/gen/exporter/ops/aten_schemas.cc" ] ||
+   [ exporter/ops/aten_schemas_to_cc.awk -nt "$OUT/gen/exporter/ops/aten_schemas.cc" ]; then
+  awk -f exporter/ops/aten_schemas_to_cc.awk exporter/ops/aten_schemas.txt >"$OUT/gen/exporter/ops/aten_schemas.cc"
+fi
+
 SAN="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined"
 BASE="-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $SAN -I$ROOT -I$OUT/gen -Wno-unused-command-line-argument"
 RUNTIME_FLAGS="$BASE -fno-exceptions -fno-rtti"
@@ -43,7 +50,7 @@ ABSL_LIBS=$(awk '/name = "absl"/{f=1} f{print} f&&/^\)/{exit}' third_party/syste
 # above it too.
 runtime_srcs=$( (find runtime -name '*.cc' -not -path 'runtime/module/*' -not -path 'runtime/c/*'; echo runtime/module/npy_format.cc) | sort)
 kernel_srcs=$(find kernels/portable -name '*.cc' -not -path '*/threadpool/*' | sort)
-exporter_srcs=$(find exporter -name '*.cc' | sort)
+exporter_srcs=$( (find exporter -name '*.cc'; echo "$OUT/gen/exporter/ops/aten_schemas.cc") | sort)
 
 # compile FLAGS SRC: prints the object path; compiles only when stale.
 stale() {  # obj dep-file src
@@ -63,9 +70,10 @@ objs_for() {  # kind srcs...
   local kind=$1; shift
   local flags
   if [ "$kind" = tool ]; then flags=$TOOL_FLAGS; else flags=$RUNTIME_FLAGS; fi
-  local src obj
+  local src obj rel
   for src in "$@"; do
-    obj="$OUT/obj/${src%.cc}.o"
+    local rel=${src#"$ROOT"/}  # generated sources live under $OUT
+    obj="$OUT/obj/${rel%.cc}.o"
     if stale "$obj" "${obj%.o}.d" "$src"; then
       mkdir -p "$(dirname "$obj")"
       echo "$CXX $flags -MMD -MF ${obj%.o}.d -c $src -o $obj" >>"$jobs_file"

@@ -63,6 +63,15 @@ done
 T5=test/hardening/models/t5_tiny/model.pt2
 export_seed "$T5" "$CORPUS/pte/t5_tiny.pte" || echo "make_seeds: t5_tiny did not export (skipped)" >&2
 cp "$T5" "$CORPUS/pt2/t5_tiny.pt2" && n_pt2=$((n_pt2 + 1))
+# Quantized programs (quantization parameters as operator arguments, int8 constants): the PT2E
+# twin lowered to ember_quantized:: operators, and Ember's own weight-only quantization.
+export_seed examples/models/fashion_cnn_int8_pt2e.pt2 "$CORPUS/pte/fashion_cnn_int8_pt2e.pte" ||
+  echo "make_seeds: fashion_cnn_int8_pt2e did not export (skipped)" >&2
+if [ ! -s "$CORPUS/pte/fashion_cnn_int8_weight.pte" ]; then
+  "$EMBER" export examples/models/fashion_cnn.pt2 -o "$CORPUS/pte/fashion_cnn_int8_weight.pte" \
+      --quantize int8-weight >/dev/null 2>&1 || rm -f "$CORPUS/pte/fashion_cnn_int8_weight.pte"
+fi
+[ -s "$CORPUS/pte/fashion_cnn_int8_weight.pte" ] && n_pte=$((n_pte + 1))
 for f in test/hardening/regressions/pte/*.pte; do
   cp "$f" "$CORPUS/pte/regression_$(basename "$f")" && n_pte=$((n_pte + 1))
 done

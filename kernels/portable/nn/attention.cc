@@ -39,7 +39,7 @@ struct Attention {
   float* out;
   // Mask (optional): data plus element strides over [lead..., L, S].
   const float* mask_f = nullptr;
-  const bool* mask_b = nullptr;
+  const uint8_t* mask_b = nullptr;  // bool bytes, read as 0 / non-zero (any byte a caller passes is defined)
   int64_t mask_strides[kMaxRank];
   float* scratch;  // per chunk: kRowBlock * S floats
 };
@@ -177,7 +177,7 @@ Error sdpa(KernelContext& ctx, EValue** args, size_t n) {
       return ctx.fail(Error::InvalidArgument, "attn_mask does not broadcast to [..., L, S]");
     }
     if (mask->dtype == ScalarType::Bool) {
-      at.mask_b = mask->data_as<bool>();
+      at.mask_b = mask->data_as<uint8_t>();
     } else if (mask->dtype == ScalarType::Float32) {
       at.mask_f = mask->data_as<float>();
     } else {

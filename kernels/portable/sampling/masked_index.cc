@@ -140,7 +140,7 @@ Error unsafe_masked_index(KernelContext& ctx, EValue** args, size_t n) {
   const size_t es = element_size(self->dtype);
   const uint8_t* src = static_cast<const uint8_t*>(self->data);
   uint8_t* dst = static_cast<uint8_t*>(out->data);
-  const bool* m = mask->data_as<bool>();
+  const uint8_t* m = mask->data_as<uint8_t>();  // bool bytes: any non-zero byte is true
   uint64_t fill_bits = 0;
   store_as<double>(&fill_bits, self->dtype, 0, fill);
   bool ok = true;
@@ -184,7 +184,7 @@ Error unsafe_masked_index_put_accumulate(KernelContext& ctx, EValue** args, size
   }
   if (!resize_out(a, out, self->sizes, self->rank)) return a.error();
   if (out->data != self->data) std::memcpy(out->data, self->data, self->nbytes());
-  const bool* m = mask->data_as<bool>();
+  const uint8_t* m = mask->data_as<uint8_t>();  // bool bytes: any non-zero byte is true
   bool ok = true;
   const ScalarType vt = values->dtype, ot = out->dtype;
   for_each_position(self, p, [&](int64_t pos, int64_t off) {

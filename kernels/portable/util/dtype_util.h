@@ -169,7 +169,9 @@ inline C load_as(const void* p, ScalarType t, int64_t i) {
     case ScalarType::Int32: return convert<C>(static_cast<const int32_t*>(p)[i]);
     case ScalarType::Int64: return convert<C>(static_cast<const int64_t*>(p)[i]);
     case ScalarType::UInt8: return convert<C>(static_cast<const uint8_t*>(p)[i]);
-    case ScalarType::Bool: return convert<C>(static_cast<const bool*>(p)[i]);
+    // Read as a byte: a bool tensor from a caller or a constant may hold any byte, and
+    // loading a byte other than 0/1 as `bool` is undefined; non-zero is true.
+    case ScalarType::Bool: return convert<C>(static_cast<const uint8_t*>(p)[i] != 0);
   }
   return C();
 }
