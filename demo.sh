@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
-# The main job: export the bundled MobileNetV2 (.pt2 from torch.export) with Ember's own
-# exporter, then classify a bundled picture with it and print the top-5 classes.
+# The main job on a real model: export the bundled Fashion-MNIST CNN (trained on Debian's
+# dataset-fashion-mnist by tools/models/train_fashion_mnist.py, saved with torch.export) and
+# its PT2E int8 twin with Ember's own exporter, then classify the bundled pictures (one per
+# class, from the dataset's test set) with each and print the labels. Then export the bundled
+# MobileNetV2 (the benchmark model; seeded random weights) for XNNPACK and time it.
 set -euo pipefail
 cd "$(dirname "$0")"
 ./setup.sh
-bazel build -c opt //tools:ember //examples/classify:classify >/dev/null 2>&1 || bazel build -c opt //tools:ember //examples/classify:classify
+targets="//tools:ember //examples/fashion:classify_fashion"
+bazel build -c opt $targets >/dev/null 2>&1 || bazel build -c opt $targets
 mkdir -p out
-bazel-bin/tools/ember export examples/models/mobilenet_v2.pt2 -o out/mobilenet_v2.pte
-bazel-bin/examples/classify/classify out/mobilenet_v2.pte examples/classify/sunset.png --threads 2
+E=bazel-bin/tools/ember
+$E export examples/models/fashion_cnn.pt2 -o out/fashion_cnn.pte
+$E export examples/models/fashion_cnn_int8_pt2e.pt2 -o out/fashion_cnn_int8.pte
+echo "--- float32 ($(stat -c %s out/fashion_cnn.pte) bytes)"
+bazel-bin/examples/fashion/classify_fashion out/fashion_cnn.pte examples/fashion/images/*.png
+echo "--- int8 ($(stat -c %s out/fashion_cnn_int8.pte) bytes)"
+bazel-bin/examples/fashion/classify_fashion out/fashion_cnn_int8.pte examples/fashion/images/*.png
+echo "--- MobileNetV2 on XNNPACK"
+$E export examples/models/mobilenet_v2.pt2 -o out/mobilenet_v2.pte --backend xnnpack
+$E bench out/mobilenet_v2.pte --threads 2 --iterations 20

@@ -128,7 +128,7 @@ TEST_F(Quantizer, WeightOnlyInt8) {
   EXPECT_EQ(r->quantized_lowered, 0);  // activations stay float
   EXPECT_EQ(r->portable_ops["quantized_decomposed::dequantize_per_channel.default"], 4);
   EXPECT_LE(r->pte.size() * 10, float_pte_->size() * 3);
-  // Per-channel int8 weights: about 1% relative L2 (conv1 has only 9 weights per channel).
+  // Per-channel int8 weights: about 1% relative L2 at most on this model (measured 0.0036-0.0118).
   for (const exporter::LayerQuantization& l : r->quantize_report.layers) EXPECT_LT(l.rel_l2, 0.02) << l.node;
   EXPECT_GE(correct(predict(r->pte)), float_correct_ - 1);
 }
