@@ -20,6 +20,7 @@ namespace {
 
 constexpr int64_t kActMin = -128, kActMax = 127;     // int8 activations, asymmetric
 constexpr int64_t kWeightMax = 127;                  // int8 weights, symmetric [-127, 127]
+constexpr int64_t kInt4Min = -8, kInt4Max = 7;       // int4 weights (symmetric scale: max|w| / 7)
 constexpr double kMinScale = 1.1920928955078125e-07;  // float32 epsilon, as PyTorch's observers
 constexpr int kHistogramBins = 2048;
 constexpr size_t kErrorSamples = 32;  // calibration samples the per-layer error is measured on
@@ -249,6 +250,48 @@ class Rewriter {
     return norm > 0 ? std::sqrt(err / norm) : 0.0;
   }
 
+  // Int4: replaces the float [N, K] weight with dequantize_per_channel_group(int4 values in
+  // int8 bytes, scales [N, K / group]); returns the weight's relative L2 error.
+  double quantize_weight_grouped(Node& layer, int arg, int64_t group, LayerQuantization* report) {
+    const int w = layer.args[arg].ref;
+    const Value wv = g_.values[w];
+    const std::vector<float> f = floats_of(g_, w);
+    const int64_t rows = wv.sizes[0], k = wv.sizes[1], groups = rows * (k / group);
+    std::vector<int8_t> q(f.size());
+    std::vector<float> scales(static_cast<size_t>(groups));
+    double err = 0, norm = 0;
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const int64_t base = gi * group;  // groups are consecutive within a row
+      float m = 0;
+      for (int64_t j = 0; j < group; ++j) m = std::max(m, std::fabs(f[base + j]));
+      const float sc = static_cast<float>(std::max(static_cast<double>(m) / kInt4Max, kMinScale));
+      scales[gi] = sc;
+      const float inv = static_cast<float>(1.0 / sc);
+      for (int64_t j = 0; j < group; ++j) {
+        const float x = f[base + j];
+        const float v = std::min(static_cast<float>(kInt4Max), std::max(static_cast<float>(kInt4Min), std::nearbyint(x * inv)));
+        q[base + j] = static_cast<int8_t>(v);
+        const double d = static_cast<double>(v) * sc - x;
+        err += d * d;
+        norm += static_cast<double>(x) * x;
+      }
+    }
+    const int qc = add_constant(wv.name + "_int4", ScalarType::Int8, wv.sizes, q.data(), q.size());
+    const int sc = add_constant(wv.name + "_group_scales", ScalarType::Float32, {rows, k / group}, scales.data(),
+                                scales.size() * 4);
+    const int dq = add_value(wv.name + "_dq", ScalarType::Float32, wv.sizes);
+    before_[&layer - g_.nodes.data()].push_back(
+        node("quantized_decomposed::dequantize_per_channel_group",
+             {Arg::tensor(qc), Arg::tensor(sc), Arg::none(), Arg::integer(kInt4Min), Arg::integer(kInt4Max),
+              Arg::integer(static_cast<int64_t>(ScalarType::Int8)), Arg::integer(group),
+              Arg::integer(static_cast<int64_t>(ScalarType::Float32))},
+             dq, layer));
+    layer.args[arg] = Arg::tensor(dq);
+    report->float_weight_bytes = wv.nbytes();
+    report->quantized_weight_bytes = q.size() + scales.size() * 4;
+    return norm > 0 ? std::sqrt(err / norm) : 0.0;
+  }
+
   // Splices the new nodes into the graph's order.
   void commit() {
     std::vector<Node> nodes = std::move(front_);
@@ -297,7 +340,7 @@ std::vector<Layer> find_layers(const Graph& g, const QuantizeOptions& o, Quantiz
     const char* op = n.erased ? nullptr : layer_op(n);
     if (op == nullptr) continue;
     const bool embedding = n.op == "aten::embedding";
-    if (embedding && o.mode != QuantizeMode::Int8Weight) continue;  // static int8: conv and linear
+    if (embedding && o.mode == QuantizeMode::Int8) continue;  // static int8: conv and linear
     LayerQuantization r;
     r.node = n.name;
     r.op = n.op;
@@ -308,6 +351,8 @@ std::vector<Layer> find_layers(const Graph& g, const QuantizeOptions& o, Quantiz
     const size_t w_rank = n.op == "aten::linear" || embedding ? 2 : 4;
     if (matches_skip(n, o.skip)) {
       r.why_not = "skipped (--quantize-skip)";
+    } else if (o.mode == QuantizeMode::Int4Weight && n.op != "aten::linear" && !embedding) {
+      r.why_not = "int4-weight covers linear and embedding layers";
     } else if (n.args.size() < 2 || !is_float_constant(g, n.args[l.weight_arg]) ||
                g.values[n.args[l.weight_arg].ref].sizes.size() != w_rank) {
       r.why_not = "the weight is not a float32 constant of the expected rank";
@@ -420,13 +465,30 @@ absl::StatusOr<QuantizeReport> quantize_graph(Graph& g, const QuantizeOptions& o
   const std::vector<Layer> layers = find_layers(g, o, &report);
   Rewriter rw(g);
 
-  if (o.mode == QuantizeMode::Int8Weight) {
+  if (o.mode == QuantizeMode::Int8Weight || o.mode == QuantizeMode::Int4Weight) {
+    if (o.mode == QuantizeMode::Int4Weight) {
+      if (o.group_size < 1) return absl::InvalidArgumentError("--group-size must be a positive integer");
+      size_t k = 0;
+      for (const LayerQuantization& r : report.layers) {
+        if (!r.why_not.empty()) continue;
+        const Layer& l = layers[k++];
+        const int64_t row = g.values[g.nodes[l.node].args[l.weight_arg].ref].sizes[1];
+        if (row % o.group_size != 0) {
+          return absl::InvalidArgumentError("--group-size " + std::to_string(o.group_size) + " does not divide the " +
+                                            std::to_string(row) + " inputs per row of " + r.op + " '" + r.node + "'" +
+                                            (r.source.empty() ? "" : " (" + r.source + ")") +
+                                            ": choose a divisor of it, or keep the layer float with --quantize-skip " + r.node);
+        }
+      }
+    }
     size_t k = 0;
     for (size_t i = 0; i < report.layers.size(); ++i) {
       LayerQuantization& r = report.layers[i];
       if (!r.why_not.empty()) continue;
       const Layer& l = layers[k++];
-      r.rel_l2 = rw.quantize_weight(g.nodes[l.node], l.weight_arg, &r);
+      r.rel_l2 = o.mode == QuantizeMode::Int4Weight
+                     ? rw.quantize_weight_grouped(g.nodes[l.node], l.weight_arg, o.group_size, &r)
+                     : rw.quantize_weight(g.nodes[l.node], l.weight_arg, &r);
       r.quantized = true;
       report.quantized++;
     }
@@ -539,7 +601,8 @@ std::string format_quantize_report(const QuantizeReport& r, QuantizeMode mode) {
   std::ostringstream os;
   size_t before = 0, after = 0;
   for (const LayerQuantization& l : r.layers) {
-    os << "  " << (l.quantized ? "int8 " : "float") << "  " << l.op << " " << l.node;
+    os << "  " << (!l.quantized ? "float" : mode == QuantizeMode::Int4Weight ? "int4 " : "int8 ") << "  " << l.op << " "
+       << l.node;
     if (l.quantized && l.rel_l2 >= 0) {
       os << (mode == QuantizeMode::Int8 ? "  output rel. L2 vs float " : "  weight rel. L2 ") << l.rel_l2;
     }
@@ -549,7 +612,8 @@ std::string format_quantize_report(const QuantizeReport& r, QuantizeMode mode) {
     before += l.float_weight_bytes;
     after += l.quantized_weight_bytes;
   }
-  os << "quantize: " << r.quantized << " of " << r.layers.size() << " layers to int8";
+  os << "quantize: " << r.quantized << " of " << r.layers.size() << " layers to "
+     << (mode == QuantizeMode::Int4Weight ? "int4 (one value per byte)" : "int8");
   if (before > 0) os << ", their weights " << before << " -> " << after << " bytes";
   os << "\n";
   return os.str();

@@ -10,6 +10,10 @@
 //    min/max, or a histogram percentile (clips rare outliers; two passes over the samples).
 //  - Int8Weight: weight-only int8 for conv, linear and embedding (per output channel / per
 //    row); activations stay float; the weights are dequantized when the program runs.
+//  - Int4Weight: weight-only int4 for linear and embedding, symmetric per group of
+//    `group_size` consecutive inputs of a row (scale = max|w| / 7, values in [-8, 7], stored
+//    one per int8 byte), dequantized by quantized_decomposed::dequantize_per_channel_group
+//    when the program runs. A group size that does not divide a layer's row is an error.
 //
 // Layers whose node name or source line contains a `skip` pattern stay float. The report
 // lists every candidate layer: quantized or why not, and its output's error against the float
@@ -27,7 +31,7 @@
 namespace ember {
 namespace exporter {
 
-enum class QuantizeMode { None, Int8, Int8Weight };
+enum class QuantizeMode { None, Int8, Int8Weight, Int4Weight };
 enum class RangeObserver { MinMax, Percentile };
 
 struct QuantizeOptions {
@@ -38,6 +42,7 @@ struct QuantizeOptions {
   RangeObserver observer = RangeObserver::MinMax;
   double percentile = 99.99;  // Percentile: keep this share of each tail's values, in percent
   std::vector<std::string> skip;  // substrings of node names or source lines left in float
+  int64_t group_size = 32;        // Int4Weight
 };
 
 struct LayerQuantization {

@@ -104,9 +104,13 @@ TEST(QuantCli, ExportEvalAndInspect) {
 
 TEST(QuantCli, ErrorsSayWhatToDo) {
   const std::string model = repo_path("examples/models/fashion_cnn.pt2");
-  Result a = ember("export " + model + " -o " + tmp("x.pte") + " --quantize int4");
+  Result a = ember("export " + model + " -o " + tmp("x.pte") + " --quantize int2");
   EXPECT_EQ(a.exit_code, 2) << a.output;
-  EXPECT_TRUE(contains(a.output, "int8 or int8-weight")) << a.output;
+  EXPECT_TRUE(contains(a.output, "int8, int8-weight or int4-weight")) << a.output;
+  Result g = ember("export " + model + " -o " + tmp("x.pte") + " --quantize int4-weight --group-size 64");
+  EXPECT_EQ(g.exit_code, 1) << g.output;
+  EXPECT_TRUE(contains(g.output, "does not divide")) << g.output;
+  EXPECT_EQ(ember("export " + model + " -o " + tmp("x.pte") + " --quantize int4-weight --group-size 0").exit_code, 2);
   Result b = ember("export " + model + " -o " + tmp("x.pte") + " --quantize int8");
   EXPECT_NE(b.exit_code, 0);
   EXPECT_TRUE(contains(b.output, "--calibrate")) << b.output;

@@ -1,7 +1,8 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
 //                              [--xnnpack-fp16] [--bundle DIR]... [--keep-qdq] [--verbose]
-//                              [--quantize int8|int8-weight [--calibrate PATH] [--observer minmax|percentile]
+//                              [--quantize int8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
+//                               [--observer minmax|percentile]
 //                               [--percentile P] [--quantize-skip PATTERN]...]
 // Backends are tried in the order given: each partitioner claims what it supports among the
 // nodes the earlier ones left; the rest runs on the portable kernels.
@@ -34,7 +35,9 @@ void usage() {
       "  --no-fold           skip conv+batch_norm folding\n"
       "  --quantize MODE     Ember's quantizer: int8 (static: int8 weights per channel, int8\n"
       "                      activations calibrated with --calibrate) or int8-weight (weight-only\n"
-      "                      int8 conv/linear/embedding, float activations). Prints each layer's error\n"
+      "                      int8 conv/linear/embedding, float activations) or int4-weight (linear\n"
+      "                      and embedding, groups of --group-size inputs, default 32). Prints each\n"
+      "                      layer's error\n"
       "  --calibrate PATH    calibration samples: a directory of input_<i>.npy, a directory of such\n"
       "                      directories, or one .npy stacking inputs along dim 0 ([N, ...])\n"
       "  --observer NAME     activation ranges: minmax (default) or percentile (clips outliers)\n"
@@ -141,8 +144,9 @@ int export_command(int argc, char** argv) {
       const std::string mode = v;
       if (mode == "int8") options.quantize.mode = exporter::QuantizeMode::Int8;
       else if (mode == "int8-weight") options.quantize.mode = exporter::QuantizeMode::Int8Weight;
+      else if (mode == "int4-weight") options.quantize.mode = exporter::QuantizeMode::Int4Weight;
       else {
-        std::fprintf(stderr, "ember export: --quantize takes int8 or int8-weight, not '%s'\n", v);
+        std::fprintf(stderr, "ember export: --quantize takes int8, int8-weight or int4-weight, not '%s'\n", v);
         return 2;
       }
     } else if (a == "--calibrate") {
@@ -173,6 +177,16 @@ int export_command(int argc, char** argv) {
         std::fprintf(stderr, "ember export: --percentile needs a number such as 99.99\n");
         return 2;
       }
+    } else if (a == "--group-size") {
+      const char* v = value("--group-size");
+      if (!v) return 2;
+      char* end = nullptr;
+      const long long gs = std::strtoll(v, &end, 10);
+      if (end == v || *end != 0 || gs < 1) {
+        std::fprintf(stderr, "ember export: --group-size needs a positive integer such as 32\n");
+        return 2;
+      }
+      options.quantize.group_size = gs;
     } else if (a == "--quantize-skip") {
       const char* v = value("--quantize-skip");
       if (!v) return 2;

@@ -3,7 +3,7 @@
 //   quantize:   q = clamp(round_half_even(x * float(1 / scale)) + zero_point, quant_min, quant_max)
 //   dequantize: x = (float(q) - zero_point) * float(scale)
 // Per tensor (scale and zero point as numbers, or as one-element tensors for the .tensor
-// overloads) and per channel (scales [C] float32/float64 and zero points [C] int32/int64 along
+// overloads), per group of a row (dequantize_per_channel_group: int4 weights) and per channel (scales [C] float32/float64 and zero points [C] int32/int64 along
 // `axis`). Quantized dtypes: uint8, int8, int16, int32; float side: float32.
 //
 // Every quantization parameter is validated before use: a non-positive or non-finite scale,
@@ -268,8 +268,62 @@ Error dequantize_per_channel(KernelContext& ctx, EValue** args, size_t n) {
   return Error::Ok;
 }
 
+// dequantize_per_channel_group(input, scales, zero_points?, quant_min, quant_max, dtype,
+//                              group_size, output_dtype, out): group-wise weights (int4 values
+// stored one per int8 byte, as PyTorch's 8da4w flow): input [N, K], scales and zero points
+// [N, K / group_size]; out = (q - zero_point) * scale of the element's group.
+Error dequantize_per_channel_group(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(9)) return a.error();
+  const Tensor* in = a.tensor(0);
+  const Tensor* scales = a.tensor(1);
+  const Tensor* zps = a.optional_tensor(2);
+  const int64_t qmin = a.int_value(3), qmax = a.int_value(4), dtype = a.int_value(5), group = a.int_value(6);
+  const int64_t out_dtype = a.int_value(7);
+  Tensor* out = a.out(8);
+  if (!a.ok() || !check_range(a, in, qmin, qmax, dtype)) return a.error();
+  if (out_dtype != static_cast<int64_t>(ScalarType::Float32)) {
+    return ctx.fail(Error::NotSupported, "dequantize_per_channel_group supports output_dtype float32 only");
+  }
+  if (in->rank != 2) return ctx.fail(Error::InvalidArgument, "group-wise dequantize needs a 2-D [N, K] input");
+  const int64_t rows = in->sizes[0], k = in->sizes[1];
+  if (group < 1 || k % group != 0) return ctx.fail(Error::InvalidArgument, "group_size must divide the input's last dimension");
+  const int64_t groups = k / group;
+  if (scales->dtype != ScalarType::Float32 || scales->numel() != rows * groups || !scales->is_contiguous()) {
+    return ctx.fail(Error::InvalidArgument, "scales must be contiguous float32 with N * K / group_size elements");
+  }
+  if (zps != nullptr && (!is_int_param(zps) || zps->numel() != rows * groups || !zps->is_contiguous())) {
+    return ctx.fail(Error::InvalidArgument, "zero_points must be contiguous int32/int64 with N * K / group_size elements");
+  }
+  const float* s = scales->data_as<float>();
+  for (int64_t g = 0; g < rows * groups; ++g) {
+    if (!valid_scale(s[g])) return ctx.fail(Error::InvalidArgument, "every group scale must be positive and finite");
+    if (zps != nullptr && !valid_zero_point(in, int_at(zps, g))) {
+      return ctx.fail(Error::InvalidArgument, "a zero point is outside the quantized dtype's range");
+    }
+  }
+  if (!require_contiguous(a, in) || !require_contiguous(a, out)) return a.error();
+  if (out->dtype != ScalarType::Float32) return ctx.fail(Error::InvalidArgument, "the output must be float32");
+  if (!resize_like(a, out, *in)) return a.error();
+  float* x = out->data_as<float>();
+  for (int64_t i = 0; i < rows * k; ++i) {
+    const int64_t g = i / group;  // row-major: the group index of element i
+    int64_t q = 0;
+    switch (in->dtype) {
+      case ScalarType::UInt8: q = in->data_as<uint8_t>()[i]; break;
+      case ScalarType::Int8: q = in->data_as<int8_t>()[i]; break;
+      case ScalarType::Int16: q = in->data_as<int16_t>()[i]; break;
+      default: q = in->data_as<int32_t>()[i]; break;
+    }
+    const int64_t zp = zps != nullptr ? int_at(zps, g) : 0;
+    x[i] = static_cast<float>(q - zp) * s[g];
+  }
+  return Error::Ok;
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL("quantized_decomposed::dequantize_per_channel_group.default", dequantize_per_channel_group);
 EMBER_REGISTER_KERNEL("quantized_decomposed::quantize_per_tensor.default", quantize_per_tensor<false>);
 EMBER_REGISTER_KERNEL("quantized_decomposed::quantize_per_tensor.tensor", quantize_per_tensor<true>);
 EMBER_REGISTER_KERNEL("quantized_decomposed::dequantize_per_tensor.default", dequantize_per_tensor<false>);

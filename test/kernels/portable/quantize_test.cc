@@ -138,6 +138,40 @@ TEST(QuantizePerChannel, AlongEachAxis) {
   expect_close(back.values(), {1.0f, -1.0f, 2.0f, 0.0f, 0.0f, -0.5f}, 0, "axis 1, no zero points");
 }
 
+TEST(DequantizePerChannelGroup, GroupsOfARow) {
+  // [2, 4] int4 values, groups of 2: scales [[0.5, 1], [2, 0.25]], zero points [[0, 1], [-1, 0]].
+  KernelRunner r;
+  TestTensor q(I8, {2, 4}), scales(F, {2, 2}), zps(ScalarType::Int64, {2, 2}), out(F, {2, 4});
+  const int8_t v[8] = {-8, 7, 1, -2, 3, -1, 7, -8};
+  for (int i = 0; i < 8; ++i) q.data<int8_t>()[i] = v[i];
+  scales.set({0.5f, 1.0f, 2.0f, 0.25f});
+  const int64_t z[4] = {0, 1, -1, 0};
+  for (int i = 0; i < 4; ++i) zps.data<int64_t>()[i] = z[i];
+  ASSERT_EQ(r.run("quantized_decomposed::dequantize_per_channel_group.default",
+                  {r.tensor(q), r.tensor(scales), r.tensor(zps), r.i(-8), r.i(7), r.i(dt(I8)), r.i(2), r.i(dt(F)),
+                   r.tensor(out)}),
+            Error::Ok)
+      << r.message();
+  expect_close(out.values(), {-4.0f, 3.5f, 0.0f, -3.0f, 8.0f, 0.0f, 1.75f, -2.0f}, 0, "groups");
+  EXPECT_TRUE(out.guard_ok());
+  // Without zero points; a group size that does not divide the row is refused.
+  ASSERT_EQ(r.run("quantized_decomposed::dequantize_per_channel_group.default",
+                  {r.tensor(q), r.tensor(scales), r.none(), r.i(-8), r.i(7), r.i(dt(I8)), r.i(2), r.i(dt(F)),
+                   r.tensor(out)}),
+            Error::Ok)
+      << r.message();
+  expect_close(out.values(), {-4.0f, 3.5f, 1.0f, -2.0f, 6.0f, -2.0f, 1.75f, -2.0f}, 0, "no zero points");
+  EXPECT_NE(r.run("quantized_decomposed::dequantize_per_channel_group.default",
+                  {r.tensor(q), r.tensor(scales), r.none(), r.i(-8), r.i(7), r.i(dt(I8)), r.i(3), r.i(dt(F)),
+                   r.tensor(out)}),
+            Error::Ok);
+  scales.set({0.5f, 0.0f, 2.0f, 0.25f});
+  EXPECT_NE(r.run("quantized_decomposed::dequantize_per_channel_group.default",
+                  {r.tensor(q), r.tensor(scales), r.none(), r.i(-8), r.i(7), r.i(dt(I8)), r.i(2), r.i(dt(F)),
+                   r.tensor(out)}),
+            Error::Ok);
+}
+
 // Every invalid parameter is an error with a message, never undefined arithmetic.
 TEST(Quantize, RejectsInvalidParameters) {
   KernelRunner r;
