@@ -217,6 +217,8 @@ Status Module::reset_state(const std::string& name) {
 
 Status Module::set_num_threads(size_t threads) {
   if (threads == 0) return Status(Error::InvalidArgument, "thread count must be at least 1");
+  const size_t cpus = available_cpus();
+  if (threads > cpus) threads = cpus;
   num_threads_ = threads;
   thread_pool_ = threads > 1 ? create_thread_pool(threads) : nullptr;
   if (threads > 1 && thread_pool_ == nullptr) {

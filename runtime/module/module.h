@@ -145,8 +145,10 @@ class Module {
 
   // Threads for CPU kernels and delegates; 1 runs on the calling thread. Call it before
   // the first execute: methods already loaded are unloaded (their state is reset) and
-  // reload with the new pool on next use.
+  // reload with the new pool on next use. At most the CPUs the process may run on
+  // (available_cpus(), its affinity mask) are used: more would spin against each other.
   Status set_num_threads(size_t threads);
+  // The threads in use: the requested count, capped at the available CPUs.
   size_t num_threads() const { return num_threads_; }
 
   // Memory a loaded method uses: method allocator high-water, arenas, temp high-water.

@@ -3,7 +3,9 @@
 #include "runtime/module/module.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +13,7 @@
 #include <new>
 
 #include "exporter/exporter.h"
+#include "runtime/module/thread_pool_factory.h"
 #include "test/exporter/shared_dir.h"
 
 namespace ember {
@@ -215,7 +218,7 @@ TEST_F(ModuleTest, NothingAllocatedPerCallAfterTheFirst) {
 TEST_F(ModuleTest, ThreadsGiveTheSameResult) {
   Module single(pte_), multi(pte_);
   ASSERT_TRUE(multi.set_num_threads(2).ok());
-  EXPECT_EQ(multi.num_threads(), 2u);
+  EXPECT_EQ(multi.num_threads(), std::min<size_t>(2, available_cpus()));
   auto a = single.forward({input_});
   auto b = multi.forward({input_});
   ASSERT_TRUE(a.ok() && b.ok());
@@ -223,6 +226,28 @@ TEST_F(ModuleTest, ThreadsGiveTheSameResult) {
     EXPECT_NEAR(a->at(0).data<float>()[i], b->at(0).data<float>()[i], 1e-6);
   }
   EXPECT_EQ(multi.set_num_threads(0).code(), Error::InvalidArgument);
+}
+
+// More threads than the CPUs the process may run on only spin against each other: the Module
+// caps the pool (pinned to one CPU: 4 requested, 1 used, same result).
+TEST_F(ModuleTest, ThreadsCappedAtTheAvailableCpus) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c) first = CPU_ISSET(c, &saved) ? c : -1;
+  ASSERT_GE(first, 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  EXPECT_EQ(available_cpus(), 1u);
+  Module model(pte_);
+  ASSERT_TRUE(model.set_num_threads(4).ok());
+  EXPECT_EQ(model.num_threads(), 1u);
+  auto out = model.forward({input_});
+  EXPECT_TRUE(out.ok());
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_EQ(available_cpus(), static_cast<size_t>(CPU_COUNT(&saved)));
 }
 
 TEST(ModuleState, KvCacheCarriesOverAndResets) {

@@ -189,6 +189,11 @@ int bench_command(int argc, char** argv) {
   Module::MemoryUsage usage = *module.memory_usage(method);
   long rss = peak_rss_kb();
 
+  if (module.num_threads() != threads) {
+    std::printf("note: %zu threads requested, %zu CPUs available to this process: using %zu\n", threads,
+                module.num_threads(), module.num_threads());
+  }
+  threads = module.num_threads();
   std::printf("model %s  method %s  threads %zu\n", model_path.c_str(), method.c_str(), threads);
   std::printf("load %.2f ms  init %.2f ms  first call %.2f ms\n", load_ms, init_ms, first_ms);
   std::printf("latency over %zu iterations (ms): min %.3f  median %.3f  mean %.3f  p90 %.3f  "
