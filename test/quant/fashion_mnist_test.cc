@@ -13,23 +13,15 @@
 #include "exporter/exporter.h"
 #include "exporter/util/npy.h"
 #include "gtest/gtest.h"
+#include "test/quant/quant_test_data.h"
 #include "test/exporter/pte_runner.h"
 
 namespace ember {
 namespace {
 
-std::string repo_path(const std::string& rel) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  if (srcdir != nullptr && ws != nullptr) return std::string(srcdir) + "/" + ws + "/" + rel;
-  return rel;
-}
+using testing::repo_path;
 
-exporter::NpyArray load(const std::string& rel) {
-  auto a = exporter::read_npy(repo_path(rel));
-  EXPECT_TRUE(a.ok()) << a.status();
-  return a.ok() ? *a : exporter::NpyArray();
-}
+exporter::NpyArray load(const std::string& rel) { return testing::load_repo_npy(rel); }
 
 int64_t argmax(const float* row, int64_t n) {
   int64_t best = 0;

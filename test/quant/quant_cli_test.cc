@@ -10,16 +10,12 @@
 #include <vector>
 
 #include "exporter/util/npy.h"
+#include "test/quant/quant_test_data.h"
 
 namespace ember {
 namespace {
 
-std::string repo_path(const std::string& rel) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  if (srcdir != nullptr && ws != nullptr) return std::string(srcdir) + "/" + ws + "/" + rel;
-  return rel;
-}
+using testing::repo_path;
 
 std::string tmp(const std::string& name) {
   const char* t = std::getenv("TEST_TMPDIR");
