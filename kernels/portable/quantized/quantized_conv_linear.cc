@@ -109,51 +109,124 @@ struct ConvGeometry {
   int64_t stride[2], padding[2], dilation[2];
 };
 
-// Direct convolution, one output row segment at a time: for each weight tap the valid output
-// columns are computed once, and the inner loop accumulates a contiguous run of int32 sums
-// (vectorisable for stride 1). The segment's sums live on the stack: no scratch memory.
+// Direct convolution over a block of up to 4 output channels and one output row segment at
+// a time: each input row is converted once to int16 (x - zero point, |.| <= 255), and every
+// weight tap adds int16 products (|.| <= 255 * 127 < 2^15) into int32 sums for the block's
+// channels over the tap's valid output columns (computed once per tap): contiguous loops the
+// compiler vectorises. Sums and the converted row live on the stack: no scratch memory.
+constexpr int64_t kSegment = 256, kChannelBlock = 4, kMaxRow = 2048;
+
 template <typename Q>
 void conv_loop(KernelContext& ctx, const ConvGeometry& g, const Q* x, const int8_t* wt, Q* y, const QuantParams& p) {
-  constexpr int64_t kSegment = 256;
   const int64_t cin_g = g.c_in / g.groups, cout_g = g.c_out / g.groups;
-  parallel_for_range(ctx, g.batch * g.c_out, 1, [&](int64_t begin, int64_t end) {
-    int32_t acc[kSegment];
-    for (int64_t bo = begin; bo < end; ++bo) {
-      const int64_t b = bo / g.c_out, o = bo % g.c_out, group = o / cout_g;
-      const int8_t* wo = wt + o * cin_g * g.kh * g.kw;
-      Q* yo = y + bo * g.oh * g.ow;
+  const int64_t blocks = (cout_g + kChannelBlock - 1) / kChannelBlock;
+  const bool row_fits = g.w <= kMaxRow;
+  parallel_for_range(ctx, g.batch * g.groups * blocks, 1, [&](int64_t begin, int64_t end) {
+    int32_t acc[kChannelBlock][kSegment];
+    int16_t row[kMaxRow];
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t b = task / (g.groups * blocks), group = (task / blocks) % g.groups, blk = task % blocks;
+      const int64_t o0 = group * cout_g + blk * kChannelBlock;
+      const int64_t nb = cout_g - blk * kChannelBlock < kChannelBlock ? cout_g - blk * kChannelBlock : kChannelBlock;
       for (int64_t oy = 0; oy < g.oh; ++oy) {
         for (int64_t ox0 = 0; ox0 < g.ow; ox0 += kSegment) {
           const int64_t n = g.ow - ox0 < kSegment ? g.ow - ox0 : kSegment;
-          for (int64_t i = 0; i < n; ++i) acc[i] = 0;
+          for (int64_t j = 0; j < nb; ++j) {
+            for (int64_t i = 0; i < n; ++i) acc[j][i] = 0;
+          }
           for (int64_t ci = 0; ci < cin_g; ++ci) {
             const Q* xc = x + ((b * g.c_in) + group * cin_g + ci) * g.h * g.w;
-            const int8_t* wc = wo + ci * g.kh * g.kw;
             for (int64_t ky = 0; ky < g.kh; ++ky) {
               const int64_t iy = oy * g.stride[0] - g.padding[0] + ky * g.dilation[0];
               if (iy < 0 || iy >= g.h) continue;  // padding: the zero point, contributes 0
               const Q* xrow = xc + iy * g.w;
+              if (row_fits) {
+                for (int64_t i = 0; i < g.w; ++i) row[i] = static_cast<int16_t>(static_cast<int32_t>(xrow[i]) - p.input_zero_point);
+              }
               for (int64_t kx = 0; kx < g.kw; ++kx) {
-                const int32_t w = wc[ky * g.kw + kx];
-                if (w == 0) continue;
                 // Output columns whose input column ix = ox * stride + shift lies in [0, W).
                 const int64_t shift = kx * g.dilation[1] - g.padding[1];
                 int64_t lo = shift >= 0 ? 0 : (-shift + g.stride[1] - 1) / g.stride[1];
                 int64_t hi = (g.w - 1 - shift) >= 0 ? (g.w - 1 - shift) / g.stride[1] + 1 : 0;
                 lo = lo > ox0 ? lo - ox0 : 0;
                 hi = hi - ox0 < n ? hi - ox0 : n;
-                if (g.stride[1] == 1) {
-                  const Q* xs = xrow + ox0 + shift;
-                  for (int64_t i = lo; i < hi; ++i) acc[i] += (static_cast<int32_t>(xs[i]) - p.input_zero_point) * w;
-                } else {
-                  for (int64_t i = lo; i < hi; ++i) {
-                    acc[i] += (static_cast<int32_t>(xrow[(ox0 + i) * g.stride[1] + shift]) - p.input_zero_point) * w;
+                if (lo >= hi) continue;
+                for (int64_t j = 0; j < nb; ++j) {
+                  const int8_t* wj = wt + (((o0 + j) * cin_g + ci) * g.kh + ky) * g.kw + kx;
+                  const int16_t w = *wj;
+                  if (w == 0) continue;
+                  int32_t* a = acc[j];
+                  if (row_fits && g.stride[1] == 1) {
+                    const int16_t* xs = row + ox0 + shift;
+                    for (int64_t i = lo; i < hi; ++i) a[i] += static_cast<int16_t>(xs[i] * w);
+                  } else if (row_fits) {
+                    for (int64_t i = lo; i < hi; ++i) a[i] += static_cast<int16_t>(row[(ox0 + i) * g.stride[1] + shift] * w);
+                  } else {
+                    for (int64_t i = lo; i < hi; ++i) {
+                      a[i] += (static_cast<int32_t>(xrow[(ox0 + i) * g.stride[1] + shift]) - p.input_zero_point) * w;
+                    }
                   }
                 }
               }
             }
           }
-          for (int64_t i = 0; i < n; ++i) yo[oy * g.ow + ox0 + i] = requantize<Q>(acc[i], o, p);
+          for (int64_t j = 0; j < nb; ++j) {
+            Q* yo = y + ((b * g.c_out) + o0 + j) * g.oh * g.ow + oy * g.ow + ox0;
+            for (int64_t i = 0; i < n; ++i) yo[i] = requantize<Q>(acc[j][i], o0 + j, p);
+          }
+        }
+      }
+    }
+  });
+}
+
+// Convolution as small int16 GEMMs, for filters of at most kColumnElems taps
+// (cin/groups * kh * kw): for a segment of one output row, the input patches are gathered
+// once into columns (x - zero point, 0 for padding) and every output channel's weights are
+// dotted with them: int16 x int16 -> int32 sums over contiguous memory (the compiler's
+// pmaddwd-style vector loops). Columns and the converted weight row live on the stack.
+constexpr int64_t kColumnElems = 8192;
+
+inline int32_t dot_int16(const int16_t* a, const int16_t* b, int64_t k) {
+  int32_t sum = 0;
+  for (int64_t i = 0; i < k; ++i) sum += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
+  return sum;
+}
+
+template <typename Q>
+void conv_loop_columns(KernelContext& ctx, const ConvGeometry& g, const Q* x, const int8_t* wt, Q* y,
+                       const QuantParams& p) {
+  const int64_t cin_g = g.c_in / g.groups, cout_g = g.c_out / g.groups;
+  const int64_t taps = cin_g * g.kh * g.kw;
+  const int64_t segment = kColumnElems / taps < g.ow ? kColumnElems / taps : g.ow;
+  parallel_for_range(ctx, g.batch * g.groups * g.oh, 1, [&](int64_t begin, int64_t end) {
+    int16_t col[kColumnElems];
+    int16_t wrow[kColumnElems];
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t b = task / (g.groups * g.oh), group = (task / g.oh) % g.groups, oy = task % g.oh;
+      for (int64_t ox0 = 0; ox0 < g.ow; ox0 += segment) {
+        const int64_t n = g.ow - ox0 < segment ? g.ow - ox0 : segment;
+        for (int64_t i = 0; i < n; ++i) {
+          int16_t* c = col + i * taps;
+          const int64_t ox = ox0 + i;
+          for (int64_t ci = 0; ci < cin_g; ++ci) {
+            const Q* xc = x + ((b * g.c_in) + group * cin_g + ci) * g.h * g.w;
+            for (int64_t ky = 0; ky < g.kh; ++ky) {
+              const int64_t iy = oy * g.stride[0] - g.padding[0] + ky * g.dilation[0];
+              for (int64_t kx = 0; kx < g.kw; ++kx) {
+                const int64_t ix = ox * g.stride[1] - g.padding[1] + kx * g.dilation[1];
+                const bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+                *c++ = inside ? static_cast<int16_t>(static_cast<int32_t>(xc[iy * g.w + ix]) - p.input_zero_point) : 0;
+              }
+            }
+          }
+        }
+        for (int64_t oc = 0; oc < cout_g; ++oc) {
+          const int64_t o = group * cout_g + oc;
+          const int8_t* w = wt + o * taps;
+          for (int64_t k = 0; k < taps; ++k) wrow[k] = w[k];
+          Q* yo = y + ((b * g.c_out) + o) * g.oh * g.ow + oy * g.ow + ox0;
+          for (int64_t i = 0; i < n; ++i) yo[i] = requantize<Q>(dot_int16(col + i * taps, wrow, taps), o, p);
         }
       }
     }
@@ -206,10 +279,13 @@ Error quantized_conv2d(KernelContext& ctx, EValue** args, size_t n) {
   if (!read_params(a, in, w, scales, bias, out, 10, &p)) return a.error();
   const int64_t sizes[4] = {g.batch, g.c_out, g.oh, g.ow};
   if (!resize_out(a, out, sizes, 4) || !require_contiguous(a, out)) return a.error();
+  const bool columns = (g.c_in / g.groups) * g.kh * g.kw <= kColumnElems;
   if (in->dtype == ScalarType::Int8) {
-    conv_loop(ctx, g, in->data_as<int8_t>(), w->data_as<int8_t>(), out->data_as<int8_t>(), p);
+    if (columns) conv_loop_columns(ctx, g, in->data_as<int8_t>(), w->data_as<int8_t>(), out->data_as<int8_t>(), p);
+    else conv_loop(ctx, g, in->data_as<int8_t>(), w->data_as<int8_t>(), out->data_as<int8_t>(), p);
   } else {
-    conv_loop(ctx, g, in->data_as<uint8_t>(), w->data_as<int8_t>(), out->data_as<uint8_t>(), p);
+    if (columns) conv_loop_columns(ctx, g, in->data_as<uint8_t>(), w->data_as<int8_t>(), out->data_as<uint8_t>(), p);
+    else conv_loop(ctx, g, in->data_as<uint8_t>(), w->data_as<int8_t>(), out->data_as<uint8_t>(), p);
   }
   return Error::Ok;
 }
