@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "exporter/ops/op_schemas.h"
+#include "exporter/passes/passes.h"
 #include "exporter/quantize/graph_interpreter.h"
 
 namespace ember {
@@ -462,6 +463,9 @@ absl::StatusOr<QuantizeReport> quantize_graph(Graph& g, const QuantizeOptions& o
         "subdirectory is one sample)");
   }
   if (o.percentile <= 50 || o.percentile > 100) return absl::InvalidArgumentError("the percentile must be in (50, 100]");
+  // One producer per activation: in-place writes (relu_ -> relu writing its input) would make
+  // a layer's output value change after its quantize node read it.
+  make_activations_ssa(g);
   const std::vector<Layer> layers = find_layers(g, o, &report);
   Rewriter rw(g);
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "kernels/portable/quantized/int_dot.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -182,16 +183,9 @@ void conv_loop(KernelContext& ctx, const ConvGeometry& g, const Q* x, const int8
 
 // Convolution as small int16 GEMMs, for filters of at most kColumnElems taps
 // (cin/groups * kh * kw): for a segment of one output row, the input patches are gathered
-// once into columns (x - zero point, 0 for padding) and every output channel's weights are
-// dotted with them: int16 x int16 -> int32 sums over contiguous memory (the compiler's
-// pmaddwd-style vector loops). Columns and the converted weight row live on the stack.
+// once into columns (x - zero point, 0 for padding) and every output channel's int8 weights
+// are dotted with them (int_dot.h: pmaddwd / vmlal). The columns live on the stack.
 constexpr int64_t kColumnElems = 8192;
-
-inline int32_t dot_int16(const int16_t* a, const int16_t* b, int64_t k) {
-  int32_t sum = 0;
-  for (int64_t i = 0; i < k; ++i) sum += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
-  return sum;
-}
 
 template <typename Q>
 void conv_loop_columns(KernelContext& ctx, const ConvGeometry& g, const Q* x, const int8_t* wt, Q* y,
@@ -201,7 +195,6 @@ void conv_loop_columns(KernelContext& ctx, const ConvGeometry& g, const Q* x, co
   const int64_t segment = kColumnElems / taps < g.ow ? kColumnElems / taps : g.ow;
   parallel_for_range(ctx, g.batch * g.groups * g.oh, 1, [&](int64_t begin, int64_t end) {
     int16_t col[kColumnElems];
-    int16_t wrow[kColumnElems];
     for (int64_t task = begin; task < end; ++task) {
       const int64_t b = task / (g.groups * g.oh), group = (task / g.oh) % g.groups, oy = task % g.oh;
       for (int64_t ox0 = 0; ox0 < g.ow; ox0 += segment) {
@@ -224,9 +217,8 @@ void conv_loop_columns(KernelContext& ctx, const ConvGeometry& g, const Q* x, co
         for (int64_t oc = 0; oc < cout_g; ++oc) {
           const int64_t o = group * cout_g + oc;
           const int8_t* w = wt + o * taps;
-          for (int64_t k = 0; k < taps; ++k) wrow[k] = w[k];
           Q* yo = y + ((b * g.c_out) + o) * g.oh * g.ow + oy * g.ow + ox0;
-          for (int64_t i = 0; i < n; ++i) yo[i] = requantize<Q>(dot_int16(col + i * taps, wrow, taps), o, p);
+          for (int64_t i = 0; i < n; ++i) yo[i] = requantize<Q>(dot_int16_int8(col + i * taps, w, taps), o, p);
         }
       }
     }
@@ -290,17 +282,28 @@ Error quantized_conv2d(KernelContext& ctx, EValue** args, size_t n) {
   return Error::Ok;
 }
 
+// Each input row is converted once to int16 (x - zero point) on the stack and dotted with
+// every weight row (int_dot.h); rows longer than kColumnElems use a scalar loop.
 template <typename Q>
 void linear_loop(KernelContext& ctx, int64_t rows, int64_t k, int64_t n, const Q* x, const int8_t* wt, Q* y,
                  const QuantParams& p) {
-  parallel_for_range(ctx, rows * n, 64, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t r = i / n, o = i % n;
+  parallel_for_range(ctx, rows, 1, [&](int64_t begin, int64_t end) {
+    int16_t row[kColumnElems];
+    for (int64_t r = begin; r < end; ++r) {
       const Q* xr = x + r * k;
-      const int8_t* wr = wt + o * k;
-      int64_t acc = 0;
-      for (int64_t j = 0; j < k; ++j) acc += (static_cast<int32_t>(xr[j]) - p.input_zero_point) * static_cast<int32_t>(wr[j]);
-      y[i] = requantize<Q>(acc, o, p);
+      if (k <= kColumnElems) {
+        for (int64_t j = 0; j < k; ++j) row[j] = static_cast<int16_t>(static_cast<int32_t>(xr[j]) - p.input_zero_point);
+      }
+      for (int64_t o = 0; o < n; ++o) {
+        const int8_t* wr = wt + o * k;
+        int64_t acc = 0;
+        if (k <= kColumnElems) {
+          acc = dot_int16_int8(row, wr, k);
+        } else {
+          for (int64_t j = 0; j < k; ++j) acc += (static_cast<int32_t>(xr[j]) - p.input_zero_point) * static_cast<int32_t>(wr[j]);
+        }
+        y[r * n + o] = requantize<Q>(acc, o, p);
+      }
     }
   });
 }
