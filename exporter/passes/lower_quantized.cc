@@ -2,17 +2,19 @@
 // integer operators (ember_quantized::conv2d / ::linear, kernels/portable/quantized/):
 //
 //   dequantize_per_tensor(a) ─┐
-//   dequantize_per_channel(W) ┼─> conv2d / convolution / linear ─> [relu] ─> quantize_per_tensor -> b
+//   dequantize_per_channel(W) ┼─> conv2d / convolution / linear ─> [activation] ─> quantize_per_tensor -> b
 //   bias (float constant) ────┘
 //
 // becomes `b = ember_quantized::conv2d(a, ..., W, scales, bias, ..., output_min, output_max)`:
 // the int8 weight constant is kept as int8 (a quarter of the float bytes in the program) and
-// the relu becomes the output range's lower bound. Conditions (anything else is left as the
+// a relu / relu6 / hardtanh / clamp becomes the output range (fusable_activation). Conditions (anything else is left as the
 // float ops between Q/DQ, which run correctly on the portable kernels): static per-tensor
 // activation parameters, int8/uint8 activations of one dtype in and out; constant int8
 // weights quantized symmetrically per output channel (axis 0, zero points all 0) with float32
 // scales; a float32 constant bias or none; a 2-D, non-transposed convolution; every
 // intermediate value read only by the next node of the chain.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -61,6 +63,44 @@ bool all_zero(const Constant& c) {
   }
   return true;
 }
+
+// Scalar argument i of a node as a double; false when absent or not a number.
+bool scalar_arg(const Node& n, size_t i, double* v) {
+  if (i >= n.args.size()) return false;
+  if (n.args[i].kind == Arg::Kind::Double) *v = n.args[i].d;
+  else if (n.args[i].kind == Arg::Kind::Int) *v = static_cast<double>(n.args[i].i);
+  else return false;
+  return true;
+}
+
+}  // namespace
+
+bool fusable_activation(const Node& n, double* lo, double* hi) {
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (n.overload != "default" && n.overload != "Tensor") return false;
+  if (n.op == "aten::relu") {
+    *lo = 0;
+    return true;
+  }
+  if (n.op == "aten::relu6") {
+    *lo = 0;
+    *hi = 6;
+    return true;
+  }
+  if (n.op == "aten::hardtanh") return scalar_arg(n, 1, lo) && scalar_arg(n, 2, hi) && *lo <= *hi;
+  if (n.op == "aten::clamp" && n.overload == "default") {  // None bounds stay open
+    const bool has_lo = scalar_arg(n, 1, lo), has_hi = scalar_arg(n, 2, hi);
+    if (!has_lo && n.args.size() > 1 && n.args[1].kind != Arg::Kind::None) return false;
+    if (!has_hi && n.args.size() > 2 && n.args[2].kind != Arg::Kind::None) return false;
+    if (!has_lo) *lo = -INFINITY;
+    if (!has_hi) *hi = INFINITY;
+    return (has_lo || has_hi) && *lo <= *hi;
+  }
+  return false;
+}
+
+namespace {
 
 class Lowering {
  public:
@@ -134,11 +174,13 @@ class Lowering {
       if (b == nullptr || b->sizes != std::vector<int64_t>{channels}) return false;
     }
 
-    // Output: [relu ->] quantize_per_tensor, each the sole reader of what precedes it.
+    // Output: [relu / relu6 / hardtanh / clamp ->] quantize_per_tensor, each the sole reader
+    // of what precedes it.
     int out_value = op.outputs[0].ref;
     int next = sole_reader(out_value);
     int relu = -1;
-    if (next >= 0 && g_.nodes[next].op == "aten::relu" && g_.nodes[next].outputs.size() == 1 &&
+    double act_lo = -INFINITY, act_hi = INFINITY;
+    if (next >= 0 && fusable_activation(g_.nodes[next], &act_lo, &act_hi) && g_.nodes[next].outputs.size() == 1 &&
         g_.nodes[next].outputs[0].kind == Arg::Kind::Tensor) {
       relu = next;
       out_value = g_.nodes[relu].outputs[0].ref;
@@ -172,10 +214,21 @@ class Lowering {
       if (groups.kind != Arg::Kind::Int) return false;
       args.insert(args.end(), {stride, padding, dilation, groups});
     }
-    // A fused relu clamps at the zero point (real 0): the same integers as relu then quantize.
-    const int64_t out_min = relu >= 0 && out_q.zero_point > out_q.qmin ? out_q.zero_point : out_q.qmin;
+    // A fused activation clamps at its bounds' quantized values: quantizing is monotonic, so
+    // q(clamp(y, lo, hi)) = clamp(q(y), q(lo), q(hi)), the same integers as clamp then quantize.
+    int64_t out_min = out_q.qmin, out_max = out_q.qmax;
+    if (relu >= 0) {
+      const float inv = static_cast<float>(1.0 / out_q.scale);
+      auto q_of = [&](double v) {
+        const double r = std::nearbyint(static_cast<float>(v) * inv) + static_cast<double>(out_q.zero_point);
+        return static_cast<int64_t>(std::min<double>(out_q.qmax, std::max<double>(out_q.qmin, r)));
+      };
+      if (std::isfinite(act_lo)) out_min = q_of(act_lo);
+      if (std::isfinite(act_hi)) out_max = q_of(act_hi);
+      if (out_min > out_max) return false;
+    }
     args.insert(args.end(), {Arg::real(out_q.scale), Arg::integer(out_q.zero_point), Arg::integer(out_min),
-                             Arg::integer(out_q.qmax)});
+                             Arg::integer(out_max)});
     for (const SchemaArg& a : n.schema->args) n.arg_names.push_back(a.name);
     if (args.size() != n.arg_names.size()) return false;
     n.args = std::move(args);

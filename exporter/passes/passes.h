@@ -34,11 +34,15 @@ absl::StatusOr<int> decompose_composites(Graph& g, const std::function<bool(cons
 absl::StatusOr<int> fold_constants(Graph& g);
 
 // Lowers PT2E quantized chains, dequantize_per_tensor(a) and dequantize_per_channel(int8
-// constant weight) -> conv2d / convolution (2-D) / linear -> [relu] -> quantize_per_tensor,
+// constant weight) -> conv2d / convolution (2-D) / linear -> [activation] -> quantize_per_tensor,
 // to ember_quantized::conv2d / ::linear on the int8 tensors (integer sums, the weights kept as
 // int8 constants). Run before constant folding (which would turn the weights' dequantize into
 // float constants). Chains that do not fit stay as float ops between Q/DQ.
 int lower_quantized_ops(Graph& g);
+
+// True for an activation lower_quantized_ops folds into a quantized layer's output range:
+// relu, relu6, hardtanh(lo, hi), clamp with number bounds; sets its real bounds (+-inf open).
+bool fusable_activation(const Node& n, double* lo, double* hi);
 
 // Removes nodes whose outputs are unused and that write nothing in place.
 int eliminate_dead_code(Graph& g);

@@ -24,7 +24,7 @@ constexpr int64_t kWeightMax = 127;                  // int8 weights, symmetric 
 constexpr int64_t kInt4Min = -8, kInt4Max = 7;       // int4 weights (symmetric scale: max|w| / 7)
 constexpr double kMinScale = 1.1920928955078125e-07;  // float32 epsilon, as PyTorch's observers
 constexpr int kHistogramBins = 2048;
-constexpr size_t kErrorSamples = 32;  // calibration samples the per-layer error is measured on
+constexpr size_t kErrorSamples = 8;   // calibration samples the per-layer error is measured on
 
 // A layer the quantizer may rewrite.
 struct Layer {
@@ -370,7 +370,8 @@ std::vector<Layer> find_layers(const Graph& g, const QuantizeOptions& o, Quantiz
     l.input = n.args[0].ref;
     l.output = n.outputs[0].ref;
     const int next = readers[l.output] == 1 ? reader_node[l.output] : -1;
-    if (next >= 0 && g.nodes[next].op == "aten::relu" && g.nodes[next].outputs.size() == 1 &&
+    double lo = 0, hi = 0;
+    if (next >= 0 && fusable_activation(g.nodes[next], &lo, &hi) && g.nodes[next].outputs.size() == 1 &&
         g.nodes[next].outputs[0].kind == Arg::Kind::Tensor) {
       l.relu = true;
       l.output = g.nodes[next].outputs[0].ref;

@@ -271,7 +271,8 @@ Error quantized_conv2d(KernelContext& ctx, EValue** args, size_t n) {
   if (!read_params(a, in, w, scales, bias, out, 10, &p)) return a.error();
   const int64_t sizes[4] = {g.batch, g.c_out, g.oh, g.ow};
   if (!resize_out(a, out, sizes, 4) || !require_contiguous(a, out)) return a.error();
-  const bool columns = (g.c_in / g.groups) * g.kh * g.kw <= kColumnElems;
+  // Depthwise filters (one input channel per group) are too short for dot products.
+  const bool columns = g.c_in / g.groups > 1 && (g.c_in / g.groups) * g.kh * g.kw <= kColumnElems;
   if (in->dtype == ScalarType::Int8) {
     if (columns) conv_loop_columns(ctx, g, in->data_as<int8_t>(), w->data_as<int8_t>(), out->data_as<int8_t>(), p);
     else conv_loop(ctx, g, in->data_as<int8_t>(), w->data_as<int8_t>(), out->data_as<int8_t>(), p);

@@ -114,8 +114,8 @@ TEST(QuantizedConv2d, Uint8AndFusedRelu) {
   Quant q;
   q.in_zp = 128;
   q.out_zp = 100;
-  q.out_min = 100;  // relu: nothing below the zero point
-  q.out_max = 255;
+  q.out_min = 100;  // relu6-like fused range: nothing below the zero point, nothing above 200
+  q.out_max = 200;
   run_conv_case<uint8_t>({1, 3, 7, 7, 4, 3, 3, 1, 1, 1, 1}, q, ScalarType::UInt8, true);
 }
 
