@@ -81,11 +81,22 @@ void print_quantization(const sc::Method* m) {
       const uint32_t out_first = conv ? 10 : 6;
       line += describe_value(m, arg(0)) + " " + scale_zp(m, arg(1), arg(2)) + ", weight " + describe_value(m, arg(3)) +
               " per channel -> " + describe_value(m, arg(args->size() - 1)) + " " + scale_zp(m, arg(out_first), arg(out_first + 1));
+      // The output range: a fused relu starts it at the zero point; relu6/hardtanh/clamp end it
+      // below the dtype's maximum too.
       const sc::Value* lo = value_at(m, arg(out_first + 2));
+      const sc::Value* hi = value_at(m, arg(out_first + 3));
       const sc::Value* zp = value_at(m, arg(out_first + 1));
-      if (lo && zp && lo->value_type() == sc::ValueKind::Int && zp->value_type() == sc::ValueKind::Int &&
-          lo->value_as_Int()->value() == zp->value_as_Int()->value()) {
-        line += " (relu fused)";
+      const sc::Value* out = value_at(m, arg(args->size() - 1));
+      if (lo && hi && zp && out && lo->value_type() == sc::ValueKind::Int && hi->value_type() == sc::ValueKind::Int &&
+          zp->value_type() == sc::ValueKind::Int && out->value_type() == sc::ValueKind::Tensor) {
+        const int64_t l = lo->value_as_Int()->value(), h = hi->value_as_Int()->value();
+        const bool u8 = static_cast<ScalarType>(out->value_as_Tensor()->dtype()) == ScalarType::UInt8;
+        const int64_t dmin = u8 ? 0 : -128, dmax = u8 ? 255 : 127;
+        if (l == zp->value_as_Int()->value() && h == dmax) {
+          line += " (relu fused)";
+        } else if (l > dmin || h < dmax) {
+          line += " (activation fused: output range [" + std::to_string(l) + ", " + std::to_string(h) + "])";
+        }
       }
     } else if (op.find("per_channel") != std::string::npos) {
       line += describe_value(m, arg(0)) + " -> " + describe_value(m, arg(args->size() - 1)) + ", scales " +
