@@ -95,12 +95,15 @@ bool read_params(KernelArgs& a, const Tensor* in, const Tensor* w, const Tensor*
   return true;
 }
 
-// Requantizes one int32 sum of output channel `o`.
+// Requantizes one integer sum of output channel `o`. A NaN (a NaN or infinite bias in the
+// program) becomes the zero point, as quantize_per_tensor does, then the output range
+// applies: never an undefined float-to-int conversion.
 template <typename Q>
 inline Q requantize(int64_t acc, int64_t o, const QuantParams& p) {
   float y = static_cast<float>(acc) * (p.input_scale * p.weight_scales[o]);
   if (p.bias != nullptr) y += p.bias[o];
   float v = std::nearbyint(y * p.inv_output_scale) + p.output_zero_point;
+  if (std::isnan(v)) v = p.output_zero_point;
   v = v < p.output_min ? p.output_min : (v > p.output_max ? p.output_max : v);
   return static_cast<Q>(v);
 }
@@ -123,7 +126,7 @@ void conv_loop(KernelContext& ctx, const ConvGeometry& g, const Q* x, const int8
   const int64_t blocks = (cout_g + kChannelBlock - 1) / kChannelBlock;
   const bool row_fits = g.w <= kMaxRow;
   parallel_for_range(ctx, g.batch * g.groups * blocks, 1, [&](int64_t begin, int64_t end) {
-    int32_t acc[kChannelBlock][kSegment];
+    int64_t acc[kChannelBlock][kSegment];  // taps are unbounded here: int32 could overflow
     int16_t row[kMaxRow];
     for (int64_t task = begin; task < end; ++task) {
       const int64_t b = task / (g.groups * blocks), group = (task / blocks) % g.groups, blk = task % blocks;
@@ -156,7 +159,7 @@ void conv_loop(KernelContext& ctx, const ConvGeometry& g, const Q* x, const int8
                   const int8_t* wj = wt + (((o0 + j) * cin_g + ci) * g.kh + ky) * g.kw + kx;
                   const int16_t w = *wj;
                   if (w == 0) continue;
-                  int32_t* a = acc[j];
+                  int64_t* a = acc[j];
                   if (row_fits && g.stride[1] == 1) {
                     const int16_t* xs = row + ox0 + shift;
                     for (int64_t i = lo; i < hi; ++i) a[i] += static_cast<int16_t>(xs[i] * w);
