@@ -20,11 +20,11 @@ namespace exporter {
 // Storage behind the EValues of one kernel call.
 class CallFrame {
  public:
-  // Points a tensor argument's Tensor (dtype and sizes already set) at the value's bytes:
-  // data and capacity_bytes; false when the value is not available.
+  // Points a non-constant tensor argument's Tensor (dtype and sizes already set) at the
+  // value's bytes: data and capacity_bytes; false when the value is not available.
   using BindTensor = std::function<bool(int value_id, Tensor* tensor)>;
 
-  // By default only constants bind (constant folding).
+  // Constants always bind to their bytes; without `bind`, nothing else does (constant folding).
   explicit CallFrame(Graph& g) : g_(g) {}
   CallFrame(Graph& g, BindTensor bind) : g_(g), bind_(std::move(bind)) {}
 
@@ -74,7 +74,7 @@ class CallFrame {
         v.as_bool_list = Span<const bool>(bools_.back().get(), a.bools.size());
         break;
       case Arg::Kind::Tensor: {
-        Tensor* t = constant_tensor(a.ref);
+        Tensor* t = input_tensor(a.ref);
         if (t == nullptr) return false;
         v.tag = ValueTag::Tensor;
         v.as_tensor = t;
@@ -88,7 +88,7 @@ class CallFrame {
             lists_.back()[i] = nullptr;
             continue;
           }
-          Tensor* t = constant_tensor(a.refs[i]);
+          Tensor* t = input_tensor(a.refs[i]);
           if (t == nullptr) return false;
           lists_.back()[i] = t;
         }
@@ -140,23 +140,21 @@ class CallFrame {
     return t;
   }
 
-  Tensor* constant_tensor(int id) {
+  // A tensor argument: a constant's bytes, else whatever `bind_` points it at.
+  Tensor* input_tensor(int id) {
     if (id < 0) return nullptr;
     const Value& val = g_.values[id];
     if (val.type != ValueType::Tensor) return nullptr;
-    if (bind_) {
-      Tensor* t = new_tensor(val);
-      if (!bind_(id, t)) return nullptr;
-      input_bytes_ += t->capacity_bytes;
-      return t;
-    }
-    if (val.role != ValueRole::Constant || val.constant < 0) return nullptr;
-    Constant& c = g_.constants[val.constant];
-    if (c.data.size() < val.nbytes()) return nullptr;
     Tensor* t = new_tensor(val);
-    t->data = c.data.data();
-    t->capacity_bytes = c.data.size();
-    input_bytes_ += c.data.size();
+    if (val.role == ValueRole::Constant && val.constant >= 0) {
+      Constant& c = g_.constants[val.constant];
+      if (c.data.size() < val.nbytes()) return nullptr;
+      t->data = c.data.data();
+      t->capacity_bytes = c.data.size();
+    } else if (!bind_ || !bind_(id, t)) {
+      return nullptr;
+    }
+    input_bytes_ += t->capacity_bytes;
     return t;
   }
 

@@ -29,15 +29,8 @@ absl::Status GraphInterpreter::run(const std::vector<NpyArray>& inputs, const Ob
     }
     storage_[g_.inputs[i]] = inputs[i].data;
   }
-  auto bind = [this](int id, Tensor* t) {
+  auto bind = [this](int id, Tensor* t) {  // activations, inputs, state (constants bind themselves)
     const Value& v = g_.values[id];
-    if (v.role == ValueRole::Constant && v.constant >= 0) {
-      Constant& c = g_.constants[v.constant];
-      if (c.data.size() < v.nbytes()) return false;
-      t->data = c.data.data();
-      t->capacity_bytes = c.data.size();
-      return true;
-    }
     std::vector<uint8_t>& s = storage_[id];
     if (s.size() < v.nbytes()) return false;  // not computed (or a state tensor never written)
     t->data = s.data();

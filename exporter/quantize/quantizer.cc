@@ -117,6 +117,35 @@ bool matches_skip(const Node& n, const std::vector<std::string>& skip) {
   return false;
 }
 
+// Symmetric quantization of consecutive groups of `group` values (a weight's output channel,
+// or a run of one row): scale = max|x| / qmax per group, q = clamp(round_half_even(x *
+// float(1 / scale)), qmin, qmax), as quantize_per_channel computes it. Returns the relative
+// L2 error of the dequantized values.
+double quantize_symmetric_groups(const std::vector<float>& f, int64_t group, int64_t qmin, int64_t qmax,
+                                 std::vector<int8_t>* q, std::vector<float>* scales) {
+  const int64_t groups = group > 0 ? static_cast<int64_t>(f.size()) / group : 0;
+  q->assign(f.size(), 0);
+  scales->assign(static_cast<size_t>(groups), 0.0f);
+  double err = 0, norm = 0;
+  for (int64_t gi = 0; gi < groups; ++gi) {
+    const int64_t base = gi * group;
+    float m = 0;
+    for (int64_t j = 0; j < group; ++j) m = std::max(m, std::fabs(f[base + j]));
+    const float sc = static_cast<float>(std::max(static_cast<double>(m) / static_cast<double>(qmax), kMinScale));
+    (*scales)[gi] = sc;
+    const float inv = static_cast<float>(1.0 / sc);
+    for (int64_t j = 0; j < group; ++j) {
+      const float x = f[base + j];
+      const float v = std::min(static_cast<float>(qmax), std::max(static_cast<float>(qmin), std::nearbyint(x * inv)));
+      (*q)[base + j] = static_cast<int8_t>(v);
+      const double d = static_cast<double>(v) * sc - x;
+      err += d * d;
+      norm += static_cast<double>(x) * x;
+    }
+  }
+  return norm > 0 ? std::sqrt(err / norm) : 0.0;
+}
+
 class Rewriter {
  public:
   explicit Rewriter(Graph& g) : g_(g) {}
@@ -214,41 +243,21 @@ class Rewriter {
   double quantize_weight(Node& layer, int arg, LayerQuantization* report) {
     const int w = layer.args[arg].ref;
     const Value wv = g_.values[w];
-    const std::vector<float> f = floats_of(g_, w);
-    const int64_t channels = wv.sizes[0], per = channels > 0 ? wv.numel() / channels : 0;
-    std::vector<int8_t> q(f.size());
-    std::vector<float> scales(static_cast<size_t>(channels));
+    const int64_t channels = wv.sizes[0];
+    std::vector<int8_t> q;
+    std::vector<float> scales;
+    const double error = quantize_symmetric_groups(floats_of(g_, w), channels > 0 ? wv.numel() / channels : 1,
+                                                   -kWeightMax, kWeightMax, &q, &scales);
     std::vector<int64_t> zeros(static_cast<size_t>(channels), 0);
-    double err = 0, norm = 0;
-    for (int64_t c = 0; c < channels; ++c) {
-      float m = 0;
-      for (int64_t k = 0; k < per; ++k) m = std::max(m, std::fabs(f[c * per + k]));
-      const float s = static_cast<float>(std::max(static_cast<double>(m) / kWeightMax, kMinScale));
-      scales[c] = s;
-      const float inv = static_cast<float>(1.0 / s);  // as quantize_per_channel computes it
-      for (int64_t k = 0; k < per; ++k) {
-        const float x = f[c * per + k];
-        float v = std::nearbyint(x * inv);
-        v = std::min(static_cast<float>(kWeightMax), std::max(static_cast<float>(-kWeightMax), v));
-        q[c * per + k] = static_cast<int8_t>(v);
-        const double d = static_cast<double>(v) * s - x;
-        err += d * d;
-        norm += static_cast<double>(x) * x;
-      }
-    }
     const int qc = add_constant(wv.name + "_int8", ScalarType::Int8, wv.sizes, q.data(), q.size());
     const int sc = add_constant(wv.name + "_scales", ScalarType::Float32, {channels}, scales.data(), scales.size() * 4);
     const int zc = add_constant(wv.name + "_zero_points", ScalarType::Int64, {channels}, zeros.data(), zeros.size() * 8);
-    const int dq = add_value(wv.name + "_dq", ScalarType::Float32, wv.sizes);
-    before_[&layer - g_.nodes.data()].push_back(
-        node("quantized_decomposed::dequantize_per_channel",
-             {Arg::tensor(qc), Arg::tensor(sc), Arg::tensor(zc), Arg::integer(0), Arg::integer(-kWeightMax),
-              Arg::integer(kWeightMax), Arg::integer(static_cast<int64_t>(ScalarType::Int8))},
-             dq, layer));
-    layer.args[arg] = Arg::tensor(dq);
+    replace_weight(layer, arg, "quantized_decomposed::dequantize_per_channel",
+                   {Arg::tensor(qc), Arg::tensor(sc), Arg::tensor(zc), Arg::integer(0), Arg::integer(-kWeightMax),
+                    Arg::integer(kWeightMax), Arg::integer(static_cast<int64_t>(ScalarType::Int8))});
     report->float_weight_bytes = wv.nbytes();
     report->quantized_weight_bytes = q.size() + scales.size() * 4;
-    return norm > 0 ? std::sqrt(err / norm) : 0.0;
+    return error;
   }
 
   // Int4: replaces the float [N, K] weight with dequantize_per_channel_group(int4 values in
@@ -256,41 +265,28 @@ class Rewriter {
   double quantize_weight_grouped(Node& layer, int arg, int64_t group, LayerQuantization* report) {
     const int w = layer.args[arg].ref;
     const Value wv = g_.values[w];
-    const std::vector<float> f = floats_of(g_, w);
-    const int64_t rows = wv.sizes[0], k = wv.sizes[1], groups = rows * (k / group);
-    std::vector<int8_t> q(f.size());
-    std::vector<float> scales(static_cast<size_t>(groups));
-    double err = 0, norm = 0;
-    for (int64_t gi = 0; gi < groups; ++gi) {
-      const int64_t base = gi * group;  // groups are consecutive within a row
-      float m = 0;
-      for (int64_t j = 0; j < group; ++j) m = std::max(m, std::fabs(f[base + j]));
-      const float sc = static_cast<float>(std::max(static_cast<double>(m) / kInt4Max, kMinScale));
-      scales[gi] = sc;
-      const float inv = static_cast<float>(1.0 / sc);
-      for (int64_t j = 0; j < group; ++j) {
-        const float x = f[base + j];
-        const float v = std::min(static_cast<float>(kInt4Max), std::max(static_cast<float>(kInt4Min), std::nearbyint(x * inv)));
-        q[base + j] = static_cast<int8_t>(v);
-        const double d = static_cast<double>(v) * sc - x;
-        err += d * d;
-        norm += static_cast<double>(x) * x;
-      }
-    }
+    const int64_t rows = wv.sizes[0], k = wv.sizes[1];
+    std::vector<int8_t> q;
+    std::vector<float> scales;
+    const double error = quantize_symmetric_groups(floats_of(g_, w), group, kInt4Min, kInt4Max, &q, &scales);
     const int qc = add_constant(wv.name + "_int4", ScalarType::Int8, wv.sizes, q.data(), q.size());
     const int sc = add_constant(wv.name + "_group_scales", ScalarType::Float32, {rows, k / group}, scales.data(),
                                 scales.size() * 4);
-    const int dq = add_value(wv.name + "_dq", ScalarType::Float32, wv.sizes);
-    before_[&layer - g_.nodes.data()].push_back(
-        node("quantized_decomposed::dequantize_per_channel_group",
-             {Arg::tensor(qc), Arg::tensor(sc), Arg::none(), Arg::integer(kInt4Min), Arg::integer(kInt4Max),
-              Arg::integer(static_cast<int64_t>(ScalarType::Int8)), Arg::integer(group),
-              Arg::integer(static_cast<int64_t>(ScalarType::Float32))},
-             dq, layer));
-    layer.args[arg] = Arg::tensor(dq);
+    replace_weight(layer, arg, "quantized_decomposed::dequantize_per_channel_group",
+                   {Arg::tensor(qc), Arg::tensor(sc), Arg::none(), Arg::integer(kInt4Min), Arg::integer(kInt4Max),
+                    Arg::integer(static_cast<int64_t>(ScalarType::Int8)), Arg::integer(group),
+                    Arg::integer(static_cast<int64_t>(ScalarType::Float32))});
     report->float_weight_bytes = wv.nbytes();
     report->quantized_weight_bytes = q.size() + scales.size() * 4;
-    return norm > 0 ? std::sqrt(err / norm) : 0.0;
+    return error;
+  }
+
+  // The layer's weight argument becomes the output of `dequantize_op(args)`, placed before it.
+  void replace_weight(Node& layer, int arg, const std::string& dequantize_op, std::vector<Arg> args) {
+    const Value wv = g_.values[layer.args[arg].ref];
+    const int dq = add_value(wv.name + "_dq", ScalarType::Float32, wv.sizes);
+    before_[&layer - g_.nodes.data()].push_back(node(dequantize_op, std::move(args), dq, layer));
+    layer.args[arg] = Arg::tensor(dq);
   }
 
   // Splices the new nodes into the graph's order.

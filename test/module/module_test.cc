@@ -10,41 +10,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <new>
 
 #include "exporter/exporter.h"
 #include "runtime/module/thread_pool_factory.h"
 #include "test/exporter/shared_dir.h"
-
-namespace ember {
-namespace {
-
-// Counts global operator new calls (for the "nothing allocated per call" check).
-size_t g_allocations = 0;
-
-}  // namespace
-}  // namespace ember
-
-void* operator new(size_t n) {
-  ++ember::g_allocations;
-  void* p = std::malloc(n == 0 ? 1 : n);
-  if (p == nullptr) std::abort();
-  return p;
-}
-// Every new/delete form that pairs with the replaced ones is replaced too, so memory from
-// one form is never freed by another's allocator (AddressSanitizer checks the pairing).
-void* operator new[](size_t n) { return operator new(n); }
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  ++ember::g_allocations;
-  return std::malloc(n == 0 ? 1 : n);
-}
-void* operator new[](size_t n, const std::nothrow_t& tag) noexcept { return operator new(n, tag); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "test/support/allocation_counter.h"
 
 namespace ember {
 namespace {
@@ -207,12 +177,12 @@ TEST_F(ModuleTest, NothingAllocatedPerCallAfterTheFirst) {
   Module model(pte_);
   std::vector<Input> inputs = {input_};
   ASSERT_TRUE(model.forward(inputs).ok());
-  size_t before = g_allocations;
+  const uint64_t before = testing::allocation_count();  // every new/delete form is counted
   for (int i = 0; i < 20; ++i) {
     auto out = model.forward(inputs);
     ASSERT_TRUE(out.ok());
   }
-  EXPECT_EQ(g_allocations, before);
+  EXPECT_EQ(testing::allocation_count(), before);
 }
 
 TEST_F(ModuleTest, ThreadsGiveTheSameResult) {

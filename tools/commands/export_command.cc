@@ -18,6 +18,7 @@
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "exporter/exporter.h"
 #include "tools/commands/command_registry.h"
+#include "tools/commands/command_util.h"
 #include "tools/devtools/bundle.h"
 
 namespace ember {
@@ -180,13 +181,12 @@ int export_command(int argc, char** argv) {
     } else if (a == "--group-size") {
       const char* v = value("--group-size");
       if (!v) return 2;
-      char* end = nullptr;
-      const long long gs = std::strtoll(v, &end, 10);
-      if (end == v || *end != 0 || gs < 1) {
+      size_t gs = 0;
+      if (!parse_count(v, &gs)) {
         std::fprintf(stderr, "ember export: --group-size needs a positive integer such as 32\n");
         return 2;
       }
-      options.quantize.group_size = gs;
+      options.quantize.group_size = static_cast<int64_t>(gs);
     } else if (a == "--quantize-skip") {
       const char* v = value("--quantize-skip");
       if (!v) return 2;

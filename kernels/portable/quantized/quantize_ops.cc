@@ -10,11 +10,11 @@
 // quant_min > quant_max, a range or zero point outside the dtype, a dtype argument that is not
 // the output's (or input's) dtype, or a per-channel parameter whose length is not the size of
 // `axis` fails with InvalidArgument and a message; NaN inputs quantize to the zero point
-// instead of an undefined float-to-int conversion.
+// (clamped to [quant_min, quant_max]) instead of an undefined float-to-int conversion.
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
+#include "kernels/portable/quantized/quant_math.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -22,17 +22,6 @@
 namespace ember {
 namespace portable {
 namespace {
-
-// Representable range of a quantized dtype; false for other dtypes.
-bool quantized_range(ScalarType t, int64_t* lo, int64_t* hi) {
-  switch (t) {
-    case ScalarType::UInt8: *lo = 0; *hi = 255; return true;
-    case ScalarType::Int8: *lo = -128; *hi = 127; return true;
-    case ScalarType::Int16: *lo = -32768; *hi = 32767; return true;
-    case ScalarType::Int32: *lo = std::numeric_limits<int32_t>::min(); *hi = std::numeric_limits<int32_t>::max(); return true;
-    default: return false;
-  }
-}
 
 // Checks the (quant_min, quant_max, dtype) arguments against the quantized tensor `q`.
 bool check_range(KernelArgs& a, const Tensor* q, int64_t qmin, int64_t qmax, int64_t dtype_arg) {
@@ -68,15 +57,6 @@ int64_t int_at(const Tensor* t, int64_t i) {
 bool is_real_param(const Tensor* t) { return t->dtype == ScalarType::Float32 || t->dtype == ScalarType::Float64; }
 bool is_int_param(const Tensor* t) { return t->dtype == ScalarType::Int64 || t->dtype == ScalarType::Int32; }
 
-// One quantized value from the scaled input (already x * inv_scale, in float as PyTorch).
-template <typename Q>
-Q quantize_one(float scaled, float zero_point, float qmin, float qmax) {
-  if (std::isnan(scaled)) return static_cast<Q>(zero_point);
-  float v = std::nearbyint(scaled) + zero_point;  // round half to even, as torch.round
-  v = v < qmin ? qmin : (v > qmax ? qmax : v);
-  return static_cast<Q>(v);
-}
-
 // Channel parameters for element i: per tensor when `channels` is 1.
 struct ChannelParams {
   const Tensor* scales = nullptr;       // [C] or null (then `scale`)
@@ -96,7 +76,7 @@ void quantize_loop(const float* x, Q* q, int64_t n, const ChannelParams& p, int6
     // PyTorch computes 1 / scale in the scale's own precision, then multiplies in float.
     const float inv = reciprocal_in_float ? 1.0f / static_cast<float>(s) : static_cast<float>(1.0 / s);
     const int64_t zp = p.zero_points != nullptr ? int_at(p.zero_points, c) : p.zero_point;
-    q[i] = quantize_one<Q>(x[i] * inv, static_cast<float>(zp), lo, hi);
+    q[i] = quantize_scaled<Q>(x[i] * inv, static_cast<float>(zp), lo, hi);
   }
 }
 

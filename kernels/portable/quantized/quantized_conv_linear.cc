@@ -17,12 +17,14 @@
 // input's zero point, i.e. real 0), then y = acc * (input_scale * weight_scales[o]) + bias[o]
 // in float and q = clamp(round_half_even(y * float(1 / output_scale)) + output_zero_point,
 // output_min, output_max): PyTorch's float reference (dequantize, conv, quantize) up to the
-// float rounding of its own sum. A fused relu is output_min = max(quant_min, zero point).
+// float rounding of its own sum. A fused activation narrows [output_min, output_max] (relu:
+// output_min = zero point; relu6 / hardtanh / clamp: the quantized bounds).
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
 
 #include "kernels/portable/quantized/int_dot.h"
+#include "kernels/portable/quantized/quant_math.h"
 #include "kernels/portable/util/kernel_args.h"
 #include "kernels/portable/util/tensor_util.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -42,19 +44,14 @@ struct QuantParams {
   float output_min = 0, output_max = 0;
 };
 
-bool activation_range(ScalarType t, int64_t* lo, int64_t* hi) {
-  if (t == ScalarType::Int8) { *lo = -128; *hi = 127; return true; }
-  if (t == ScalarType::UInt8) { *lo = 0; *hi = 255; return true; }
-  return false;
-}
-
 // Validates and reads the parameters shared by both operators; `first` is the index of
 // input_scale, `out_first` of output_scale. Weight scales/bias lengths are checked against O.
 bool read_params(KernelArgs& a, const Tensor* in, const Tensor* w, const Tensor* scales, const Tensor* bias,
                  const Tensor* out, size_t out_first, QuantParams* p) {
   if (!a.ok()) return false;
   int64_t lo = 0, hi = 0;
-  if (!activation_range(in->dtype, &lo, &hi) || out->dtype != in->dtype) {
+  const bool eight_bit = in->dtype == ScalarType::Int8 || in->dtype == ScalarType::UInt8;
+  if (!eight_bit || !quantized_range(in->dtype, &lo, &hi) || out->dtype != in->dtype) {
     return a.fail("quantized input and output must both be int8 or both uint8");
   }
   if (w->dtype != ScalarType::Int8) return a.fail("quantized weights must be int8");
@@ -95,17 +92,13 @@ bool read_params(KernelArgs& a, const Tensor* in, const Tensor* w, const Tensor*
   return true;
 }
 
-// Requantizes one integer sum of output channel `o`. A NaN (a NaN or infinite bias in the
-// program) becomes the zero point, as quantize_per_tensor does, then the output range
-// applies: never an undefined float-to-int conversion.
+// Requantizes one integer sum of output channel `o` (a NaN from a NaN or infinite bias
+// becomes the zero point: quant_math.h).
 template <typename Q>
 inline Q requantize(int64_t acc, int64_t o, const QuantParams& p) {
   float y = static_cast<float>(acc) * (p.input_scale * p.weight_scales[o]);
   if (p.bias != nullptr) y += p.bias[o];
-  float v = std::nearbyint(y * p.inv_output_scale) + p.output_zero_point;
-  if (std::isnan(v)) v = p.output_zero_point;
-  v = v < p.output_min ? p.output_min : (v > p.output_max ? p.output_max : v);
-  return static_cast<Q>(v);
+  return quantize_scaled<Q>(y * p.inv_output_scale, p.output_zero_point, p.output_min, p.output_max);
 }
 
 struct ConvGeometry {
@@ -114,10 +107,11 @@ struct ConvGeometry {
 };
 
 // Direct convolution over a block of up to 4 output channels and one output row segment at
-// a time: each input row is converted once to int16 (x - zero point, |.| <= 255), and every
-// weight tap adds int16 products (|.| <= 255 * 127 < 2^15) into int32 sums for the block's
-// channels over the tap's valid output columns (computed once per tap): contiguous loops the
-// compiler vectorises. Sums and the converted row live on the stack: no scratch memory.
+// a time (used for depthwise filters and filters over kColumnElems taps): each input row is
+// converted once to int16 (x - zero point, |.| <= 255), and every weight tap adds int16
+// products (|.| <= 255 * 128 < 2^15) into int64 sums for the block's channels over the tap's
+// valid output columns (computed once per tap). Sums and the converted row live on the
+// stack: no scratch memory.
 constexpr int64_t kSegment = 256, kChannelBlock = 4, kMaxRow = 2048;
 
 template <typename Q>
