@@ -81,7 +81,8 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     if (!n.erased && n.op.rfind(kDelegateOpPrefix, 0) != 0) r.portable_ops[n.kernel_name()]++;
   }
   r.plan = plan_memory(g);
-  auto bytes = emit_pte(g, r.plan, delegates, options.method_name, &r.stats, options.bundled_cases);
+  auto bytes = emit_pte(g, r.plan, delegates, options.method_name, &r.stats, options.bundled_cases,
+                        options.metadata);
   if (!bytes.ok()) return bytes.status();
   r.pte = std::move(*bytes);
   return r;

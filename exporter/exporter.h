@@ -30,6 +30,7 @@ struct ExportOptions {
   QuantizeOptions quantize;
   bool check_kernels = true;
   std::vector<BundledCaseData> bundled_cases;  // written as Program.bundled_cases
+  ProgramMetadata metadata;                    // written as Program.metadata
 };
 
 // What one partitioner took.

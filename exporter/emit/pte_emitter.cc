@@ -1,6 +1,8 @@
 #include "exporter/emit/pte_emitter.h"
 
+#include <cctype>
 #include <cstring>
+#include <set>
 #include <map>
 
 #include "flatbuffers/flatbuffers.h"
@@ -23,7 +25,8 @@ class Emitter {
 
   absl::StatusOr<std::vector<uint8_t>> run(const std::vector<DelegateRecord>& delegates,
                                            const std::string& method_name, EmitStats* stats,
-                                           const std::vector<BundledCaseData>& bundled_cases);
+                                           const std::vector<BundledCaseData>& bundled_cases,
+                                           const ProgramMetadata& metadata);
 
  private:
   int add(sc::ValueKind kind, fb::Offset<void> v) {
@@ -146,7 +149,8 @@ absl::StatusOr<int> Emitter::arg(const Arg& a) {
 
 absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateRecord>& delegates,
                                                   const std::string& method_name, EmitStats* stats,
-                                                  const std::vector<BundledCaseData>& bundled_cases) {
+                                                  const std::vector<BundledCaseData>& bundled_cases,
+                                                  const ProgramMetadata& metadata) {
   std::vector<uint32_t> inputs, outputs;
   for (int id : g_.inputs) {
     auto idx = value(id);
@@ -273,8 +277,13 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     cases.push_back(sc::CreateBundledCase(fbb_, fbb_.CreateString(c.name), fbb_.CreateString(method_name),
                                           fbb_.CreateVector(ins), fbb_.CreateVector(outs)));
   }
+  std::vector<fb::Offset<sc::MetadataEntry>> entries;
+  for (const auto& [key, value] : metadata) {
+    entries.push_back(sc::CreateMetadataEntry(fbb_, fbb_.CreateString(key), fbb_.CreateString(value)));
+  }
   auto program = sc::CreateProgram(fbb_, kFormatVersion, fbb_.CreateVector(methods), fbb_.CreateVector(segs),
-                                   cases.empty() ? 0 : fbb_.CreateVector(cases));
+                                   cases.empty() ? 0 : fbb_.CreateVector(cases),
+                                   entries.empty() ? 0 : fbb_.CreateVector(entries));
   fbb_.Finish(program, "EMB1");
 
   FileHeader h;
@@ -308,9 +317,28 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
 absl::StatusOr<std::vector<uint8_t>> emit_pte(const Graph& g, const MemoryPlan& plan,
                                               const std::vector<DelegateRecord>& delegates,
                                               const std::string& method_name, EmitStats* stats,
-                                              const std::vector<BundledCaseData>& bundled_cases) {
+                                              const std::vector<BundledCaseData>& bundled_cases,
+                                              const ProgramMetadata& metadata) {
+  absl::Status s = check_program_metadata(metadata);
+  if (!s.ok()) return s;
   Emitter e(g, plan);
-  return e.run(delegates, method_name, stats, bundled_cases);
+  return e.run(delegates, method_name, stats, bundled_cases, metadata);
+}
+
+absl::Status check_program_metadata(const ProgramMetadata& metadata) {
+  std::set<std::string> seen;
+  for (const auto& [key, value] : metadata) {
+    if (key.empty()) return absl::InvalidArgumentError("metadata key is empty; write --metadata key=value");
+    if (key.size() > 256) return absl::InvalidArgumentError("metadata key '" + key.substr(0, 32) + "...' is longer than 256 bytes");
+    for (char c : key) {
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-')) {
+        return absl::InvalidArgumentError("metadata key '" + key + "' may hold only letters, digits, '_', '.' and '-'");
+      }
+    }
+    if (value.size() > (1u << 20)) return absl::InvalidArgumentError("metadata value of '" + key + "' is over 1 MiB; keep large data in a file beside the program");
+    if (!seen.insert(key).second) return absl::InvalidArgumentError("metadata key '" + key + "' is given twice");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace exporter

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -33,6 +34,11 @@ struct BundledCaseData {
   std::vector<NpyArray> expected_outputs;
 };
 
+// Program-level key/value strings (`ember export --metadata key=value`), in the order given.
+// Keys are unique and non-empty (check_program_metadata says why one is not).
+using ProgramMetadata = std::vector<std::pair<std::string, std::string>>;
+absl::Status check_program_metadata(const ProgramMetadata& metadata);
+
 struct EmitStats {
   size_t num_values = 0;
   size_t num_instructions = 0;
@@ -45,7 +51,8 @@ struct EmitStats {
 absl::StatusOr<std::vector<uint8_t>> emit_pte(const Graph& g, const MemoryPlan& plan,
                                               const std::vector<DelegateRecord>& delegates,
                                               const std::string& method_name, EmitStats* stats,
-                                              const std::vector<BundledCaseData>& bundled_cases = {});
+                                              const std::vector<BundledCaseData>& bundled_cases = {},
+                                              const ProgramMetadata& metadata = {});
 
 }  // namespace exporter
 }  // namespace ember

@@ -93,6 +93,28 @@ Expected<std::vector<std::string>> Module::method_names() {
   return names;
 }
 
+Expected<std::vector<std::pair<std::string, std::string>>> Module::metadata() {
+  Status s = load();
+  if (!s.ok()) return s;
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (size_t i = 0; i < program_->num_metadata(); ++i) {
+    entries.emplace_back(*program_->metadata_key(i), *program_->metadata_value(i));
+  }
+  return entries;
+}
+
+Expected<std::string> Module::metadata(const std::string& key) {
+  Status s = load();
+  if (!s.ok()) return s;
+  Result<const char*> value = program_->metadata(key.c_str());
+  if (value.ok()) return std::string(*value);
+  std::string keys;
+  for (size_t i = 0; i < program_->num_metadata(); ++i) keys += std::string(keys.empty() ? "" : ", ") + *program_->metadata_key(i);
+  return Status(Error::NotFound, "the program has no metadata '" + key + "' (" +
+                                     (keys.empty() ? std::string("it has none") : "it has: " + keys) +
+                                     "); export it with ember export --metadata " + key + "=VALUE");
+}
+
 Expected<MethodMeta> Module::method_meta(const std::string& name) {
   Status s = load();
   if (!s.ok()) return s;

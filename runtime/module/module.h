@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/evalue.h"
@@ -129,6 +130,10 @@ class Module {
   Status load();  // loads the program (idempotent)
   bool is_loaded() const { return program_ != nullptr; }
   Expected<std::vector<std::string>> method_names();
+  // Program metadata (`ember export --metadata key=value`), without loading a method:
+  // every entry in file order, or one value (NotFound names the keys the program has).
+  Expected<std::vector<std::pair<std::string, std::string>>> metadata();
+  Expected<std::string> metadata(const std::string& key);
   Expected<MethodMeta> method_meta(const std::string& name);
   Status load_method(const std::string& name);
   bool is_method_loaded(const std::string& name) const { return methods_.count(name) != 0; }

@@ -108,6 +108,33 @@ Result<MethodMeta> Program::method_meta(const char* name) const {
   return MethodMeta(method);
 }
 
+size_t Program::num_metadata() const {
+  return program_->metadata() == nullptr ? 0 : program_->metadata()->size();
+}
+
+Result<const char*> Program::metadata_key(size_t index) const {
+  if (index >= num_metadata() || program_->metadata()->Get(index)->key() == nullptr) return Error::NotFound;
+  return program_->metadata()->Get(index)->key()->c_str();
+}
+
+Result<const char*> Program::metadata_value(size_t index) const {
+  if (index >= num_metadata() || program_->metadata()->Get(index)->value() == nullptr) return Error::NotFound;
+  return program_->metadata()->Get(index)->value()->c_str();
+}
+
+Result<const char*> Program::metadata(const char* key) const {
+  if (key == nullptr) return Error::InvalidArgument;
+  const size_t len = std::strlen(key);
+  for (size_t i = 0; i < num_metadata(); ++i) {
+    const schema::MetadataEntry* e = program_->metadata()->Get(i);
+    if (e->key() != nullptr && e->value() != nullptr && e->key()->size() == len &&
+        std::memcmp(e->key()->data(), key, len) == 0) {
+      return e->value()->c_str();
+    }
+  }
+  return Error::NotFound;
+}
+
 Result<Span<const uint8_t>> Program::segment(uint32_t index) const {
   if (program_->segments() == nullptr || index >= program_->segments()->size()) {
     return Error::InvalidProgram;

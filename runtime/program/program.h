@@ -51,6 +51,14 @@ class Program {
                              Diagnostic* diag = nullptr, ThreadPool* thread_pool = nullptr,
                              EventTracer* event_tracer = nullptr) const;
 
+  // Program metadata (`ember export --metadata key=value`), readable without loading a
+  // method. The strings point into the program (NUL-terminated) and live as long as it.
+  size_t num_metadata() const;
+  // Key and value of entry `index`; NotFound when out of range.
+  Result<const char*> metadata_key(size_t index) const;
+  Result<const char*> metadata_value(size_t index) const;
+  // Value of `key`; NotFound when the program has no such key.
+  Result<const char*> metadata(const char* key) const;
   // Bytes of data segment `index`; InvalidProgram when out of range.
   Result<Span<const uint8_t>> segment(uint32_t index) const;
   const schema::Program* flatbuffer() const { return program_; }

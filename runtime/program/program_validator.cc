@@ -444,6 +444,25 @@ Error validate_bundled_cases(const schema::Program* program, Diagnostic* diag) {
   return Error::Ok;
 }
 
+// Metadata keys are unique (the FlatBuffer verifier already checked both strings are present).
+Error validate_metadata(const schema::Program* program, Diagnostic* diag) {
+  const auto* entries = program->metadata();
+  if (entries == nullptr) return Error::Ok;
+  for (uoffset_t i = 0; i < entries->size(); ++i) {
+    const flatbuffers::String* a = entries->Get(i)->key();
+    if (a == nullptr || entries->Get(i)->value() == nullptr || a->size() == 0) {
+      return fail(diag, Error::InvalidProgram, "invalid program: metadata entry %u has no key or value; re-export with --metadata key=value", i);
+    }
+    for (uoffset_t j = 0; j < i; ++j) {
+      const flatbuffers::String* b = entries->Get(j)->key();
+      if (a->size() == b->size() && std::memcmp(a->data(), b->data(), a->size()) == 0) {
+        return fail(diag, Error::InvalidProgram, "invalid program: metadata key '%s' appears twice", a->c_str());
+      }
+    }
+  }
+  return Error::Ok;
+}
+
 }  // namespace
 
 Error validate_program(const schema::Program* program, size_t segment_area_size, Diagnostic* diag) {
@@ -477,6 +496,7 @@ Error validate_program(const schema::Program* program, size_t segment_area_size,
       }
     }
   }
+  EMBER_TRY(validate_metadata(program, diag));
   return validate_bundled_cases(program, diag);
 }
 

@@ -1,6 +1,6 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
-//                              [--xnnpack-fp16] [--bundle DIR]... [--keep-qdq] [--verbose]
+//                              [--xnnpack-fp16] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--verbose]
 //                              [--quantize int8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
 //                               [--observer minmax|percentile]
 //                               [--percentile P] [--quantize-skip PATTERN]...]
@@ -63,6 +63,9 @@ void usage() {
       "  --bundle DIR        embed a test case (repeatable): DIR/input_<i>.npy and, if present,\n"
       "                      DIR/output_<i>.npy as expected outputs; without outputs they are\n"
       "                      computed with the portable kernels. Check with `ember verify OUT.pte`\n"
+      "  --metadata K=V      store a program-level key/value string (repeatable), readable without\n"
+      "                      loading a method (Module::metadata, ember inspect); e.g. the LLM\n"
+      "                      runner's max_seq_len, vocab_size, bos_id, eos_id\n"
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
 }
 
@@ -137,6 +140,20 @@ int export_command(int argc, char** argv) {
       const char* v = value("--bundle");
       if (!v) return 2;
       bundle_dirs.push_back(v);
+    } else if (a == "--metadata") {
+      const char* v = value("--metadata");
+      if (!v) return 2;
+      const char* eq = std::strchr(v, '=');
+      if (eq == nullptr) {
+        std::fprintf(stderr, "ember export: --metadata takes KEY=VALUE, got '%s'\n", v);
+        return 2;
+      }
+      options.metadata.emplace_back(std::string(v, eq), std::string(eq + 1));
+      absl::Status ms = exporter::check_program_metadata(options.metadata);
+      if (!ms.ok()) {
+        std::fprintf(stderr, "ember export: %s\n", std::string(ms.message()).c_str());
+        return 2;
+      }
     } else if (a == "--no-fold") {
       options.fold_conv_bn = false;
     } else if (a == "--quantize") {

@@ -232,6 +232,13 @@ int inspect_command(int argc, char** argv) {
       std::printf("  arena %u: %llu bytes planned\n", i, static_cast<unsigned long long>(m->arena_sizes()->Get(i)));
     }
   }
+  if (const auto* entries = p->metadata()) {
+    std::printf("\nmetadata: %u entries\n", entries->size());
+    for (uint32_t i = 0; i < entries->size(); ++i) {
+      const sc::MetadataEntry* e = entries->Get(i);
+      std::printf("  %s = %s\n", e->key() ? e->key()->c_str() : "", e->value() ? e->value()->c_str() : "");
+    }
+  }
   if (const auto* cases = p->bundled_cases()) {
     std::printf("\nbundled test cases: %u (check with ember verify)\n", cases->size());
     for (uint32_t i = 0; i < cases->size(); ++i) {
