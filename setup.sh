@@ -9,7 +9,7 @@ PACKAGES=(
   libfp16-dev libfxdiv-dev libpsimd-dev ninja-build cmake xz-utils
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev pkg-config
-  nlohmann-json3-dev libzip-dev libpng-dev
+  nlohmann-json3-dev libzip-dev libpng-dev libpcre2-dev libsentencepiece-dev
   clang-14 libclang-rt-14-dev zlib1g-dev
   python3 patchelf pybind11-dev python3-numpy python3-dev python3-pytest
 )
