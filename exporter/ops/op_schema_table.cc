@@ -36,6 +36,14 @@ const std::vector<const char*>& op_schema_strings() {
       "ember_quantized::linear(Tensor input, float input_scale, int input_zero_point, Tensor weight, "
       "Tensor weight_scales, Tensor? bias, float output_scale, int output_zero_point, int output_min, "
       "int output_max) -> Tensor",
+      // Ember's fused decoder operators (kernels/optimized/llm_kernels.cc), what
+      // exporter/passes/fuse_llm_attention.cc makes of the Llama attention, RMSNorm, RoPE and
+      // SwiGLU patterns. The caches are mutable state, written in place.
+      "ember_llm::sdpa_with_kv_cache(Tensor query, Tensor key, Tensor value, Tensor(a!) key_cache, "
+      "Tensor(b!) value_cache, Tensor input_pos, float? scale=None) -> (Tensor, Tensor(a!), Tensor(b!))",
+      "ember_llm::rms_norm(Tensor input, Tensor weight, float eps) -> Tensor",
+      "ember_llm::rope(Tensor input, Tensor cos, Tensor sin) -> Tensor",
+      "ember_llm::silu_mul(Tensor gate, Tensor up) -> Tensor",
   };
   return kSchemas;
 }
