@@ -95,7 +95,7 @@ TEST_P(ReferenceTest, IdsDecodeAndTokenBytesMatchReference) {
 
 INSTANTIATE_TEST_SUITE_P(AllTokenizers, ReferenceTest,
                          ::testing::Values("gpt2_bpe.json", "gpt2_bpe_prefix.json", "llama3_bpe.json",
-                                           "sp_bpe.model", "sp_unigram.model"),
+                                           "tiny_bpe.json", "sp_bpe.model", "sp_unigram.model"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

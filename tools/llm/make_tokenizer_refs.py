@@ -6,6 +6,8 @@
                         special token and a non-special added token
   llama3_bpe.json       Llama-3 style: Sequence[Split(regex), ByteLevel(use_regex=false)],
                         ignore_merges, <|begin_of_text|> template
+  tiny_bpe.json         vocab ~300 (a small fuzzing seed): Sequence[Split(" ", MergedWithNext),
+                        ByteLevel(add_prefix_space)], single_word and lstrip added tokens
   sp_bpe.model          SentencePiece BPE with byte_fallback
   sp_unigram.model      SentencePiece unigram with byte_fallback
   refs.json             test strings, and for each tokenizer the reference ids (no BOS/EOS) and
@@ -64,6 +66,7 @@ EXTRA = {
     "gpt2_bpe_prefix.json": ["a <mask> b", "x<mask>y", "say hello world now", "<mask>", "  <mask>  "],
     "llama3_bpe.json": ["<|begin_of_text|>Hi<|eot_id|>", "<|start_header_id|>user<|end_header_id|>\n\nHi"],
     "sp_bpe.model": ["<s>not special</s>"],
+    "tiny_bpe.json": ["the cat sat", "cats the scat", "a <sep> b<sep>c", "cat"],
 }
 
 
@@ -151,12 +154,21 @@ def main():
     lj["model"]["ignore_merges"] = True
     tokenizers["llama3_bpe.json"] = lj
 
+    tiny_pre = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(" ", behavior="merged_with_next"),
+        pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True)])
+    tiny = train_bpe(files, tiny_pre, 300, ["<|endoftext|>"])
+    tokenizers["tiny_bpe.json"] = json.loads(tiny.to_str())
+
     refs = {"texts": TEXTS, "tokenizers": {}}
     for name, tj in tokenizers.items():
         tok = Tokenizer.from_str(json.dumps(tj))
         if name == "gpt2_bpe_prefix.json":
             tok.add_special_tokens([AddedToken("<mask>", lstrip=True, rstrip=True, special=True)])
             tok.add_tokens([AddedToken("hello world", special=False)])
+        if name == "tiny_bpe.json":
+            tok.add_special_tokens([AddedToken("<sep>", lstrip=True, special=True)])
+            tok.add_tokens([AddedToken("cat", single_word=True, special=False)])
         path = os.path.join(out_dir, name)
         tok.save(path)
         tok = Tokenizer.from_file(path)  # the references come from the file as written
@@ -187,7 +199,7 @@ def main():
         spm.SentencePieceTrainer.train(
             input=text_file.name, model_prefix=prefix, vocab_size=1000, model_type=mtype,
             byte_fallback=True, character_coverage=0.9995, normalization_rule_name="identity",
-            user_defined_symbols=["<sep>"], minloglevel=2)
+            user_defined_symbols=["<sep>"], minloglevel=2, num_threads=1)
         os.remove(prefix + ".vocab")
         sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
         texts = TEXTS + EXTRA.get(name, [])
