@@ -111,6 +111,9 @@ std::string byte_level_map(std::string_view bytes) {
 void BpeTokenizer::split_added(const std::vector<bpe::AddedToken>& tokens,
                                std::vector<Piece>* pieces) const {
   if (tokens.empty()) return;
+  // Bytes that start some token: most positions are skipped without comparing.
+  bool starts[256] = {};
+  for (const bpe::AddedToken& t : tokens) starts[static_cast<uint8_t>(t.content[0])] = true;
   std::vector<Piece> out;
   for (const Piece& piece : *pieces) {
     if (piece.id >= 0) {
@@ -123,6 +126,7 @@ void BpeTokenizer::split_added(const std::vector<bpe::AddedToken>& tokens,
       const bpe::AddedToken* hit = nullptr;
       size_t at = pos;
       for (; at < s.size() && hit == nullptr; ++at) {
+        if (!starts[static_cast<uint8_t>(s[at])]) continue;
         for (const bpe::AddedToken& t : tokens) {
           if (s[at] == t.content[0] && s.compare(at, t.content.size(), t.content) == 0) {
             hit = &t;

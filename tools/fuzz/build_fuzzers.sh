@@ -3,10 +3,11 @@
 # auto-configured toolchain is gcc, which has no libFuzzer):
 #   pte_fuzzer  .pte bytes -> Program::load(Full) -> load_method -> zero inputs -> execute
 #   pt2_fuzzer  .pt2 bytes -> import -> full export -> Program::load(Full) of the result
+#   tokenizer_fuzzer  tokenizer.json bytes -> load_bpe_tokenizer -> encode/decode fixed texts
 # Objects are cached in $EMBER_FUZZ_OUT (default out/fuzz) and rebuilt when a source or one
 # of its headers changes. Needs clang-14 and libclang-rt-14-dev (setup.sh installs them).
 #
-# Usage: tools/fuzz/build_fuzzers.sh            (binaries: out/fuzz/pte_fuzzer, pt2_fuzzer)
+# Usage: tools/fuzz/build_fuzzers.sh   (binaries: out/fuzz/pte_fuzzer, pt2_fuzzer, tokenizer_fuzzer)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -47,8 +48,10 @@ ABSL_LIBS=$(awk '/name = "absl"/{f=1} f{print} f&&/^\)/{exit}' third_party/syste
 
 # runtime/module is the STL layer above the core; only its .npy codec is shared (by the exporter).
 # runtime/c (the C API over Module, built with exceptions to turn them into status codes) is
-# above it too.
-runtime_srcs=$( (find runtime -name '*.cc' -not -path 'runtime/module/*' -not -path 'runtime/c/*'; echo runtime/module/npy_format.cc) | sort)
+# above it too, and so is runtime/llm (tokenizers and the LLM runner, built with exceptions
+# for nlohmann/json: only its tokenizer.json path is fuzzed, below).
+runtime_srcs=$( (find runtime -name '*.cc' -not -path 'runtime/module/*' -not -path 'runtime/c/*' -not -path 'runtime/llm/*'; echo runtime/module/npy_format.cc) | sort)
+tokenizer_srcs="runtime/llm/bpe_tokenizer.cc runtime/llm/bpe_tokenizer_load.cc runtime/llm/regex.cc runtime/llm/utf8.cc"
 kernel_srcs=$(find kernels/portable -name '*.cc' -not -path '*/threadpool/*' | sort)
 exporter_srcs=$( (find exporter -name '*.cc'; echo "$OUT/gen/exporter/ops/aten_schemas.cc") | sort)
 
@@ -90,6 +93,9 @@ KERNEL_OBJS=$(objs_for runtime $kernel_srcs)
 EXPORTER_OBJS=$(objs_for tool $exporter_srcs)
 PTE_OBJ=$(objs_for runtime test/fuzz/pte_fuzzer.cc)
 PT2_OBJ=$(objs_for tool test/fuzz/pt2_fuzzer.cc)
+# shellcheck disable=SC2086
+TOKENIZER_OBJS=$(objs_for tool $tokenizer_srcs)
+TOK_OBJ=$(objs_for tool test/fuzz/tokenizer_fuzzer.cc)
 
 n=$(wc -l <"$jobs_file")
 if [ "$n" -gt 0 ]; then
@@ -106,4 +112,7 @@ $LINK $PTE_OBJ $RUNTIME_OBJS $KERNEL_OBJS -lpthread -o "$OUT/pte_fuzzer"
 # shellcheck disable=SC2086
 $LINK $PT2_OBJ $EXPORTER_OBJS $RUNTIME_OBJS $KERNEL_OBJS -lzip -lz -lflatbuffers $ABSL_LIBS -lpthread \
   -o "$OUT/pt2_fuzzer"
-echo "build_fuzzers: built $OUT/pte_fuzzer $OUT/pt2_fuzzer"
+# PCRE2 is Debian's (not instrumented); the tokenizer's own code is.
+# shellcheck disable=SC2086
+$LINK $TOK_OBJ $TOKENIZER_OBJS $RUNTIME_OBJS -lpcre2-8 -lpthread -o "$OUT/tokenizer_fuzzer"
+echo "build_fuzzers: built $OUT/pte_fuzzer $OUT/pt2_fuzzer $OUT/tokenizer_fuzzer"

@@ -2,6 +2,7 @@
 # Seed corpora for the fuzzers, from the shared models and a few operator cases:
 #   CORPUS/pte/  .pte files exported with bazel-bin/tools/ember (built when missing)
 #   CORPUS/pt2/  the small .pt2 archives themselves
+#   CORPUS/tokenizer/  the tokenizer.json files of test/llm/data
 # Usage: tools/fuzz/make_seeds.sh [CORPUS_DIR]   (default out/fuzz/seeds)
 # Needs ../shared (or $EMBER_SHARED_DIR); prints how many seeds it wrote.
 set -uo pipefail
@@ -16,7 +17,7 @@ EMBER=bazel-bin/tools/ember
 if [ ! -x "$EMBER" ]; then
   bazel build //tools:ember >/dev/null 2>&1 || { echo "make_seeds: cannot build //tools:ember" >&2; exit 1; }
 fi
-mkdir -p "$CORPUS/pte" "$CORPUS/pt2"
+mkdir -p "$CORPUS/pte" "$CORPUS/pt2" "$CORPUS/tokenizer"
 
 MODELS="dynamic_mlp small_cnn keyword_lstm"
 OPCASES="add__0 mul__0 nn_functional_conv2d__0 nn_functional_layer_norm__0 cat__0 mean__0
@@ -75,5 +76,10 @@ fi
 for f in test/hardening/regressions/pte/*.pte; do
   cp "$f" "$CORPUS/pte/regression_$(basename "$f")" && n_pte=$((n_pte + 1))
 done
+n_tok=0
+for f in test/llm/data/*.json; do
+  case $f in */refs.json) continue ;; esac  # the test strings, not a tokenizer
+  cp "$f" "$CORPUS/tokenizer/$(basename "$f")" && n_tok=$((n_tok + 1))
+done
 chmod -R u+w "$CORPUS"
-echo "make_seeds: $n_pte .pte and $n_pt2 .pt2 seeds in $CORPUS"
+echo "make_seeds: $n_pte .pte, $n_pt2 .pt2 and $n_tok tokenizer.json seeds in $CORPUS"
