@@ -11,6 +11,7 @@
 #include <sentencepiece_processor.h>
 
 #include "gtest/gtest.h"
+#include "test/support/repo_path.h"
 #include "runtime/llm/regex.h"
 #include "runtime/llm/tokenizer.h"
 #include "runtime/llm/utf8.h"
@@ -21,13 +22,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string data_path(const std::string& name) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  const std::string rel = "test/llm/data/" + name;
-  if (srcdir != nullptr && ws != nullptr) return std::string(srcdir) + "/" + ws + "/" + rel;
-  return rel;
-}
+std::string data_path(const std::string& name) { return testing::repo_path("test/llm/data/" + name); }
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

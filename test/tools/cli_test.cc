@@ -172,6 +172,42 @@ TEST_F(CliTest, BenchReportsTokensPerSecondForKvCachePrograms) {
   EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0);
 }
 
+TEST_F(CliTest, GenerateStreamsTokensAndWritesJsonFromProgramMetadata) {
+  std::string pte = tmpdir() + "/kv_meta.pte";
+  CommandResult e = run("export " + shared_ + "/models/tiny_llama_kv/model.pt2 -o " + pte +
+                        " --metadata max_seq_len=64 --metadata vocab_size=512");
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  CommandResult i = run("inspect " + pte);
+  EXPECT_NE(i.output.find("metadata: 2 entries\n  max_seq_len = 64\n  vocab_size = 512"), std::string::npos) << i.output;
+  std::string json_path = tmpdir() + "/gen.json";
+  CommandResult r = run("generate " + pte + " --prompt-tokens 489,258,282,434 --max-new-tokens 5 --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("4 prompt tokens, 5 generated (stop: max_new_tokens)"), std::string::npos) << r.output;
+  std::ifstream in(json_path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["generated_tokens"].size(), 5u);
+  EXPECT_EQ(j["prompt_tokens"].get<int>(), 4);
+  EXPECT_EQ(j["max_seq_len"].get<int>(), 64);
+  for (const char* key : {"load_ms", "ttft_ms", "prefill_tokens_per_s", "decode_tokens_per_s", "peak_rss_bytes"}) {
+    EXPECT_GT(j[key].get<double>(), 0) << key;
+  }
+  // The streamed ids are the JSON's.
+  std::string streamed;
+  for (const auto& t : j["generated_tokens"]) streamed += std::to_string(t.get<int>()) + " ";
+  EXPECT_NE(r.output.find(streamed), std::string::npos) << r.output;
+
+  EXPECT_EQ(run("generate " + pte + " --prompt hello").exit_code, 2);  // no tokenizer
+  EXPECT_EQ(run("generate " + pte + " --prompt-tokens 1,2 --top-p 3").exit_code, 2);
+  CommandResult too_long = run("generate " + pte + " --prompt-tokens 1,2,3 --max-seq-len 2");
+  EXPECT_EQ(too_long.exit_code, 1);
+  EXPECT_NE(too_long.output.find("max_seq_len 2"), std::string::npos) << too_long.output;
+  CommandResult dup = run("export " + shared_ + "/models/tiny_llama_kv/model.pt2 -o " + pte + " --metadata a=1 --metadata a=2");
+  EXPECT_EQ(dup.exit_code, 2);
+  EXPECT_NE(dup.output.find("metadata key 'a' is given twice"), std::string::npos) << dup.output;
+  EXPECT_EQ(run("export " + shared_ + "/models/tiny_llama_kv/model.pt2 -o " + pte + " --metadata novalue").exit_code, 2);
+}
+
 // The operator table of each method of a program, read from the file itself:
 // "<ns>::<op>.<overload>" -> kernel calls, and backend id -> delegate calls.
 struct ProgramTables {

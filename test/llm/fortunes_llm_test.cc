@@ -1,0 +1,150 @@
+// The checked-in language model (examples/llm: a Llama-style decoder trained on Debian's
+// fortunes corpus, its byte-level BPE tokenizer and the metadata its export needs) exported
+// by Ember and run by TextGenerator reproduces PyTorch's greedy generation token for token
+// (test/llm/data/generation/greedy.json, written by tools/models/train_fortunes_llm.py), on
+// the portable kernels and with XNNPACK.
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
+#include "exporter/exporter.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "runtime/llm/text_generator.h"
+#include "test/support/repo_path.h"
+
+namespace ember {
+namespace llm {
+namespace {
+
+using testing::repo_path;
+
+nlohmann::json read_json(const std::string& rel) {
+  std::ifstream in(repo_path(rel));
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << rel;
+  return j;
+}
+
+// examples/llm/metadata.txt: one key=value per line, as `ember export --metadata` takes them.
+exporter::ProgramMetadata read_metadata() {
+  exporter::ProgramMetadata md;
+  std::ifstream in(repo_path("examples/llm/metadata.txt"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t eq = line.find('=');
+    if (eq != std::string::npos) md.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+  }
+  return md;
+}
+
+std::string export_model(bool xnnpack) {
+  exporter::ExportOptions options;
+  options.metadata = read_metadata();
+  if (xnnpack) options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
+  auto result = exporter::export_pt2_file(repo_path("examples/llm/fortunes_llm.pt2"), options);
+  if (!result.ok()) {
+    ADD_FAILURE() << result.status().message();
+    return "";
+  }
+  const std::string path = std::string(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp") +
+                           (xnnpack ? "/fortunes_xnnpack.pte" : "/fortunes.pte");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(result->pte.data()), static_cast<std::streamsize>(result->pte.size()));
+  return path;
+}
+
+std::unique_ptr<TextGenerator> load(const std::string& pte) {
+  auto tokenizer = load_tokenizer(repo_path("examples/llm/tokenizer.json"));
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.error().to_string();
+  if (!tokenizer.ok()) return nullptr;
+  auto g = TextGenerator::load(pte, std::move(*tokenizer));
+  EXPECT_TRUE(g.ok()) << g.error().to_string();
+  return g.ok() ? std::move(*g) : nullptr;
+}
+
+// Generates greedily from every reference prompt; prompts whose closest argmax decision is
+// below `min_margin` are skipped (float summation order may flip a near-tie).
+void expect_greedy_matches(TextGenerator& g, double min_margin) {
+  const nlohmann::json ref = read_json("test/llm/data/generation/greedy.json");
+  ASSERT_TRUE(ref.contains("generations"));
+  EXPECT_EQ(g.bos_id(), ref["bos_id"].get<int64_t>());
+  EXPECT_EQ(g.eos_ids(), std::vector<int64_t>{ref["eos_id"].get<int64_t>()});
+  EXPECT_EQ(g.max_seq_len(), ref["max_seq_len"].get<int64_t>());
+  int checked = 0;
+  for (const auto& gen : ref["generations"]) {
+    if (gen["min_top2_logit_margin"].get<double>() < min_margin) continue;
+    const std::string prompt = gen["prompt"].get<std::string>();
+    std::vector<int32_t> want_prompt = gen["prompt_ids"].get<std::vector<int32_t>>();
+    std::vector<int32_t> ids;
+    ASSERT_TRUE(g.tokenizer()->encode(prompt, &ids).ok());
+    EXPECT_EQ(std::vector<int32_t>(want_prompt.begin() + 1, want_prompt.end()), ids) << prompt;  // BOS first
+
+    ASSERT_TRUE(g.reset().ok());
+    GenerationConfig config;
+    config.max_new_tokens = ref["max_new_tokens"].get<int32_t>();
+    GenerationResult result;
+    std::string streamed;
+    ASSERT_TRUE(g.generate(std::string_view(prompt), config,
+                           [&](int32_t, std::string_view text) {
+                             streamed.append(text);
+                             return true;
+                           },
+                           &result)
+                    .ok());
+    EXPECT_EQ(result.prompt_tokens, static_cast<int32_t>(want_prompt.size()));
+    std::vector<int32_t> want = gen["generated_ids"].get<std::vector<int32_t>>();
+    if (gen["stopped_at_eos"].get<bool>()) {
+      want.push_back(ref["eos_id"].get<int32_t>());  // the runner reports the EOS that stopped it
+      EXPECT_EQ(result.stop_reason, StopReason::Eos);
+    }
+    EXPECT_EQ(result.generated_tokens, want) << prompt;
+    EXPECT_EQ(streamed, gen["text"].get<std::string>()) << prompt;
+    ++checked;
+  }
+  EXPECT_GE(checked, 3);
+}
+
+TEST(FortunesLlmTest, PortableGreedyGenerationIsPyTorchsTokenForToken) {
+  const std::string pte = export_model(false);
+  ASSERT_FALSE(pte.empty());
+  auto g = load(pte);
+  ASSERT_TRUE(g);
+  expect_greedy_matches(*g, 0.0);
+}
+
+TEST(FortunesLlmTest, XnnpackGreedyGenerationIsPyTorchs) {
+  const std::string pte = export_model(true);
+  ASSERT_FALSE(pte.empty());
+  auto g = load(pte);
+  ASSERT_TRUE(g);
+  expect_greedy_matches(*g, 0.01);  // other summation orders: skip the near-tie prompt
+}
+
+TEST(FortunesLlmTest, PrefillLogitsMatchPyTorch) {
+  const std::string pte = export_model(false);
+  ASSERT_FALSE(pte.empty());
+  const nlohmann::json ref = read_json("test/llm/data/generation/greedy.json");
+  const std::vector<int64_t> prompt = ref["generations"][0]["prompt_ids"].get<std::vector<int64_t>>();
+  const int64_t n = static_cast<int64_t>(prompt.size());
+  std::vector<int64_t> positions(prompt.size());
+  for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int64_t>(i);
+  Module module(pte);
+  auto out = module.forward({make_tensor(prompt, {1, n}), make_tensor(positions, {n})});
+  ASSERT_TRUE(out.ok()) << out.error().to_string();
+  auto want = read_npy(repo_path("test/llm/data/generation/prefill_logits_0.npy"));
+  ASSERT_TRUE(want.ok());
+  const int64_t vocab = want->numel();
+  ASSERT_EQ(out->at(0).numel(), n * vocab);
+  const float* last = out->at(0).data<float>() + (n - 1) * vocab;
+  double max_diff = 0;
+  for (int64_t i = 0; i < vocab; ++i) max_diff = std::max(max_diff, std::fabs(double(last[i]) - want->data<float>()[i]));
+  EXPECT_LT(max_diff, 1e-4);
+}
+
+}  // namespace
+}  // namespace llm
+}  // namespace ember
