@@ -48,6 +48,11 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     r.constants_folded = *f;
     if (*f > 0) eliminate_dead_code(g);
   }
+  if (options.fuse_llm_kernels && options.check_kernels) {  // only with kernels linked
+    if (fuse_llm_attention(g, [](const std::string& name) { return find_kernel(name.c_str()) != nullptr; }) > 0) {
+      eliminate_dead_code(g);
+    }
+  }
   std::vector<DelegateRecord> delegates;
   if (!options.partitioners.empty()) {
     make_activations_ssa(g);

@@ -28,6 +28,9 @@ struct ExportOptions {
   bool lower_quantized = true;
   // Ember's own quantizer (exporter/quantize/quantizer.h), run after conv+bn folding.
   QuantizeOptions quantize;
+  // Llama decoder patterns (KV-cache attention, RMSNorm, RoPE, SwiGLU) become the fused
+  // ember_llm:: operators when their kernels are linked (exporter/passes/fuse_llm_attention.cc).
+  bool fuse_llm_kernels = true;
   bool check_kernels = true;
   std::vector<BundledCaseData> bundled_cases;  // written as Program.bundled_cases
   ProgramMetadata metadata;                    // written as Program.metadata

@@ -44,6 +44,17 @@ int lower_quantized_ops(Graph& g);
 // relu, relu6, hardtanh(lo, hi), clamp with number bounds; sets its real bounds (+-inf open).
 bool fusable_activation(const Node& n, double* lo, double* hi);
 
+// Rewrites the Llama decoder patterns into Ember's fused ember_llm:: operators
+// (kernels/optimized/llm_kernels.cc), each only on an exact match (ops, constant arguments,
+// float32, static sizes, no outside reader of an intermediate) and only when
+// `has_kernel("ember_llm::<op>.default")`: the KV-cache update (index_copy / index_put into
+// mutable state) + [repeat_interleave] + scaled_dot_product_attention with the constant
+// causal[input_pos] mask -> sdpa_with_kv_cache; the RMSNorm chain (pow, mean, add eps, rsqrt,
+// mul, mul weight) -> rms_norm; RoPE in rotate_half form (slice, neg, cat, mul cos/sin, add)
+// -> rope; mul(silu(a), b) -> silu_mul. Returns the number of rewrites; run after constant
+// folding, then DCE (the mask and repeat nodes go).
+int fuse_llm_attention(Graph& g, const std::function<bool(const std::string&)>& has_kernel);
+
 // Removes nodes whose outputs are unused and that write nothing in place.
 int eliminate_dead_code(Graph& g);
 

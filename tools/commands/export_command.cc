@@ -34,6 +34,8 @@ void usage() {
       "                      the default). Ops no backend takes run on the portable kernels.\n"
       "  --method NAME       method name in the program (default: forward)\n"
       "  --no-fold           skip conv+batch_norm folding\n"
+      "  --no-fuse-llm       keep the Llama attention/RMSNorm/RoPE/SwiGLU ops as exported (no\n"
+      "                      fused ember_llm:: kernels; for runners without kernels/optimized)\n"
       "  --quantize MODE     Ember's quantizer: int8 (static: int8 weights per channel, int8\n"
       "                      activations calibrated with --calibrate) or int8-weight (weight-only\n"
       "                      int8 conv/linear/embedding, float activations) or int4-weight (linear\n"
@@ -156,6 +158,8 @@ int export_command(int argc, char** argv) {
       }
     } else if (a == "--no-fold") {
       options.fold_conv_bn = false;
+    } else if (a == "--no-fuse-llm") {
+      options.fuse_llm_kernels = false;
     } else if (a == "--quantize") {
       const char* v = value("--quantize");
       if (!v) return 2;
