@@ -133,6 +133,109 @@ uint32_t XnnBlobBuilder::constant_in_slot(std::vector<size_t> dims, int32_t segm
   return push(t);
 }
 
+void XnnBlobBuilder::set_qint8(uint32_t id, float scale, int32_t zero_point) {
+  if (!ok()) return;
+  if (id >= tensors_.size() || tensors_[id].kind == fb::TensorKind::Constant) {
+    set_error("set_qint8: tensor " + std::to_string(id) + " is not an input or a node output");
+    return;
+  }
+  tensors_[id].dtype = fb::DataType::QInt8;
+  tensors_[id].quant = XnnQuant();
+  tensors_[id].quant.scale = scale;
+  tensors_[id].quant.zero_point = zero_point;
+}
+
+uint32_t XnnBlobBuilder::quantized_constant(fb::DataType dtype, std::vector<size_t> dims, const void* data,
+                                            XnnQuant q) {
+  if (!ok()) return kInvalidId;
+  if (dims.size() > kMaxDims) return set_error("constant rank > 6");
+  if (dtype == fb::DataType::Fp32) return set_error("quantized_constant: Fp32 is not a quantized type");
+  XnnTensorSpec t;
+  t.dtype = dtype;
+  t.quant = std::move(q);
+  t.dims = to_u64(dims);
+  t.kind = fb::TensorKind::Constant;
+  const size_t nbytes = to_dims(t.dims).numel() * element_size(dtype);
+  t.nbytes = nbytes;
+  t.inline_bytes.resize(nbytes + kExtraBytes, 0);
+  if (nbytes != 0) std::memcpy(t.inline_bytes.data(), data, nbytes);
+  return push(t);
+}
+
+uint32_t XnnBlobBuilder::quantized_constant_in_slot(fb::DataType dtype, std::vector<size_t> dims, XnnQuant q,
+                                                    int32_t slot, uint64_t offset) {
+  if (!ok()) return kInvalidId;
+  if (dims.size() > kMaxDims) return set_error("constant rank > 6");
+  if (slot < 0) return set_error("quantized_constant_in_slot needs a slot >= 0");
+  if (dtype == fb::DataType::Fp32) return set_error("quantized_constant_in_slot: Fp32 is not a quantized type");
+  XnnTensorSpec t;
+  t.dtype = dtype;
+  t.quant = std::move(q);
+  t.dims = to_u64(dims);
+  t.kind = fb::TensorKind::Constant;
+  t.segment_index = slot;
+  t.segment_offset = offset;
+  t.nbytes = to_dims(t.dims).numel() * element_size(dtype);
+  return push(t);
+}
+
+uint32_t XnnBlobBuilder::qconv2d_from_oihw(uint32_t input, const int8_t* weight, const float* weight_scales,
+                                           size_t out_channels, size_t in_per_group, size_t kernel_h, size_t kernel_w,
+                                           const int32_t* bias, float out_scale, int32_t out_zero_point,
+                                           XnnNodeParams params, uint32_t groups) {
+  if (!ok()) return kInvalidId;
+  if (input >= tensors_.size() || dims_[input].rank != 4 || tensors_[input].dtype != fb::DataType::QInt8) {
+    return set_error("qconv2d: input must be a 4D NHWC QInt8 tensor");
+  }
+  const size_t in_channels = dims_[input].d[3];
+  params.kernel = {{static_cast<uint32_t>(kernel_h), static_cast<uint32_t>(kernel_w)}};
+  XnnQuant wq;
+  wq.channel_scales.assign(weight_scales, weight_scales + out_channels);
+  uint32_t filter = kInvalidId;
+  fb::OpType op = fb::OpType::Convolution2d;
+  if (groups > 1 && groups == in_channels && in_per_group == 1 && out_channels % groups == 0) {
+    op = fb::OpType::DepthwiseConvolution2d;
+    params.groups = static_cast<uint32_t>(out_channels / in_channels);
+    wq.channel_dim = 3;
+    std::vector<int8_t> w = depthwise_oihw_to_1hwo(weight, out_channels, kernel_h, kernel_w);
+    filter = quantized_constant(fb::DataType::QCInt8, {1, kernel_h, kernel_w, out_channels}, w.data(), wq);
+  } else {
+    params.groups = groups;
+    std::vector<int8_t> w = oihw_to_ohwi(weight, out_channels, in_per_group, kernel_h, kernel_w);
+    filter = quantized_constant(fb::DataType::QCInt8, {out_channels, kernel_h, kernel_w, in_per_group}, w.data(), wq);
+  }
+  std::vector<uint32_t> inputs = {input, filter};
+  if (bias != nullptr) {
+    XnnQuant bq;
+    for (size_t c = 0; c < out_channels; ++c) bq.channel_scales.push_back(tensors_[input].quant.scale * weight_scales[c]);
+    inputs.push_back(quantized_constant(fb::DataType::QCInt32, {out_channels}, bias, bq));
+  }
+  const uint32_t y = node(op, inputs, params);
+  set_qint8(y, out_scale, out_zero_point);
+  return y;
+}
+
+uint32_t XnnBlobBuilder::qlinear(uint32_t input, const int8_t* weight, const float* weight_scales, size_t out_features,
+                                 size_t in_features, const int32_t* bias, float out_scale, int32_t out_zero_point,
+                                 const XnnNodeParams& params) {
+  if (!ok()) return kInvalidId;
+  if (input >= tensors_.size() || tensors_[input].dtype != fb::DataType::QInt8) {
+    return set_error("qlinear: input must be a QInt8 tensor");
+  }
+  XnnQuant wq;
+  wq.channel_scales.assign(weight_scales, weight_scales + out_features);
+  std::vector<uint32_t> inputs = {
+      input, quantized_constant(fb::DataType::QCInt8, {out_features, in_features}, weight, wq)};
+  if (bias != nullptr) {
+    XnnQuant bq;
+    for (size_t c = 0; c < out_features; ++c) bq.channel_scales.push_back(tensors_[input].quant.scale * weight_scales[c]);
+    inputs.push_back(quantized_constant(fb::DataType::QCInt32, {out_features}, bias, bq));
+  }
+  const uint32_t y = node(fb::OpType::FullyConnected, inputs, params);
+  set_qint8(y, out_scale, out_zero_point);
+  return y;
+}
+
 uint32_t XnnBlobBuilder::node(fb::OpType op, std::vector<uint32_t> inputs, const XnnNodeParams& params) {
   if (!ok()) return kInvalidId;
   Dims in[5];
@@ -200,9 +303,16 @@ std::vector<uint8_t> XnnBlobBuilder::build() const {
       }
       constant = fb::CreateConstantData(fbb, t.segment_index, t.segment_offset, t.nbytes, bytes);
     }
+    flatbuffers::Offset<fb::Quantization> quant = 0;
+    if (t.dtype != fb::DataType::Fp32) {
+      auto scales = t.quant.channel_scales.empty() ? 0 : fbb.CreateVector(t.quant.channel_scales);
+      quant = fb::CreateQuantization(fbb, t.quant.scale, t.quant.zero_point, scales, t.quant.channel_dim,
+                                     t.quant.scales_slot, t.quant.scales_offset);
+    }
     auto dims = fbb.CreateVector(t.dims);
     auto max_dims = t.max_dims.empty() ? 0 : fbb.CreateVector(t.max_dims);
-    tensors.push_back(fb::CreateTensor(fbb, t.dtype, dims, max_dims, t.kind, t.external_index, t.layout, constant));
+    tensors.push_back(
+        fb::CreateTensor(fbb, t.dtype, dims, max_dims, t.kind, t.external_index, t.layout, constant, quant));
   }
   std::vector<flatbuffers::Offset<fb::Node>> nodes;
   for (const NodeSpec& n : nodes_) {
@@ -230,23 +340,6 @@ std::vector<uint8_t> XnnBlobBuilder::build() const {
                                num_outputs_);
   fb::FinishGraphBuffer(fbb, graph);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-}
-
-std::vector<float> oihw_to_ohwi(const float* w, size_t o, size_t i, size_t kh, size_t kw) {
-  std::vector<float> out(o * i * kh * kw);
-  for (size_t a = 0; a < o; ++a)
-    for (size_t b = 0; b < i; ++b)
-      for (size_t y = 0; y < kh; ++y)
-        for (size_t x = 0; x < kw; ++x) out[((a * kh + y) * kw + x) * i + b] = w[((a * i + b) * kh + y) * kw + x];
-  return out;
-}
-
-std::vector<float> depthwise_oihw_to_1hwo(const float* w, size_t o, size_t kh, size_t kw) {
-  std::vector<float> out(o * kh * kw);
-  for (size_t a = 0; a < o; ++a)
-    for (size_t y = 0; y < kh; ++y)
-      for (size_t x = 0; x < kw; ++x) out[(y * kw + x) * o + a] = w[(a * kh + y) * kw + x];
-  return out;
 }
 
 }  // namespace xnnpack

@@ -60,9 +60,20 @@ struct XnnNodeParams {
   uint8_t reduce_op = 0;          // reduce: 0 sum, 1 mean
 };
 
+// Quantization parameters of a non-Fp32 tensor (xnnpack_graph.fbs, table Quantization).
+struct XnnQuant {
+  float scale = 0.0f;                 // QInt8 / QInt32
+  int32_t zero_point = 0;             // QInt8
+  std::vector<float> channel_scales;  // QCInt8 / QCInt32 (inline), or:
+  int32_t scales_slot = -1;           // a float32 constant slot holding them (channel_scales empty)
+  uint64_t scales_offset = 0;
+  uint32_t channel_dim = 0;
+};
+
 // A tensor exactly as it will be written (for tests that need to write malformed blobs).
 struct XnnTensorSpec {
   fb::DataType dtype = fb::DataType::Fp32;
+  XnnQuant quant;  // written when dtype != Fp32
   std::vector<uint64_t> dims;
   std::vector<uint64_t> max_dims;
   fb::TensorKind kind = fb::TensorKind::Internal;
@@ -86,6 +97,13 @@ class XnnBlobBuilder {
   // fp32 constant read in place from the delegate's constant slot `slot` (a program data
   // segment named by exporter::DelegateBlob::constants[slot]) at byte `offset`.
   uint32_t constant_in_slot(std::vector<size_t> dims, int32_t slot, uint64_t offset = 0);
+  // Makes tensor `id` (an input or a node output) QInt8 with these parameters.
+  void set_qint8(uint32_t id, float scale, int32_t zero_point);
+  // Quantized constant (QCInt8 / QCInt32 / QInt32 / QInt8) copied into the blob, or read in
+  // place from constant slot `slot` at byte `offset` (data == null).
+  uint32_t quantized_constant(fb::DataType dtype, std::vector<size_t> dims, const void* data, XnnQuant q);
+  uint32_t quantized_constant_in_slot(fb::DataType dtype, std::vector<size_t> dims, XnnQuant q, int32_t slot,
+                                      uint64_t offset = 0);
   // Adds a node; returns its output tensor (internal, dims inferred).
   uint32_t node(fb::OpType op, std::vector<uint32_t> inputs, const XnnNodeParams& params = XnnNodeParams());
 
@@ -99,6 +117,17 @@ class XnnBlobBuilder {
   // nn.Linear: weight [O, K], bias [O] or null. Weights are inline.
   uint32_t linear(uint32_t input, const float* weight, size_t out_features, size_t in_features, const float* bias,
                   const XnnNodeParams& params = XnnNodeParams());
+
+  // Quantized (qs8-qc8w) PyTorch-layout convolution / linear on a QInt8 input: int8 weight
+  // [O, I/groups, KH, KW] / [O, K] with per-channel scales, int32 bias [O] (scale input_scale
+  // * weight_scales[o]) or null; the output is QInt8 (out_scale, out_zero_point). Depthwise
+  // exactly as conv2d_from_oihw. Weights are inline (tests; the partitioner uses slots).
+  uint32_t qconv2d_from_oihw(uint32_t input, const int8_t* weight, const float* weight_scales, size_t out_channels,
+                             size_t in_per_group, size_t kernel_h, size_t kernel_w, const int32_t* bias,
+                             float out_scale, int32_t out_zero_point, XnnNodeParams params, uint32_t groups = 1);
+  uint32_t qlinear(uint32_t input, const int8_t* weight, const float* weight_scales, size_t out_features,
+                   size_t in_features, const int32_t* bias, float out_scale, int32_t out_zero_point,
+                   const XnnNodeParams& params = XnnNodeParams());
 
   // Debug name (.pt2 node name) given to the nodes added from now on; "" for none.
   void set_node_name(std::string name) { node_name_ = std::move(name); }
@@ -114,6 +143,7 @@ class XnnBlobBuilder {
   void set_version_raw(uint32_t version) { version_ = version; }
 
   const Dims& dims(uint32_t id) const { return dims_[id]; }
+  const XnnTensorSpec& tensor(uint32_t id) const { return tensors_[id]; }
   size_t num_tensors() const { return tensors_.size(); }
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
@@ -141,10 +171,25 @@ class XnnBlobBuilder {
   std::string error_;
 };
 
-// Weight layout helpers (PyTorch -> XNNPACK).
-std::vector<float> oihw_to_ohwi(const float* w, size_t o, size_t i, size_t kh, size_t kw);
+// Weight layout helpers (PyTorch -> XNNPACK), for float and int8 weights.
+template <typename T>
+std::vector<T> oihw_to_ohwi(const T* w, size_t o, size_t i, size_t kh, size_t kw) {
+  std::vector<T> out(o * i * kh * kw);
+  for (size_t a = 0; a < o; ++a)
+    for (size_t b = 0; b < i; ++b)
+      for (size_t y = 0; y < kh; ++y)
+        for (size_t x = 0; x < kw; ++x) out[((a * kh + y) * kw + x) * i + b] = w[((a * i + b) * kh + y) * kw + x];
+  return out;
+}
 // Depthwise weight [O, 1, KH, KW] -> [1, KH, KW, O].
-std::vector<float> depthwise_oihw_to_1hwo(const float* w, size_t o, size_t kh, size_t kw);
+template <typename T>
+std::vector<T> depthwise_oihw_to_1hwo(const T* w, size_t o, size_t kh, size_t kw) {
+  std::vector<T> out(o * kh * kw);
+  for (size_t a = 0; a < o; ++a)
+    for (size_t y = 0; y < kh; ++y)
+      for (size_t x = 0; x < kw; ++x) out[(y * kw + x) * o + a] = w[(a * kh + y) * kw + x];
+  return out;
+}
 // Attributes of a builder node as the shape inference sees them (pointers into `p`).
 NodeAttrs to_attrs(fb::OpType op, const XnnNodeParams& p);
 

@@ -334,6 +334,7 @@ bool infer_output_dims(const NodeAttrs& a, const Dims* in, uint32_t n, Dims* out
     case OpType::Floor:
     case OpType::BankersRounding:
     case OpType::Copy:
+    case OpType::Convert:
       *out = in[0];
       return true;
   }

@@ -68,6 +68,19 @@ struct NodeAttrs {
 constexpr uint32_t kKeepDimsFlag = 0x40;    // XNN_FLAG_KEEP_DIMS
 constexpr uint32_t kTransposeBFlag = 0x1;   // XNN_FLAG_TRANSPOSE_B
 
+// Bytes per element of a blob dtype (Fp32, QInt32, QCInt32: 4; QInt8, QCInt8: 1); 0 when
+// unknown.
+inline size_t element_size(fb::DataType t) {
+  switch (t) {
+    case fb::DataType::Fp32:
+    case fb::DataType::QInt32:
+    case fb::DataType::QCInt32: return 4;
+    case fb::DataType::QInt8:
+    case fb::DataType::QCInt8: return 1;
+  }
+  return 0;
+}
+
 // A short, stable name of `op` ("Convolution2d"); "Unknown" when out of range.
 const char* op_name(fb::OpType op);
 

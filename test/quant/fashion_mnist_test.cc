@@ -5,6 +5,8 @@
 // ember_quantized:: integer operators (the default) and in PyTorch's float reference form
 // (--keep-qdq); the integer sums round differently from PyTorch's float ones, hence its looser
 // bound (docs/quantization.md).
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -35,6 +37,12 @@ int64_t argmax(const float* row, int64_t n) {
 // images (lowered and --keep-qdq); the bound leaves room for a few values one quantization
 // step apart where Ember's exact integer sums and PyTorch's float sums could round apart.
 constexpr double kInt8Tolerance = 1e-3;
+// On XNNPACK the integer layers run as XNNPACK's qs8 kernels, whose requantization and int32
+// bias may put a value one quantization step from the portable kernel's (see
+// test/delegates/xnnpack/xnnpack_quantized_ops_test.cc); a step of the output layer is 0.17 in
+// logits of magnitude ~10-20, and earlier steps propagate. Measured: at most 0.0143 per image,
+// every prediction the same as PyTorch's (the case allows one to differ).
+constexpr double kInt8XnnpackTolerance = 0.03;
 
 struct Case {
   const char* model;      // examples/models/<model>.pt2
@@ -55,7 +63,14 @@ TEST_P(FashionMnist, MatchesEagerPyTorchOnEveryTestImage) {
   auto r = exporter::export_pt2_file(repo_path(std::string("examples/models/") + c.model + ".pt2"), options);
   ASSERT_TRUE(r.ok()) << r.status();
   const bool quantized = std::string(c.model).find("int8") != std::string::npos;
-  if (quantized) {
+  if (quantized && c.xnnpack && !c.keep_qdq) {
+    // Every operator runs on XNNPACK: the integer layers and the Q/DQ at its boundaries.
+    ASSERT_EQ(r->backends.size(), 1u);
+    EXPECT_TRUE(r->portable_ops.empty());
+    EXPECT_EQ(r->backends[0].ops["ember_quantized::conv2d.default"], 2);
+    EXPECT_EQ(r->backends[0].ops["ember_quantized::linear.default"], 2);
+    EXPECT_EQ(r->quantized_lowered, 4);
+  } else if (quantized) {
     // The activations stay quantized (a pass that dropped the Q/DQ ops would match the float
     // model instead); lowered, the convolutions and linear layers are integer operators.
     EXPECT_GE(r->portable_ops["quantized_decomposed::quantize_per_tensor.default"], 4);
@@ -75,6 +90,7 @@ TEST_P(FashionMnist, MatchesEagerPyTorchOnEveryTestImage) {
   ASSERT_GE(n, 100);
   ASSERT_EQ(want.shape, (std::vector<int64_t>{n, 10}));
   int correct = 0, want_correct = 0, disagreements = 0;
+  double max_err = 0;
   for (int64_t i = 0; i < n; ++i) {
     exporter::NpyArray x;
     x.dtype = ScalarType::Float32;
@@ -89,17 +105,20 @@ TEST_P(FashionMnist, MatchesEagerPyTorchOnEveryTestImage) {
     ref.shape = {1, 10};
     const uint8_t* w = want.data.data() + i * 40;
     ref.data.assign(w, w + 40);
-    EXPECT_LE(testing::relative_l2(got, ref), c.tolerance) << c.model << " image " << i;
+    const double err = testing::relative_l2(got, ref);
+    max_err = std::max(max_err, err);
+    EXPECT_LE(err, c.tolerance) << c.model << " image " << i;
     const int64_t label = labels.as<int64_t>()[i];
     const int64_t p = argmax(got.as<float>(), 10), q = argmax(ref.as<float>(), 10);
     disagreements += p != q;
     correct += p == label;
     want_correct += q == label;
   }
+  std::printf("[%s%s] max relative L2 %.5f, %d of %lld predictions differ from PyTorch's, %d correct (PyTorch %d)\n",
+              c.model, c.xnnpack ? " xnnpack" : "", max_err, disagreements, static_cast<long long>(n), correct,
+              want_correct);
   EXPECT_LE(disagreements, c.max_disagreements) << c.model << ": predictions differing from PyTorch's";
-  if (c.max_disagreements == 0) {
-    EXPECT_EQ(correct, want_correct);
-  }
+  EXPECT_LE(std::abs(correct - want_correct), c.max_disagreements) << "accuracy differs from PyTorch's";
   EXPECT_GE(correct, n * 80 / 100) << "a trained model: most test images are classified right";
 }
 
@@ -107,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(Models, FashionMnist,
                          ::testing::Values(Case{"fashion_cnn", "fp32_logits", false, false, 1e-5, 0},
                                            Case{"fashion_cnn", "fp32_logits", true, false, 1e-5, 0},
                                            Case{"fashion_cnn_int8_pt2e", "int8_logits", false, false, kInt8Tolerance, 0},
-                                           Case{"fashion_cnn_int8_pt2e", "int8_logits", true, false, kInt8Tolerance, 0},
+                                           Case{"fashion_cnn_int8_pt2e", "int8_logits", true, false, kInt8XnnpackTolerance, 1},
                                            Case{"fashion_cnn_int8_pt2e", "int8_logits", false, true, kInt8Tolerance, 0}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return std::string(info.param.model) + (info.param.xnnpack ? "_xnnpack" : "_portable") +

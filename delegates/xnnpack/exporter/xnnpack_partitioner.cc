@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "delegates/xnnpack/exporter/xnnpack_quantized.h"
 #include "delegates/xnnpack/xnnpack_blob_builder.h"
 
 namespace ember {
@@ -149,7 +150,8 @@ LayoutNeed layout_need(const Graph& g, int index) {
   const std::string k = key(n);
   if (k == "aten::conv2d.default" || k == "aten::convolution.default" || k == "aten::max_pool2d.default" ||
       k == "aten::avg_pool2d.default" || k == "aten::adaptive_avg_pool2d.default" || k == "aten::prelu.default" ||
-      k == "aten::upsample_bilinear2d.vec" || k == "aten::upsample_bilinear2d.default") {
+      k == "aten::upsample_bilinear2d.vec" || k == "aten::upsample_bilinear2d.default" ||
+      k == "ember_quantized::conv2d.default") {
     return kNhwcLayout;
   }
   bool any4d = false;
@@ -160,8 +162,10 @@ LayoutNeed layout_need(const Graph& g, int index) {
   if (!any4d) return kAnyLayout;
   if (is_clamp_like(k) || k == "aten::sigmoid.default" || k == "aten::hardswish.default" || k == "aten::silu.default" ||
       k == "aten::hardsigmoid.default" || k == "aten::constant_pad_nd.default" || is_scalar_binary(k) ||
-      unary_ops().count(k) || k == "aten::pow.Tensor_Scalar" || k == "aten::gelu.default") {
-    return kAnyLayout;
+      unary_ops().count(k) || k == "aten::pow.Tensor_Scalar" || k == "aten::gelu.default" ||
+      k == "quantized_decomposed::quantize_per_tensor.default" ||
+      k == "quantized_decomposed::dequantize_per_tensor.default") {
+    return kAnyLayout;  // elementwise (Q/DQ: Convert nodes)
   }
   if (k == "aten::cat.default") {  // NHWC: the axis is remapped
     for (int v : n.args[0].refs) {
@@ -214,6 +218,7 @@ std::vector<float> to_nhwc(const float* src, std::vector<int64_t> sizes, std::ve
 std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   const Node& n = g.nodes[index];
   if (n.erased) return "erased";
+  if (is_quantized_op(key(n))) return quantized_unsupported_reason(g, n);  // xnnpack_quantized.cc
   // Bounded dynamic shapes only where the runtime can reshape the node (shape_polymorphic).
   const bool polymorphic = shape_polymorphic(g, n);
   auto usable = [&](const Value& v) { return polymorphic ? f32_tensor(v) : f32_static(v); };
@@ -482,6 +487,14 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
     const Value& val = g.values[v];
     if (is_const(&val)) continue;  // weights come through constant slots, not as arguments
     id[v] = b.input(xd(val), layout_of(val));
+    if (val.dtype == ScalarType::Int8) {  // an int8 activation of a quantized program
+      float scale = 0;
+      int32_t zero_point = 0;
+      if (!int8_value_params(g, v, &scale, &zero_point)) {
+        return absl::InvalidArgumentError("xnnpack preprocess: no quantization parameters for int8 input " + val.name);
+      }
+      b.set_qint8(id[v], scale, zero_point);
+    }
   }
   // A graph constant used as is (in place from its program segment), with XNNPACK dims.
   auto existing = [&](const Value* v, std::vector<size_t> dims) -> uint32_t {
@@ -535,9 +548,22 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       folded.insert(i);
     }
   }
+  // dequantize -> op -> [clamp] -> quantize chains run as the op's int8 kernel: the Q/DQ
+  // nodes alias their inputs, the op reads and writes the int8 tensors.
+  const QuantizedFusion quantized = plan_quantized_fusion(g, p, fused_into, folded);
   for (int i : p.nodes) {
     const Node& n = g.nodes[i];
     if (folded.count(i)) continue;
+    if (quantized.aliases.count(i)) {
+      const int from = n.args[0].ref, to = n.output_values()[0];
+      if (!id.count(from)) return absl::InternalError("xnnpack preprocess: folded Q/DQ input not mapped");
+      if (n.op == "quantized_decomposed::quantize_per_tensor") {  // the op's output becomes int8
+        b.set_qint8(id[from], float(n.args[1].kind == Arg::Kind::Double ? n.args[1].d : double(n.args[1].i)),
+                    int32_t(n.args[2].i));
+      }
+      id[to] = id[from];
+      continue;
+    }
     b.set_node_name(n.name);  // every blob node lowered from n (composites: several) carries it
     const std::string k = key(n);
     const Value& out = g.values[n.output_values()[0]];
@@ -546,7 +572,10 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
     if (fused_into.count(i)) clamp_range(g.nodes[fused_into[i]], &prm.output_min, &prm.output_max);
     uint32_t in = x && id.count(x->id) ? id[x->id] : kInvalidId;
     uint32_t r = kInvalidId;
-    if (k == "aten::conv2d.default" || k == "aten::convolution.default") {
+    if (is_quantized_op(k)) {
+      const absl::Status st = lower_quantized_node(g, i, b, slots, id, &r);
+      if (!st.ok()) return st;
+    } else if (k == "aten::conv2d.default" || k == "aten::convolution.default") {
       const Value* w = tensor_arg(g, n, 1);
       const Value* bias = tensor_arg(g, n, 2);
       const std::vector<int64_t> stride = ints(n, 3, 2, 1), pad = ints(n, 4, 2, 0), dil = ints(n, 5, 2, 1);
@@ -855,6 +884,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   slots.finish(&blob);
   std::string summary = exporter::summarize_partition(g, p);
   if (!folded.empty()) summary += " (" + std::to_string(folded.size()) + " activations fused)";
+  if (quantized.fused_ops > 0) summary += " (" + std::to_string(quantized.fused_ops) + " ops in int8)";
   blob.compile_specs.push_back({exporter::kSummarySpec, std::vector<uint8_t>(summary.begin(), summary.end())});
   if (num_threads_ > 0) {
     const uint32_t t = uint32_t(num_threads_);

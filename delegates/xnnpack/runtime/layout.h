@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 struct pthreadpool;
 
@@ -16,6 +17,9 @@ namespace xnnpack {
 void nchw_to_nhwc(const float* src, float* dst, size_t n, size_t c, size_t hw, pthreadpool* pool);
 // dst[n][c][hw] = src[n][hw][c]
 void nhwc_to_nchw(const float* src, float* dst, size_t n, size_t c, size_t hw, pthreadpool* pool);
+// The same for int8 tensors (QInt8 delegate inputs/outputs of quantized programs).
+void nchw_to_nhwc(const int8_t* src, int8_t* dst, size_t n, size_t c, size_t hw, pthreadpool* pool);
+void nhwc_to_nchw(const int8_t* src, int8_t* dst, size_t n, size_t c, size_t hw, pthreadpool* pool);
 
 }  // namespace xnnpack
 }  // namespace ember

@@ -235,11 +235,12 @@ class XnnpackBackend final : public Backend {
       if (i < d->num_inputs && d->inputs[i].ignored) continue;
       const uint32_t rank = i < d->num_inputs ? d->work_dims[d->inputs[i].tensor_id].rank
                                               : d->outputs[i - d->num_inputs].max_dims.rank;
+      const bool int8 = i < d->num_inputs ? d->inputs[i].int8 : d->outputs[i - d->num_inputs].int8;
       if (args[i] == nullptr || !args[i]->is_tensor() || args[i]->as_tensor == nullptr ||
-          args[i]->as_tensor->dtype != ScalarType::Float32 || args[i]->as_tensor->rank != rank ||
-          !args[i]->as_tensor->is_contiguous()) {
-        return fail(diag, Error::InvalidArgument,
-                    "xnnpack: delegate argument %zu must be a contiguous float32 tensor of rank %u", i, rank);
+          args[i]->as_tensor->dtype != (int8 ? ScalarType::Int8 : ScalarType::Float32) ||
+          args[i]->as_tensor->rank != rank || !args[i]->as_tensor->is_contiguous()) {
+        return fail(diag, Error::InvalidArgument, "xnnpack: delegate argument %zu must be a contiguous %s tensor of rank %u",
+                    i, int8 ? "int8" : "float32", rank);
       }
     }
     // Shapes: the cache key is every input's XNNPACK dims.
@@ -283,12 +284,15 @@ class XnnpackBackend final : public Backend {
       if (port.ignored) continue;
       const Tensor& t = *args[k]->as_tensor;
       const Dims& dims = rt->input_dims[k];
-      const size_t nbytes = dims.numel() * sizeof(float);
+      const size_t nbytes = dims.numel() * port.elem_size;
       if (t.data == nullptr && nbytes != 0) return fail(diag, Error::InvalidArgument, "xnnpack: input %u has no data", k);
       void* ptr = port.staging;
-      if (port.nchw && !layout_trivial(dims)) {
-        nchw_to_nhwc(static_cast<const float*>(t.data), port.staging, dims.d[0], dims.d[3], dims.d[1] * dims.d[2],
-                     d->pool);
+      if (port.nchw && !layout_trivial(dims) && port.int8) {
+        nchw_to_nhwc(static_cast<const int8_t*>(t.data), static_cast<int8_t*>(port.staging), dims.d[0], dims.d[3],
+                     dims.d[1] * dims.d[2], d->pool);
+      } else if (port.nchw && !layout_trivial(dims)) {
+        nchw_to_nhwc(static_cast<const float*>(t.data), static_cast<float*>(port.staging), dims.d[0], dims.d[3],
+                     dims.d[1] * dims.d[2], d->pool);
       } else if (t.capacity_bytes >= nbytes + XNN_EXTRA_BYTES) {
         ptr = t.data;
       } else {
@@ -338,8 +342,13 @@ class XnnpackBackend final : public Backend {
     for (uint32_t k = 0; k < d->num_outputs; ++k) {
       const ExternalPort& port = d->outputs[k];
       const Dims& dims = rt->output_dims[k];
-      if (port.nchw && !layout_trivial(dims)) {
-        nhwc_to_nchw(port.staging, static_cast<float*>(args[d->num_inputs + k]->as_tensor->data), dims.d[0], dims.d[3],
+      if (port.nchw && !layout_trivial(dims) && port.int8) {
+        nhwc_to_nchw(static_cast<const int8_t*>(port.staging),
+                     static_cast<int8_t*>(args[d->num_inputs + k]->as_tensor->data), dims.d[0], dims.d[3],
+                     dims.d[1] * dims.d[2], d->pool);
+      } else if (port.nchw && !layout_trivial(dims)) {
+        nhwc_to_nchw(static_cast<const float*>(port.staging),
+                     static_cast<float*>(args[d->num_inputs + k]->as_tensor->data), dims.d[0], dims.d[3],
                      dims.d[1] * dims.d[2], d->pool);
       }
     }

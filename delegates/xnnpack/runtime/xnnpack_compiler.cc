@@ -61,7 +61,8 @@ Error resolve_constant(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, Bac
   if (c == nullptr) return fail(diag, Error::InvalidProgram, "xnnpack: constant tensor %u has no data", t);
   uint64_t numel = 0;
   checked_numel(d->declared_dims[t], &numel);
-  const uint64_t nbytes = numel * sizeof(float);
+  const size_t elem = element_size(tensor.dtype());  // checked by check_tensor_type
+  const uint64_t nbytes = numel * elem;
   const uint8_t* base = nullptr;
   uint64_t available = 0;  // readable bytes from `base`
   if (c->segment_index() >= 0) {
@@ -90,12 +91,12 @@ Error resolve_constant(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, Bac
     base = c->inline_bytes()->data();
     available = c->inline_bytes()->size();
   }
-  if (reinterpret_cast<uintptr_t>(base) % alignof(float) == 0 && packed_only) {
+  if (reinterpret_cast<uintptr_t>(base) % elem == 0 && packed_only) {
     d->constant_data[t] = base;
     d->stats.constants_in_place++;
     return Error::Ok;
   }
-  if (reinterpret_cast<uintptr_t>(base) % alignof(float) == 0 && available >= nbytes + XNN_EXTRA_BYTES) {
+  if (reinterpret_cast<uintptr_t>(base) % elem == 0 && available >= nbytes + XNN_EXTRA_BYTES) {
     d->constant_data[t] = base;
     d->stats.constants_in_place++;
     return Error::Ok;
@@ -125,6 +126,11 @@ Error prepare_port(XnnDelegate* d, ExternalPort* port, uint32_t t, const fb::Ten
   Diagnostic* diag = ctx.diag;
   port->tensor_id = t;
   port->nchw = tensor.layout() == fb::Layout::NchwToNhwc;
+  port->int8 = tensor.dtype() == fb::DataType::QInt8;
+  port->elem_size = element_size(tensor.dtype());
+  if (tensor.dtype() != fb::DataType::Fp32 && !port->int8) {
+    return fail(diag, Error::InvalidProgram, "xnnpack: external tensor %u must be Fp32 or QInt8", t);
+  }
   const Dims& dims = d->declared_dims[t];
   if (port->nchw && dims.rank != 4) {
     return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u has layout NchwToNhwc but rank %u (needs 4)", t, dims.rank);
@@ -145,10 +151,10 @@ Error prepare_port(XnnDelegate* d, ExternalPort* port, uint32_t t, const fb::Ten
   }
   uint64_t numel = 0;
   checked_numel(port->max_dims, &numel);
-  port->staging = static_cast<float*>(ctx.method_allocator->allocate(numel * sizeof(float) + XNN_EXTRA_BYTES, 64));
+  port->staging = ctx.method_allocator->allocate(numel * port->elem_size + XNN_EXTRA_BYTES, 64);
   if (port->staging == nullptr) {
     return fail(diag, Error::OutOfMemory, "xnnpack: no method memory for the %llu-byte staging buffer of tensor %u",
-                static_cast<unsigned long long>(numel * sizeof(float)), t);
+                static_cast<unsigned long long>(numel * port->elem_size), t);
   }
   return Error::Ok;
 }
@@ -217,6 +223,7 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
   }
   MemoryAllocator* a = ctx.method_allocator;
   d->constant_data = alloc_array<const void*>(a, d->num_tensors);
+  d->channel_scales = alloc_array<const float*>(a, d->num_tensors);
   d->declared_dims = alloc_array<Dims>(a, d->num_tensors);
   d->work_dims = alloc_array<Dims>(a, d->num_tensors);
   d->attrs = alloc_array<NodeAttrs>(a, d->num_nodes);
@@ -225,7 +232,7 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
   d->externals = alloc_array<xnn_external_value>(a, d->num_inputs + d->num_outputs);
   // 0: not yet available, 1: available (input/constant/produced); used for use-before-def.
   uint8_t* available = alloc_array<uint8_t>(a, d->num_tensors);
-  if (!d->constant_data || !d->declared_dims || !d->work_dims || !d->attrs || !d->inputs || !d->outputs ||
+  if (!d->constant_data || !d->channel_scales || !d->declared_dims || !d->work_dims || !d->attrs || !d->inputs || !d->outputs ||
       !d->externals || !available) {
     return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small for the delegate tables (%u tensors)",
                 d->num_tensors);
@@ -250,13 +257,10 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
   for (uint32_t t = 0; t < d->num_tensors; ++t) {
     const fb::Tensor* tensor = g->tensors()->Get(t);
     if (tensor == nullptr) return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u is missing", t);
-    if (tensor->dtype() != fb::DataType::Fp32) {
-      return fail(diag, Error::NotSupported, "xnnpack: tensor %u has dtype %d; only fp32 is supported", t,
-                  static_cast<int>(tensor->dtype()));
-    }
     if (!read_dims(tensor->dims(), &d->declared_dims[t])) {
       return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u has rank > %u or a dim too large", t, kMaxDims);
     }
+    EMBER_TRY(check_tensor_type(d, t, *tensor, ctx, specs));
     d->work_dims[t] = d->declared_dims[t];
     const uint32_t k = tensor->external_index();
     switch (tensor->kind()) {
@@ -344,6 +348,7 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
       return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s) output tensor %u is out of range or already defined",
                   i, name, t);
     }
+    EMBER_TRY(check_node_types(d, i, *node, diag));
     const fb::TensorKind kind = g->tensors()->Get(t)->kind();
     if (kind != fb::TensorKind::Internal && kind != fb::TensorKind::ExternalOutput) {
       return fail(diag, Error::InvalidProgram, "xnnpack: node %u (%s) writes tensor %u, an input or constant", i, name, t);
@@ -585,6 +590,9 @@ xnn_status define_node(xnn_subgraph_t sg, const NodeAttrs& a, const fb::Node& no
     case fb::OpType::ReciprocalSquareRoot:
       return define_unary(sg, xnn_unary_reciprocal_square_root, in0, out,
                           "xnn_define_unary(reciprocal_square_root)", api);
+    case fb::OpType::Convert:
+      *api = "xnn_define_unary(convert)";
+      return xnn_define_unary(sg, xnn_unary_convert, nullptr, in0, out, 0);
     case fb::OpType::StaticReduce: {
       size_t axes[kMaxDims] = {0};
       for (size_t i = 0; i < a.num_axes; ++i) axes[i] = static_cast<size_t>(a.axes[i]);
@@ -615,7 +623,7 @@ Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
     if (tensor->kind() == fb::TensorKind::ExternalOutput) flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
     uint32_t id = XNN_INVALID_VALUE_ID;
     const Dims& dims = d->work_dims[t];
-    s = xnn_define_tensor_value(guard.subgraph, xnn_datatype_fp32, dims.rank, dims.d, d->constant_data[t], t, flags, &id);
+    s = define_value(d, guard.subgraph, *tensor, dims, d->constant_data[t], t, flags, &id);
     if (s != xnn_status_success || id != t) {
       return fail(diag, s != xnn_status_success ? status_error(s) : Error::Internal,
                   "xnnpack: xnn_define_tensor_value for tensor %u failed: %s", t, status_name(s));

@@ -22,7 +22,9 @@ struct ExternalPort {
   Dims max_dims;       // XNNPACK order; equals the compiled dims when static
   bool dynamic = false;
   bool ignored = false;      // TensorKind::IgnoredInput: never read, never bound
-  float* staging = nullptr;  // max numel + XNN_EXTRA_BYTES, 64-byte aligned
+  bool int8 = false;         // QInt8 tensor: an Int8 tensor on the Ember side (else Float32)
+  size_t elem_size = 4;
+  void* staging = nullptr;   // max numel * elem_size + XNN_EXTRA_BYTES, 64-byte aligned
 };
 
 struct CachedRuntime {
@@ -58,6 +60,7 @@ struct XnnDelegate {
   uint32_t num_inputs = 0;
   uint32_t num_outputs = 0;
   const void** constant_data = nullptr;  // [num_tensors], null unless Constant
+  const float** channel_scales = nullptr;  // [num_tensors], QCInt8/QCInt32 only (blob or segment)
   Dims* declared_dims = nullptr;         // [num_tensors], as compiled
   Dims* work_dims = nullptr;             // [num_tensors], scratch for (re)builds
   NodeAttrs* attrs = nullptr;            // [num_nodes]
@@ -87,6 +90,21 @@ Error status_error(xnn_status status);
 // ember::delegate_constant(context, specs, slot).
 Error prepare_delegate(XnnDelegate* d, BackendInitContext& context, Span<const uint8_t> blob,
                        Span<const CompileSpecView> specs);
+
+// Quantized tensors and nodes (xnnpack_quantized_nodes.cc).
+// Checks tensor t's dtype and quantization (scales positive and finite, zero points in range,
+// channel scales one per channel, QC*/QInt32 only as constants); NotSupported for an unknown
+// dtype, InvalidProgram otherwise.
+// Per-channel scales kept in a constant slot are resolved here (d->channel_scales[t]).
+Error check_tensor_type(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, BackendInitContext& ctx,
+                        Span<const CompileSpecView> specs);
+// Checks that node i's tensor dtypes form a combination this backend defines (fp32 ops on
+// Fp32 only; quantized conv/fc: QInt8 in/out, QCInt8 filter, QCInt32 bias; ...).
+Error check_node_types(const XnnDelegate* d, uint32_t i, const fb::Node& node, Diagnostic* diag);
+// xnn_define_tensor_value / xnn_define_quantized_tensor_value /
+// xnn_define_channelwise_quantized_tensor_value for blob tensor t.
+xnn_status define_value(const XnnDelegate* d, xnn_subgraph_t sg, const fb::Tensor& tensor, const Dims& dims,
+                        const void* data, uint32_t t, uint32_t flags, uint32_t* id);
 
 // Re-derives work_dims of every node output from work_dims of the inputs and constants.
 // `check_declared`: also require them to equal the compiled dims (init-time verification).

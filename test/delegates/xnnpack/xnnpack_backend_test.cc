@@ -312,7 +312,7 @@ TEST(XnnpackBackend, MalformedGraphsAreInvalidProgram) {
   }
   {
     RawGraph g;
-    g.in.dtype = static_cast<fb::DataType>(3);
+    g.in.dtype = static_cast<fb::DataType>(100);  // unknown (1..4 are the quantized types)
     EXPECT_EQ(init_raw(g), Error::NotSupported);
   }
   {

@@ -1,0 +1,57 @@
+// The XNNPACK partitioner's quantized part (internal to delegates/xnnpack/exporter).
+//
+// Claimed: ember_quantized::conv2d (regular, grouped, depthwise) and ::linear with int8
+// activations (XNNPACK qs8 with qc8w per-channel weights: QInt8 / QCInt8 / QCInt32 tensors),
+// and PT2E's quantized_decomposed::quantize_per_tensor / dequantize_per_tensor (.default, int8,
+// full [-128, 127] range) as Convert nodes (f32 <-> qint8). The float ops between Q/DQ are the
+// partitioner's ordinary fp32 ops; where XNNPACK has an int8 kernel with PyTorch's reference
+// semantics, plan_quantized_fusion() folds the dequantize -> op -> [clamp] -> quantize chain
+// into that kernel on the int8 tensors (the Q/DQ nodes become aliases):
+//   max_pool2d, cat, relu / relu6 / hardtanh / clamp (one scale and zero point in and out:
+//     exact, the ops only select or move values),
+//   add (two dequantized inputs, requantized: XNNPACK's qs8 add; may differ by one step),
+//   mean over H, W / adaptive_avg_pool2d to 1x1 (qs8 mean; may differ by one step).
+// Weights: the int8 filter stays a graph constant (OHWI / 1HWO: a new constant replacing
+// the OIHW one, or the same bytes for 1x1 filters); the float bias becomes a new int32
+// constant round_half_even(bias[o] / (input_scale * weight_scale[o])) (the scale product in
+// float, as the portable kernel computes it); the per-channel scales are written into the blob.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "delegates/xnnpack/xnnpack_blob_builder.h"
+#include "exporter/ir/graph.h"
+#include "exporter/partition/partitioner.h"
+
+namespace ember {
+namespace xnnpack {
+
+// "ember_quantized::conv2d.default" and the other operator keys handled here.
+bool is_quantized_op(const std::string& key);
+// Why the quantized node `n` cannot run on XNNPACK ("" when it can).
+std::string quantized_unsupported_reason(const exporter::Graph& g, const exporter::Node& n);
+
+struct QuantizedFusion {
+  std::set<int> aliases;  // dequantize / quantize nodes folded into an int8 op: their output aliases their input
+  int fused_ops = 0;
+};
+// Chains of partition `p` that run as one int8 XNNPACK op (see above). `fused_into` maps a
+// producer to the clamp folded into it, `folded` holds those clamps.
+QuantizedFusion plan_quantized_fusion(const exporter::Graph& g, const exporter::Partition& p,
+                                      const std::map<int, int>& fused_into, const std::set<int>& folded);
+
+// Gives the int8 activation `value` its QInt8 parameters, taken from its producer or a reader
+// (partition inputs); false when no node says what they are.
+bool int8_value_params(const exporter::Graph& g, int value, float* scale, int32_t* zero_point);
+
+// Emits quantized node `index` (is_quantized_op) into `b`; *out is its output tensor. Inputs
+// come from `id` (graph value -> blob tensor); weights become constant slots.
+absl::Status lower_quantized_node(const exporter::Graph& g, int index, XnnBlobBuilder& b,
+                                  exporter::ConstantSlots& slots, const std::map<int, uint32_t>& id, uint32_t* out);
+
+}  // namespace xnnpack
+}  // namespace ember
