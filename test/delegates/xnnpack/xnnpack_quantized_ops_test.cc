@@ -52,6 +52,19 @@ struct QuantGraph : OpGraph {
                 g.values[q].sizes);
   }
   int qdq(int x, double scale, int64_t zp) { return dequantize(quantize(x, scale, zp), scale, zp); }
+  // An int8 user input (random values over the whole range).
+  int int8_input(std::vector<int64_t> sizes) {
+    const int v = value("in" + std::to_string(inputs.size()), sizes, exporter::ValueRole::UserInput);
+    g.values[v].dtype = ScalarType::Int8;
+    g.inputs.push_back(v);
+    exporter::NpyArray a;
+    a.dtype = ScalarType::Int8;
+    a.shape = sizes;
+    std::uniform_int_distribution<int> d(-128, 127);
+    for (int64_t i = 0; i < numel(sizes); ++i) a.data.push_back(uint8_t(int8_t(d(rng))));
+    inputs.push_back(std::move(a));
+    return v;
+  }
   int typed_constant(const std::string& name, ScalarType dtype, std::vector<int64_t> sizes, std::vector<uint8_t> bytes) {
     exporter::Constant c;
     c.name = name;
@@ -285,6 +298,23 @@ TEST(QuantizedBoundary, FloatOpBetweenConvertsWithinOneStep) {
   EXPECT_LE(r.max_diff, 1);
   EXPECT_LE(r.differing, 0.25);
   EXPECT_EQ(ops["aten::avg_pool2d.default"], 1);
+}
+
+// An int8 program input and output: the delegate's arguments are int8 NCHW tensors,
+// transposed to and from NHWC at the partition boundary.
+TEST(QuantizedBoundary, Int8DelegateInputsAndOutputs) {
+  QuantGraph o;
+  const int x = o.dequantize(o.int8_input({2, 6, 5, 7}), 0.03, 9);
+  const int y = o.node("aten::conv2d", "default",
+                       {t(x), t(o.qweight({10, 6, 3, 3})), t(o.constant({10}, -0.1f, 0.1f)), ints({1, 1}),
+                        ints({1, 1}), ints({1, 1}), Arg::integer(1)},
+                       {2, 10, 5, 7});
+  o.output(o.quantize(y, 0.25, -2));
+  std::map<std::string, int> ops;
+  const Outcome r = compare(o, &ops);
+  EXPECT_EQ(ops["ember_quantized::conv2d.default"], 1);
+  EXPECT_LE(r.max_diff, 1);
+  EXPECT_LE(r.differing, 0.05);
 }
 
 // conv -> conv -> residual add -> linear head: the chain a quantized CNN is made of, in one
