@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "exporter/exporter.h"
 #include "exporter/import/pt2_importer.h"
 #include "exporter/passes/passes.h"
@@ -196,6 +197,24 @@ TEST(FuseLlm, FusedProgramGivesTheUnfusedLogits) {
   EXPECT_LE(e_step, 1e-4);
   EXPECT_LE(testing::relative_l2(fp, want[0]), 1e-4);
   EXPECT_LE(testing::relative_l2(fs, want_step[0]), 1e-4);
+}
+
+// With XNNPACK taking the linear layers, the fused operators stay on the CPU between its
+// partitions (the cache writes keep their order); the logits are PyTorch's.
+TEST(FuseLlm, FusedProgramWithXnnpackMatchesPyTorch) {
+  const std::string dir = tiny_llama_kv();
+  if (dir.empty()) GTEST_SKIP() << "shared/ data not found";
+  ExportOptions options;
+  options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
+  auto r = export_pt2_file(dir + "/model.pt2", options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->portable_ops.count("ember_llm::sdpa_with_kv_cache.default"), 1u);
+  ASSERT_FALSE(r->backends.empty());
+  EXPECT_GT(r->backends[0].delegates, 0);
+  NpyArray prefill, step;
+  ASSERT_NO_FATAL_FAILURE(run_prefill_and_step(r->pte, dir, &prefill, &step));
+  EXPECT_LE(testing::relative_l2(prefill, testing::read_npy_series(dir, "output_")[0]), 1e-4);
+  EXPECT_LE(testing::relative_l2(step, testing::read_npy_series(dir, "step_output_")[0]), 1e-4);
 }
 
 // The trained example decoder (examples/llm), when it is in the checkout.
