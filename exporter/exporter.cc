@@ -40,7 +40,8 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
   }
   if (options.lower_quantized) {
     r.quantized_lowered = lower_quantized_ops(g);
-    if (r.quantized_lowered > 0) eliminate_dead_code(g);
+    r.weight_only_lowered = lower_weight_only_ops(g);
+    if (r.quantized_lowered + r.weight_only_lowered > 0) eliminate_dead_code(g);
   }
   if (options.fold_constants) {
     auto f = fold_constants(g);

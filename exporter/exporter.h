@@ -24,7 +24,8 @@ struct ExportOptions {
   bool fold_conv_bn = true;
   bool fold_constants = true;  // needs the kernel library linked (it runs the kernels)
   // PT2E Q/DQ chains around conv2d/linear become ember_quantized:: integer ops (int8 weights
-  // kept). False keeps PyTorch's float reference form (the float ops between Q/DQ).
+  // kept), and weight-only dequantize -> linear / embedding pairs become *_weight_only ops.
+  // False keeps PyTorch's float reference form (the float ops between Q/DQ).
   bool lower_quantized = true;
   // Ember's own quantizer (exporter/quantize/quantizer.h), run after conv+bn folding.
   QuantizeOptions quantize;
@@ -53,6 +54,7 @@ struct ExportResult {
   int conv_bn_folded = 0;
   int constants_folded = 0;
   int quantized_lowered = 0;       // conv/linear chains lowered to ember_quantized:: ops
+  int weight_only_lowered = 0;     // int8/int4 weights read in place by *_weight_only ops
   QuantizeReport quantize_report;  // when options.quantize.mode is not None
   std::vector<BackendSummary> backends;    // one per partitioner, in priority order
   std::map<std::string, int> portable_ops; // ops left on the portable kernels (final graph)

@@ -36,6 +36,12 @@ const std::vector<const char*>& op_schema_strings() {
       "ember_quantized::linear(Tensor input, float input_scale, int input_zero_point, Tensor weight, "
       "Tensor weight_scales, Tensor? bias, float output_scale, int output_zero_point, int output_min, "
       "int output_max) -> Tensor",
+      // Weight-only int8 / int4 (kernels/portable/quantized/weight_only_ops.cc), what
+      // exporter/passes/lower_weight_only.cc makes of the quantizer's dequantize -> linear / embedding.
+      "ember_quantized::linear_weight_only(Tensor input, Tensor weight, Tensor weight_scales, int group_size, "
+      "int bits, Tensor? bias) -> Tensor",
+      "ember_quantized::embedding_weight_only(Tensor weight, Tensor weight_scales, int group_size, int bits, "
+      "Tensor indices) -> Tensor",
       // Ember's fused decoder operators (kernels/optimized/llm_kernels.cc), what
       // exporter/passes/fuse_llm_attention.cc makes of the Llama attention, RMSNorm, RoPE and
       // SwiGLU patterns. The caches are mutable state, written in place.

@@ -40,6 +40,12 @@ absl::StatusOr<int> fold_constants(Graph& g);
 // float constants). Chains that do not fit stay as float ops between Q/DQ.
 int lower_quantized_ops(Graph& g);
 
+// Lowers weight-only layers (dequantize_per_channel / _group of a constant int8 weight read
+// only by linear and embedding nodes, what `--quantize int8-weight|int4-weight` writes) to
+// ember_quantized::linear_weight_only / embedding_weight_only, packing int4 values two per
+// byte. Run before constant folding. Returns the number of weights lowered.
+int lower_weight_only_ops(Graph& g);
+
 // True for an activation lower_quantized_ops folds into a quantized layer's output range:
 // relu, relu6, hardtanh(lo, hi), clamp with number bounds; sets its real bounds (+-inf open).
 bool fusable_activation(const Node& n, double* lo, double* hi);

@@ -1,0 +1,240 @@
+// Weight-only quantized operators: float activations, int8 or int4 weights dequantized inside
+// the kernel (what exporter/passes/lower_weight_only.cc makes of the quantizer's
+// dequantize -> linear / embedding pairs), so a decoded token reads 1 or 0.5 byte per weight
+// instead of 4 and no float copy of a weight is ever made.
+//
+//   ember_quantized::linear_weight_only(input [..., K] f32, weight, weight_scales [N, K/group] f32,
+//                                       group_size, bits, bias [N] f32 or None) -> [..., N]
+//   ember_quantized::embedding_weight_only(weight, weight_scales [N, K/group] f32, group_size,
+//                                          bits, indices int32/int64 [...]) -> [..., K]
+//   w[n][k] = q[n][k] * weight_scales[n][k / group_size]   (symmetric: zero point 0)
+//
+// Weight layouts: bits 8: int8 [N, K]; bits 4: uint8 [N, K / 2], two values per byte, element
+// 2j in the low nibble and 2j + 1 in the high one, each stored as value + 8 (so [-8, 7]).
+// group_size divides K (and is even for bits 4). Everything is validated before use.
+//
+// Arithmetic: each group's values are converted to float and dotted with the input in float32
+// (AVX2 + FMA where the CPU has it, chosen at run time; plain C++ elsewhere), then scaled:
+// sum_groups scale * dot(x_group, q_group). Not bit-identical to dequantize-then-linear (the
+// float sums associate differently), within float rounding of it.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/portable/util/kernel_args.h"
+#include "kernels/portable/util/parallel.h"
+#include "kernels/portable/util/tensor_util.h"
+#include "runtime/kernel/kernel_registry.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace ember {
+namespace portable {
+namespace {
+
+constexpr int64_t kChunk = 512;  // values converted at a time (a stack buffer)
+
+// Converts `len` quantized values starting at element `first` of a row to float (unscaled).
+void unpack_scalar(const uint8_t* row, int bits, int64_t first, int64_t len, float* out) {
+  if (bits == 8) {
+    const int8_t* q = reinterpret_cast<const int8_t*>(row) + first;
+    for (int64_t i = 0; i < len; ++i) out[i] = static_cast<float>(q[i]);
+    return;
+  }
+  for (int64_t i = 0; i < len; ++i) {  // first is even: groups and chunks are even-sized
+    const uint8_t byte = row[(first + i) >> 1];
+    const int nibble = ((first + i) & 1) ? (byte >> 4) : (byte & 15);
+    out[i] = static_cast<float>(nibble - 8);
+  }
+}
+
+float dot_scalar(const float* a, const float* b, int64_t len) {
+  float acc[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= len; i += 4) {
+    for (int j = 0; j < 4; ++j) acc[j] += a[i + j] * b[i + j];
+  }
+  for (; i < len; ++i) acc[0] += a[i] * b[i];
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) void unpack_avx2(const uint8_t* row, int bits, int64_t first, int64_t len,
+                                                      float* out) {
+  int64_t i = 0;
+  if (bits == 8) {
+    const int8_t* q = reinterpret_cast<const int8_t*>(row) + first;
+    for (; i + 8 <= len; i += 8) {
+      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + i));
+      _mm256_storeu_ps(out + i, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)));
+    }
+  } else {
+    const uint8_t* p = row + (first >> 1);
+    const __m128i low_mask = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
+    for (; i + 16 <= len; i += 16) {
+      const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + i / 2));  // 8 bytes
+      const __m128i lo = _mm_and_si128(bytes, low_mask);
+      const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low_mask);
+      const __m128i vals = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);  // 16 values in order
+      _mm256_storeu_ps(out + i, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(vals)));
+      _mm256_storeu_ps(out + i + 8, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(vals, 8))));
+    }
+  }
+  if (i < len) unpack_scalar(row, bits, first + i, len - i, out + i);
+}
+
+__attribute__((target("avx2,fma"))) float dot_avx2(const float* a, const float* b, int64_t len) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= len; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+  }
+  for (; i + 8 <= len; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+  const __m256 s = _mm256_add_ps(acc0, acc1);
+  __m128 r = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  float total = _mm_cvtss_f32(r);
+  for (; i < len; ++i) total += a[i] * b[i];
+  return total;
+}
+
+bool cpu_has_avx2_fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
+
+struct Kernels {
+  void (*unpack)(const uint8_t*, int, int64_t, int64_t, float*);
+  float (*dot)(const float*, const float*, int64_t);
+};
+
+Kernels pick_kernels() {
+#if defined(__x86_64__)
+  if (cpu_has_avx2_fma()) return {unpack_avx2, dot_avx2};
+#endif
+  return {unpack_scalar, dot_scalar};
+}
+
+// The weight arguments shared by both operators; false (with a message) when inconsistent.
+struct PackedWeight {
+  const uint8_t* data = nullptr;
+  const float* scales = nullptr;
+  int64_t rows = 0, cols = 0, group = 0, row_bytes = 0;
+  int bits = 8;
+};
+
+bool read_weight(KernelArgs& a, const Tensor* w, const Tensor* scales, int64_t group, int64_t bits,
+                 PackedWeight* pw) {
+  if (!a.ok()) return false;
+  if (bits != 8 && bits != 4) return a.fail("bits must be 8 or 4");
+  if (w->rank != 2 || !w->is_contiguous()) return a.fail("the quantized weight must be a contiguous 2-D tensor");
+  if (bits == 8 && w->dtype != ScalarType::Int8) return a.fail("an 8-bit weight must be int8 [N, K]");
+  if (bits == 4 && w->dtype != ScalarType::UInt8) return a.fail("a 4-bit weight must be uint8 [N, K / 2] (two values per byte)");
+  pw->bits = static_cast<int>(bits);
+  pw->rows = w->sizes[0];
+  pw->row_bytes = w->sizes[1];
+  pw->cols = bits == 8 ? w->sizes[1] : 2 * w->sizes[1];
+  pw->group = group;
+  if (group < 1 || pw->cols % group != 0 || (bits == 4 && group % 2 != 0)) {
+    return a.fail("group_size must divide the weight's row length (and be even for 4-bit weights)");
+  }
+  if (scales->dtype != ScalarType::Float32 || scales->rank != 2 || scales->sizes[0] != pw->rows ||
+      scales->sizes[1] != pw->cols / group || !scales->is_contiguous()) {
+    return a.fail("weight_scales must be float32 [N, K / group_size]");
+  }
+  pw->data = w->data_as<uint8_t>();
+  pw->scales = scales->data_as<float>();
+  return true;
+}
+
+// linear_weight_only(input, weight, weight_scales, group_size, bits, bias, out)
+Error linear_weight_only(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(7)) return a.error();
+  const Tensor* in = a.tensor(0);
+  const Tensor* w = a.tensor(1);
+  const Tensor* scales = a.tensor(2);
+  const int64_t group = a.int_value(3), bits = a.int_value(4);
+  const Tensor* bias = a.optional_tensor(5);
+  Tensor* out = a.out(6);
+  PackedWeight pw;
+  if (!read_weight(a, w, scales, group, bits, &pw)) return a.error();
+  if (in->dtype != ScalarType::Float32 || in->rank < 1 || in->sizes[in->rank - 1] != pw.cols || !in->is_contiguous()) {
+    return ctx.fail(Error::InvalidArgument, "linear_weight_only needs a contiguous float32 input [..., K] matching the weight");
+  }
+  if (bias != nullptr && (bias->dtype != ScalarType::Float32 || bias->numel() != pw.rows)) {
+    return ctx.fail(Error::InvalidArgument, "linear_weight_only's bias must be float32 [N]");
+  }
+  Shape s(*in);
+  s.d[s.rank - 1] = pw.rows;
+  if (!resize_to(a, out, s) || !require_contiguous(a, out)) return a.error();
+  const int64_t k = pw.cols, rows = k > 0 ? in->numel() / k : 0, cols = pw.rows;
+  const float* x = in->data_as<float>();
+  const float* b = bias ? bias->data_as<float>() : nullptr;
+  float* y = out->data_as<float>();
+  const Kernels kern = pick_kernels();
+  // Output features are split over threads; each thread converts a chunk of a weight row once
+  // and dots it with every input row.
+  parallel_for_range(ctx, cols, 16, [&](int64_t begin, int64_t end) {
+    float chunk[kChunk];
+    for (int64_t o = begin; o < end; ++o) {
+      const uint8_t* wrow = pw.data + o * pw.row_bytes;
+      const float* srow = pw.scales + o * (k / pw.group);
+      for (int64_t r = 0; r < rows; ++r) y[r * cols + o] = b ? b[o] : 0.f;
+      for (int64_t g0 = 0; g0 < k; g0 += pw.group) {
+        const float scale = srow[g0 / pw.group];
+        for (int64_t c0 = g0; c0 < g0 + pw.group; c0 += kChunk) {
+          const int64_t len = std::min<int64_t>(kChunk, g0 + pw.group - c0);
+          kern.unpack(wrow, pw.bits, c0, len, chunk);
+          for (int64_t r = 0; r < rows; ++r) y[r * cols + o] += scale * kern.dot(x + r * k + c0, chunk, len);
+        }
+      }
+    }
+  });
+  return Error::Ok;
+}
+
+// embedding_weight_only(weight, weight_scales, group_size, bits, indices, out)
+Error embedding_weight_only(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(6)) return a.error();
+  const Tensor* w = a.tensor(0);
+  const Tensor* scales = a.tensor(1);
+  const int64_t group = a.int_value(2), bits = a.int_value(3);
+  const Tensor* idx = a.tensor(4);
+  Tensor* out = a.out(5);
+  PackedWeight pw;
+  if (!read_weight(a, w, scales, group, bits, &pw)) return a.error();
+  if ((idx->dtype != ScalarType::Int64 && idx->dtype != ScalarType::Int32) || !idx->is_contiguous() ||
+      idx->rank >= static_cast<int>(kMaxRank)) {
+    return ctx.fail(Error::InvalidArgument, "embedding_weight_only needs contiguous int32/int64 indices");
+  }
+  Shape s(*idx);
+  s.push(pw.cols);
+  if (!resize_to(a, out, s) || !require_contiguous(a, out)) return a.error();
+  float* y = out->data_as<float>();
+  const int64_t count = idx->numel(), k = pw.cols;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t row = idx->dtype == ScalarType::Int64 ? idx->data_as<int64_t>()[i] : idx->data_as<int32_t>()[i];
+    if (row < 0 || row >= pw.rows) return ctx.fail(Error::OutOfBounds, "embedding index out of range of the weight's rows");
+    const uint8_t* wrow = pw.data + row * pw.row_bytes;
+    const float* srow = pw.scales + row * (k / pw.group);
+    float* dst = y + i * k;
+    unpack_scalar(wrow, pw.bits, 0, k, dst);
+    for (int64_t j = 0; j < k; ++j) dst[j] *= srow[j / pw.group];
+  }
+  return Error::Ok;
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("ember_quantized::linear_weight_only.default", linear_weight_only);
+EMBER_REGISTER_KERNEL("ember_quantized::embedding_weight_only.default", embedding_weight_only);
+
+}  // namespace portable
+}  // namespace ember
