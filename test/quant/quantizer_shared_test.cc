@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "exporter/exporter.h"
 #include "exporter/quantize/quantizer.h"
 #include "exporter/util/npy.h"
@@ -85,6 +86,64 @@ TEST(QuantizerShared, MobileNetV2AndResNet18Int8) {
       fb = b.as<float>()[i] > b.as<float>()[fb] ? i : fb;
     }
     EXPECT_EQ(fa, fb) << m.name << ": the top class changed";
+  }
+}
+
+// The same int8 programs exported with --backend xnnpack: every operator (integer convolutions
+// and linear layers, Q/DQ, residual adds, pooling) runs on XNNPACK, and the outputs stay within
+// the same bounds of the float XNNPACK program (measured 0.235 and 0.0165). Against the int8
+// program on the portable kernels they differ by 0.151 and 0.012: XNNPACK's requantization
+// puts some values one quantization step from the portable kernels' (per-op differential
+// tests in test/delegates/xnnpack/xnnpack_quantized_ops_test.cc), and MobileNetV2's random
+// layers amplify those steps as they amplify its quantization error (docs/quantization.md).
+// MobileNetV2's top class is not kept on XNNPACK (its random logits are close); ResNet18's is.
+TEST(QuantizerShared, MobileNetV2AndResNet18Int8OnXnnpack) {
+  struct Model {
+    const char* name;
+    double bound_fp32, bound_portable;
+    bool top_class_kept;
+  };
+  for (const Model& m : {Model{"mobilenet_v2", 0.3, 0.2, false}, Model{"resnet18", 0.05, 0.03, true}}) {
+    const std::string dir = testing::shared_dir() + "/models/" + m.name;
+    if (!testing::file_exists(dir + "/model.pt2")) GTEST_SKIP() << "no ../shared";
+    exporter::ExportOptions fo;
+    fo.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
+    auto f = exporter::export_pt2_file(dir + "/model.pt2", fo);
+    ASSERT_TRUE(f.ok()) << f.status();
+    exporter::ExportOptions o;
+    o.quantize.mode = exporter::QuantizeMode::Int8;
+    auto samples = exporter::read_calibration_samples(dir + "/input_0.npy");
+    ASSERT_TRUE(samples.ok()) << samples.status();
+    o.quantize.calibration = *samples;
+    auto p = exporter::export_pt2_file(dir + "/model.pt2", o);
+    ASSERT_TRUE(p.ok()) << p.status();
+    o.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
+    auto q = exporter::export_pt2_file(dir + "/model.pt2", o);
+    ASSERT_TRUE(q.ok()) << q.status();
+    ASSERT_EQ(q->backends.size(), 1u);
+    EXPECT_TRUE(q->portable_ops.empty()) << m.name << ": operators left on the portable kernels";
+    EXPECT_GT(q->backends[0].ops["ember_quantized::conv2d.default"], 0) << m.name;
+    EXPECT_LE(q->pte.size() * 10, f->pte.size() * 3) << m.name;
+    auto input = exporter::read_npy(dir + "/input_0.npy");
+    ASSERT_TRUE(input.ok());
+    testing::PteRunner fr, pr, qr;
+    ASSERT_EQ(fr.load(f->pte), "");
+    ASSERT_EQ(pr.load(p->pte), "");
+    ASSERT_EQ(qr.load(q->pte), "");
+    ASSERT_EQ(fr.run({*input}), "");
+    ASSERT_EQ(pr.run({*input}), "");
+    ASSERT_EQ(qr.run({*input}), "");
+    const exporter::NpyArray a = fr.output(0), b = qr.output(0);
+    EXPECT_LT(testing::relative_l2(b, a), m.bound_fp32) << m.name;
+    EXPECT_LT(testing::relative_l2(b, pr.output(0)), m.bound_portable) << m.name;
+    int64_t fa = 0, fb = 0;
+    for (int64_t i = 1; i < a.numel(); ++i) {
+      fa = a.as<float>()[i] > a.as<float>()[fa] ? i : fa;
+      fb = b.as<float>()[i] > b.as<float>()[fb] ? i : fb;
+    }
+    if (m.top_class_kept) {
+      EXPECT_EQ(fa, fb) << m.name << ": the top class changed";
+    }
   }
 }
 
