@@ -13,10 +13,10 @@
 // 2j in the low nibble and 2j + 1 in the high one, each stored as value + 8 (so [-8, 7]).
 // group_size divides K (and is even for bits 4). Everything is validated before use.
 //
-// Arithmetic: each group's values are converted to float and dotted with the input in float32
-// (AVX2 + FMA where the CPU has it, chosen at run time; plain C++ elsewhere), then scaled:
-// sum_groups scale * dot(x_group, q_group). Not bit-identical to dequantize-then-linear (the
-// float sums associate differently), within float rounding of it.
+// Arithmetic: a chunk of a weight row is dequantized to float32 (q * scale, exactly what
+// dequantize computes) and dotted with the input (AVX2 + FMA where the CPU has it, chosen at
+// run time; plain C++ elsewhere). Not bit-identical to dequantize-then-linear (the float sums
+// associate differently), within float rounding of it.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -36,17 +36,19 @@ namespace {
 
 constexpr int64_t kChunk = 512;  // values converted at a time (a stack buffer)
 
-// Converts `len` quantized values starting at element `first` of a row to float (unscaled).
-void unpack_scalar(const uint8_t* row, int bits, int64_t first, int64_t len, float* out) {
+// Dequantizes `len` values starting at element `first` of a row: out[i] = q * scale of its
+// group (`scales` is the row's, one per `group` values).
+void unpack_scalar(const uint8_t* row, int bits, int64_t first, int64_t len, const float* scales, int64_t group,
+                   float* out) {
   if (bits == 8) {
-    const int8_t* q = reinterpret_cast<const int8_t*>(row) + first;
-    for (int64_t i = 0; i < len; ++i) out[i] = static_cast<float>(q[i]);
+    const int8_t* q = reinterpret_cast<const int8_t*>(row);
+    for (int64_t i = 0; i < len; ++i) out[i] = static_cast<float>(q[first + i]) * scales[(first + i) / group];
     return;
   }
-  for (int64_t i = 0; i < len; ++i) {  // first is even: groups and chunks are even-sized
+  for (int64_t i = 0; i < len; ++i) {
     const uint8_t byte = row[(first + i) >> 1];
     const int nibble = ((first + i) & 1) ? (byte >> 4) : (byte & 15);
-    out[i] = static_cast<float>(nibble - 8);
+    out[i] = static_cast<float>(nibble - 8) * scales[(first + i) / group];
   }
 }
 
@@ -61,28 +63,35 @@ float dot_scalar(const float* a, const float* b, int64_t len) {
 }
 
 #if defined(__x86_64__)
+// Blocks of 16 values share one scale when the group is a multiple of 16 (and `first` is
+// block-aligned, as the callers' chunks are); other groups take the scalar path.
 __attribute__((target("avx2,fma"))) void unpack_avx2(const uint8_t* row, int bits, int64_t first, int64_t len,
-                                                      float* out) {
+                                                      const float* scales, int64_t group, float* out) {
   int64_t i = 0;
-  if (bits == 8) {
-    const int8_t* q = reinterpret_cast<const int8_t*>(row) + first;
-    for (; i + 8 <= len; i += 8) {
-      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + i));
-      _mm256_storeu_ps(out + i, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)));
-    }
-  } else {
-    const uint8_t* p = row + (first >> 1);
-    const __m128i low_mask = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
-    for (; i + 16 <= len; i += 16) {
-      const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + i / 2));  // 8 bytes
-      const __m128i lo = _mm_and_si128(bytes, low_mask);
-      const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low_mask);
-      const __m128i vals = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);  // 16 values in order
-      _mm256_storeu_ps(out + i, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(vals)));
-      _mm256_storeu_ps(out + i + 8, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(vals, 8))));
+  if (group % 16 == 0 && first % 16 == 0) {
+    if (bits == 8) {
+      const int8_t* q = reinterpret_cast<const int8_t*>(row) + first;
+      for (; i + 16 <= len; i += 16) {
+        const __m256 s = _mm256_set1_ps(scales[(first + i) / group]);
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b))));
+        _mm256_storeu_ps(out + i + 8, _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)))));
+      }
+    } else {
+      const uint8_t* p = row + (first >> 1);
+      const __m128i low_mask = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
+      for (; i + 16 <= len; i += 16) {
+        const __m256 s = _mm256_set1_ps(scales[(first + i) / group]);
+        const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + i / 2));  // 8 bytes
+        const __m128i lo = _mm_and_si128(bytes, low_mask);
+        const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low_mask);
+        const __m128i vals = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);  // 16 values in order
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(vals))));
+        _mm256_storeu_ps(out + i + 8, _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(vals, 8)))));
+      }
     }
   }
-  if (i < len) unpack_scalar(row, bits, first + i, len - i, out + i);
+  if (i < len) unpack_scalar(row, bits, first + i, len - i, scales, group, out + i);
 }
 
 __attribute__((target("avx2,fma"))) float dot_avx2(const float* a, const float* b, int64_t len) {
@@ -109,7 +118,7 @@ bool cpu_has_avx2_fma() {
 #endif
 
 struct Kernels {
-  void (*unpack)(const uint8_t*, int, int64_t, int64_t, float*);
+  void (*unpack)(const uint8_t*, int, int64_t, int64_t, const float*, int64_t, float*);
   float (*dot)(const float*, const float*, int64_t);
 };
 
@@ -178,21 +187,18 @@ Error linear_weight_only(KernelContext& ctx, EValue** args, size_t n) {
   const float* b = bias ? bias->data_as<float>() : nullptr;
   float* y = out->data_as<float>();
   const Kernels kern = pick_kernels();
-  // Output features are split over threads; each thread converts a chunk of a weight row once
-  // and dots it with every input row.
+  // Output features are split over threads; each thread dequantizes a chunk of a weight row
+  // once (scales applied) and dots it with every input row.
   parallel_for_range(ctx, cols, 16, [&](int64_t begin, int64_t end) {
     float chunk[kChunk];
     for (int64_t o = begin; o < end; ++o) {
       const uint8_t* wrow = pw.data + o * pw.row_bytes;
       const float* srow = pw.scales + o * (k / pw.group);
       for (int64_t r = 0; r < rows; ++r) y[r * cols + o] = b ? b[o] : 0.f;
-      for (int64_t g0 = 0; g0 < k; g0 += pw.group) {
-        const float scale = srow[g0 / pw.group];
-        for (int64_t c0 = g0; c0 < g0 + pw.group; c0 += kChunk) {
-          const int64_t len = std::min<int64_t>(kChunk, g0 + pw.group - c0);
-          kern.unpack(wrow, pw.bits, c0, len, chunk);
-          for (int64_t r = 0; r < rows; ++r) y[r * cols + o] += scale * kern.dot(x + r * k + c0, chunk, len);
-        }
+      for (int64_t c0 = 0; c0 < k; c0 += kChunk) {
+        const int64_t len = std::min<int64_t>(kChunk, k - c0);
+        kern.unpack(wrow, pw.bits, c0, len, srow, pw.group, chunk);
+        for (int64_t r = 0; r < rows; ++r) y[r * cols + o] += kern.dot(x + r * k + c0, chunk, len);
       }
     }
   });
@@ -225,8 +231,7 @@ Error embedding_weight_only(KernelContext& ctx, EValue** args, size_t n) {
     const uint8_t* wrow = pw.data + row * pw.row_bytes;
     const float* srow = pw.scales + row * (k / pw.group);
     float* dst = y + i * k;
-    unpack_scalar(wrow, pw.bits, 0, k, dst);
-    for (int64_t j = 0; j < k; ++j) dst[j] *= srow[j / pw.group];
+    unpack_scalar(wrow, pw.bits, 0, k, srow, pw.group, dst);
   }
   return Error::Ok;
 }
