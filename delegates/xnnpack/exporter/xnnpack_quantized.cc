@@ -234,8 +234,11 @@ QuantizedFusion plan_quantized_fusion(const Graph& g, const exporter::Partition&
     if (folded.count(i)) continue;
     const Node& n = g.nodes[i];
     const std::string k = key(n);
+    const bool reshape = k == "aten::view.default" || k == "aten::reshape.default" ||
+                         k == "aten::_unsafe_view.default" || k == "aten::flatten.using_ints";
     const bool passes = k == "aten::max_pool2d.default" || k == "aten::cat.default" || k == "aten::relu.default" ||
-                        k == "aten::relu6.default" || k == "aten::hardtanh.default" || k == "aten::clamp.default";
+                        k == "aten::relu6.default" || k == "aten::hardtanh.default" || k == "aten::clamp.default" ||
+                        reshape;
     const bool add = k == "aten::add.Tensor";
     const bool mean = k == "aten::mean.dim" || k == "aten::adaptive_avg_pool2d.default";
     if (!passes && !add && !mean) continue;

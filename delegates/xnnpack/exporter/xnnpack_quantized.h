@@ -7,8 +7,8 @@
 // partitioner's ordinary fp32 ops; where XNNPACK has an int8 kernel with PyTorch's reference
 // semantics, plan_quantized_fusion() folds the dequantize -> op -> [clamp] -> quantize chain
 // into that kernel on the int8 tensors (the Q/DQ nodes become aliases):
-//   max_pool2d, cat, relu / relu6 / hardtanh / clamp (one scale and zero point in and out:
-//     exact, the ops only select or move values),
+//   max_pool2d, cat, relu / relu6 / hardtanh / clamp, view / reshape / flatten (one scale and
+//     zero point in and out: exact, the ops only select or move values),
 //   add (two dequantized inputs, requantized: XNNPACK's qs8 add; may differ by one step),
 //   mean over H, W / adaptive_avg_pool2d to 1x1 (qs8 mean; may differ by one step).
 // Weights: the int8 filter stays a graph constant (OHWI / 1HWO: a new constant replacing

@@ -227,7 +227,7 @@ TEST(QuantizedAdd, TwoDequantizedInputsMatchWithinOneStep) {
 }
 
 // Ops that only select or move values between Q/DQ of one quantization: exact.
-TEST(QuantizedSelect, MaxPoolConcatClampAreExact) {
+TEST(QuantizedSelect, MaxPoolConcatFlattenClampAreExact) {
   const double s = 2.0 / 255;
   {
     QuantGraph o;
@@ -246,6 +246,15 @@ TEST(QuantizedSelect, MaxPoolConcatClampAreExact) {
     const int y = o.node("aten::cat", "default", {Arg::tensor_list({a, b}), Arg::integer(1)}, {1, 5, 4, 5});
     o.output(o.quantize(y, s, 7));
     EXPECT_EQ(compare(o).max_diff, 0);
+  }
+  {
+    QuantGraph o;
+    const int x = o.qdq(o.input({2, 3, 4, 5}), s, 11);
+    const int y = o.node("aten::flatten", "using_ints", {t(x), Arg::integer(1), Arg::integer(-1)}, {2, 60});
+    o.output(o.quantize(y, s, 11));
+    std::map<std::string, int> ops;
+    EXPECT_EQ(compare(o, &ops).max_diff, 0);
+    EXPECT_EQ(ops["aten::flatten.using_ints"], 1);
   }
   {
     QuantGraph o;
