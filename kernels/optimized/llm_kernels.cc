@@ -52,6 +52,7 @@ bool overlaps(const Tensor& a, const Tensor& b) {
 
 // Query rows per attention block: the block's query rows share each key/value row they read.
 constexpr int64_t kBlockRows = 8;
+static_assert(kBlockRows <= kMaxAttentionRows, "AttentionBlock rows are bounded");
 
 struct AttentionJob {
   const LlmMath* math;

@@ -20,6 +20,9 @@ namespace optimized {
 
 enum class LlmIsa { Scalar, Avx2, Avx512, Neon };
 
+// Most query rows in one AttentionBlock (the row lengths live on the stack).
+constexpr int64_t kMaxAttentionRows = 64;
+
 // One block of attention work: query rows [t0, t0 + tn) of the n_rep query heads that
 // share one key/value head, over the cached positions [0, pos[t] + 1) of each row.
 struct AttentionBlock {
@@ -30,7 +33,7 @@ struct AttentionBlock {
   const int64_t* pos;    // [T], each in [0, S) (checked by the caller)
   int64_t T, D;
   int64_t head0, n_rep;  // query heads head0 .. head0 + n_rep - 1
-  int64_t t0, tn;
+  int64_t t0, tn;        // 1 <= tn <= kMaxAttentionRows
   float scale;
   float* scores;         // scratch: tn * n_rep * (max pos in the block + 1) floats
 };

@@ -128,10 +128,9 @@ inline float exp_shift_sum(float* x, float shift, int64_t n) {
 
 template <class I>
 void attend(const AttentionBlock& b) {
-  constexpr int64_t kMaxRows = 64;  // llm_kernels.cc never makes larger blocks
-  int64_t len[kMaxRows];
+  int64_t len[kMaxAttentionRows];
   int64_t lmax = 0;
-  const int64_t tn = b.tn < kMaxRows ? b.tn : kMaxRows;
+  const int64_t tn = b.tn < kMaxAttentionRows ? b.tn : kMaxAttentionRows;  // callers never exceed it
   for (int64_t ti = 0; ti < tn; ++ti) {
     len[ti] = b.pos[b.t0 + ti] + 1;
     lmax = len[ti] > lmax ? len[ti] : lmax;

@@ -259,6 +259,29 @@ TEST(LlmKernelState, PrefillThenDecodeStepsReadEarlierRows) {
   }
 }
 
+// int32 positions (what some exports use) give the int64 result.
+TEST(LlmKernelState, Int32PositionsMatchInt64) {
+  std::mt19937 rng(3);
+  TestTensor q(ScalarType::Float32, {1, 4, 3, 16}), k(ScalarType::Float32, {1, 2, 3, 16}),
+      v(ScalarType::Float32, {1, 2, 3, 16}), p64(ScalarType::Int64, {3}), p32(ScalarType::Int32, {3}),
+      out64(ScalarType::Float32, {1, 4, 3, 16}), out32(ScalarType::Float32, {1, 4, 3, 16});
+  TestTensor kc(ScalarType::Float32, {1, 2, 10, 16}), vc(ScalarType::Float32, {1, 2, 10, 16});
+  for (TestTensor* t : {&q, &k, &v, &kc, &vc}) t->fill_random(rng);
+  for (int64_t t = 0; t < 3; ++t) {
+    p64.data<int64_t>()[t] = 4 + t;
+    p32.data<int32_t>()[t] = static_cast<int32_t>(4 + t);
+  }
+  for (auto [pos, out] : {std::make_pair(&p64, &out64), std::make_pair(&p32, &out32)}) {
+    KernelRunner r;
+    ASSERT_EQ(r.run("ember_llm::sdpa_with_kv_cache.default",
+                    {r.tensor(q), r.tensor(k), r.tensor(v), r.tensor(kc), r.tensor(vc), r.tensor(*pos), r.none(),
+                     r.tensor(*out), r.tensor(kc), r.tensor(vc)}),
+              Error::Ok)
+        << r.message();
+  }
+  EXPECT_EQ(out32.values(), out64.values());
+}
+
 TEST(LlmKernelErrors, RejectsBadArguments) {
   TestTensor q(ScalarType::Float32, {1, 4, 2, 8}), k(ScalarType::Float32, {1, 2, 2, 8}),
       v(ScalarType::Float32, {1, 2, 2, 8}), kc(ScalarType::Float32, {1, 2, 16, 8}),
