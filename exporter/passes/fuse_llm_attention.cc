@@ -12,6 +12,7 @@
 //  RoPE       add(mul(x, cos), mul(cat([neg(x[..., D/2:]), x[..., :D/2]], -1), sin))  ->  rope(x, cos, sin)
 //  SwiGLU     mul(silu(a), b), same shapes  ->  silu_mul(a, b)
 // Products and sums are matched in either operand order.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -121,8 +122,25 @@ class Fuser {
   // Whether dim d of v is dynamic (a value without flags is static).
   static bool dyn(const Value& v, size_t d) { return d < v.dynamic_dims.size() && v.dynamic_dims[d]; }
 
-  // Replaces node `at` with `op`(args), writing `outputs`; erases `gone`.
+  // Replaces node `at` with `op`(args), writing `outputs`; erases `gone`. The fused node reads
+  // its inputs where `at` is, later than the pattern node that first read each one: refused
+  // when a node outside the pattern writes such an input (in place) in between.
   bool replace(int at, const char* op, std::vector<Arg> args, std::vector<Arg> outputs, std::vector<int> gone) {
+    for (const Arg& a : args) {
+      for (int v : a.value_refs()) {
+        int first_read = at;
+        for (int x : gone) {
+          for (const Arg& read : g_.nodes[x].args) {
+            for (int r : read.value_refs()) {
+              if (r == v && x < first_read) first_read = x;
+            }
+          }
+        }
+        for (int w : writers_[v]) {
+          if (w > first_read && w < at && std::find(gone.begin(), gone.end(), w) == gone.end()) return false;
+        }
+      }
+    }
     Node n;
     n.op = op;
     n.overload = "default";

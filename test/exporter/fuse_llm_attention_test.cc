@@ -121,6 +121,25 @@ TEST(FuseLlm, LeavesNearMissesAlone) {
     EXPECT_EQ(fuse_llm_attention(g, linked), 12);
     EXPECT_EQ(op_counts(g)["aten::silu.default"], 1);
   }
+  {  // the SwiGLU's gate input overwritten in place between silu and mul: that SwiGLU stays
+    Graph g = prepared(dir + "/model.pt2");
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (g.nodes[i].erased || g.nodes[i].op != "aten::silu") continue;
+      const int gate = g.nodes[i].args[0].ref;
+      Node& between = g.nodes[i + 1];  // the up projection, between silu and mul
+      ASSERT_EQ(between.op, "aten::linear");
+      const int up = between.outputs[0].ref;
+      between.outputs = {Arg::tensor(gate)};  // now writes the gate in place
+      for (Node& n : g.nodes) {
+        for (Arg& a : n.args) {
+          if (a.kind == Arg::Kind::Tensor && a.ref == up) a.ref = gate;
+        }
+      }
+      break;
+    }
+    EXPECT_EQ(fuse_llm_attention(g, linked), 12);
+    EXPECT_EQ(op_counts(g)["aten::silu.default"], 1);
+  }
   {  // RMSNorm over a dim other than the last: that RMSNorm stays
     Graph g = prepared(dir + "/model.pt2");
     for (Node& n : g.nodes) {
