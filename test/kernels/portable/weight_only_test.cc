@@ -84,6 +84,8 @@ TEST(LinearWeightOnly, MatchesTheDequantizedLinear) {
       {5, 33, 200, 8, 4, true},     // int4, short groups, K not a multiple of 16
       {2, 4, 1536, 1536, 4, false}, // a group longer than the kernel's chunk
       {1, 3, 6, 2, 4, true},        // tiny: scalar tails only
+      {6, 12, 96, 32, 4, true},     // more rows than the fused decode path takes
+      {6, 12, 96, 96, 8, false},
   };
   for (const Case& c : cases) run_linear(c, nullptr);
   PthreadpoolThreadPool pool(2);
