@@ -73,6 +73,14 @@ if [ ! -s "$CORPUS/pte/fashion_cnn_int8_weight.pte" ]; then
       --quantize int8-weight >/dev/null 2>&1 || rm -f "$CORPUS/pte/fashion_cnn_int8_weight.pte"
 fi
 [ -s "$CORPUS/pte/fashion_cnn_int8_weight.pte" ] && n_pte=$((n_pte + 1))
+# Program metadata and int4 weight-only operators (packed nibbles, group scales): the
+# Fashion-MNIST CNN's linear layers in int4 (small: big seeds slow every fuzzing run down).
+if [ ! -s "$CORPUS/pte/fashion_cnn_int4_metadata.pte" ]; then
+  "$EMBER" export examples/models/fashion_cnn.pt2 -o "$CORPUS/pte/fashion_cnn_int4_metadata.pte" \
+      --quantize int4-weight --group-size 32 --metadata max_seq_len=256 --metadata eos_id=0,2 \
+      >/dev/null 2>&1 || rm -f "$CORPUS/pte/fashion_cnn_int4_metadata.pte"
+fi
+[ -s "$CORPUS/pte/fashion_cnn_int4_metadata.pte" ] && n_pte=$((n_pte + 1))
 for f in test/hardening/regressions/pte/*.pte; do
   cp "$f" "$CORPUS/pte/regression_$(basename "$f")" && n_pte=$((n_pte + 1))
 done
