@@ -239,7 +239,8 @@ QuantizedFusion plan_quantized_fusion(const Graph& g, const exporter::Partition&
     const bool passes = k == "aten::max_pool2d.default" || k == "aten::cat.default" || k == "aten::relu.default" ||
                         k == "aten::relu6.default" || k == "aten::hardtanh.default" || k == "aten::clamp.default" ||
                         reshape;
-    const bool add = k == "aten::add.Tensor";
+    const bool mul = k == "aten::mul.Tensor";
+    const bool add = k == "aten::add.Tensor" || mul;  // two dequantized operands, requantized
     const bool mean = k == "aten::mean.dim" || k == "aten::adaptive_avg_pool2d.default";
     if (!passes && !add && !mean) continue;
     std::vector<int> ins;
@@ -262,6 +263,7 @@ QuantizedFusion plan_quantized_fusion(const Graph& g, const exporter::Partition&
     if (key(g.nodes[q_node]) != kQuantize || !qdq_params(g.nodes[q_node], &q)) continue;
     std::vector<int> dqs;
     bool ok = true;
+    double product = 1;  // mul: the product of the input scales
     for (int v : ins) {
       const int d = v >= 0 ? g.values[v].producer : -1;
       TensorQ dq;
@@ -270,6 +272,8 @@ QuantizedFusion plan_quantized_fusion(const Graph& g, const exporter::Partition&
       if (!ok) break;
       if (passes) {
         ok = float(dq.scale) == float(q.scale) && dq.zero_point == q.zero_point;  // one quantization: exact
+      } else if (mul) {
+        product *= dq.scale;
       } else {
         // XNNPACK's qs8 add / mean requantize with input_scale / output_scale; keep to the
         // range its fixed-point kernels were designed for.
@@ -277,6 +281,10 @@ QuantizedFusion plan_quantized_fusion(const Graph& g, const exporter::Partition&
         ok = ratio >= 1.0 / 1024 && ratio < 256;
       }
       dqs.push_back(d);
+    }
+    if (ok && mul) {  // qs8 multiply requantizes with input_scale_a * input_scale_b / output_scale
+      const double ratio = product / q.scale;
+      ok = ratio >= 1.0 / 65536 && ratio < 256;
     }
     if (!ok) continue;
     plan.aliases.insert(dqs.begin(), dqs.end());

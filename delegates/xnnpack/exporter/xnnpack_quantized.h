@@ -9,7 +9,8 @@
 // into that kernel on the int8 tensors (the Q/DQ nodes become aliases):
 //   max_pool2d, cat, relu / relu6 / hardtanh / clamp, view / reshape / flatten (one scale and
 //     zero point in and out: exact, the ops only select or move values),
-//   add (two dequantized inputs, requantized: XNNPACK's qs8 add; may differ by one step),
+//   add, mul (two dequantized inputs, requantized: XNNPACK's qs8 add / multiply; may differ by
+//     one step),
 //   mean over H, W / adaptive_avg_pool2d to 1x1 (qs8 mean; may differ by one step).
 // Weights: the int8 filter stays a graph constant (OHWI / 1HWO: a new constant replacing
 // the OIHW one, or the same bytes for 1x1 filters); the float bias becomes a new int32
