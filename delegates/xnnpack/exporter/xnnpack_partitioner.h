@@ -11,6 +11,10 @@
 // max_pool2d with ceil_mode (as extra bottom/right padding), softmax / _softmax over the last dim (not 4D), prelu, constant_pad_nd,
 // view / reshape / _unsafe_view / flatten (only where NCHW and NHWC orders coincide),
 // upsample_bilinear2d.
+// Quantized programs (xnnpack_quantized.h): ember_quantized::conv2d / linear with int8
+// activations as XNNPACK's qs8-qc8w kernels, quantize/dequantize_per_tensor as Convert nodes,
+// and dequantize -> max_pool2d / cat / clamp / reshape / add / mul / mean -> quantize chains
+// folded into XNNPACK's int8 kernels; int8 tensors may cross the partition boundary.
 // In-place writes must have been made SSA first (exporter::make_activations_ssa; the
 // exporter does this whenever partitioners are given).
 //
