@@ -40,6 +40,33 @@ int Graph::add_value(Value v) {
   return static_cast<int>(values.size()) - 1;
 }
 
+int Graph::add_constant(Constant c) {
+  Value v;
+  v.name = c.name;
+  v.role = ValueRole::Constant;
+  v.dtype = c.dtype;
+  v.sizes = c.sizes;
+  v.dynamic_dims.assign(c.sizes.size(), false);
+  constants.push_back(std::move(c));
+  v.constant = static_cast<int>(constants.size()) - 1;
+  return add_value(std::move(v));
+}
+
+std::vector<std::vector<int>> Graph::value_readers() const {
+  std::vector<std::vector<int>> readers(values.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].erased) continue;
+    for (const Arg& a : nodes[i].args) {
+      for (int r : a.value_refs()) readers[r].push_back(static_cast<int>(i));
+    }
+  }
+  for (const GraphOutput& o : outputs) {
+    if (o.value >= 0) readers[o.value].push_back(-1);
+  }
+  for (const WriteBack& w : write_backs) readers[w.from].push_back(-1);
+  return readers;
+}
+
 int Graph::find(const std::string& name) const {
   auto it = by_name.find(name);
   return it == by_name.end() ? -1 : it->second;

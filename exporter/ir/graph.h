@@ -134,6 +134,9 @@ struct Graph {
   std::string torch_version;  // the PyTorch that wrote the .pt2 (model.json), "" when unknown
 
   int add_value(Value v);
+  // Adds `c` to the constants and a Constant-role value for it (named like it, static sizes);
+  // returns the value id.
+  int add_constant(Constant c);
   // Value id by name, or -1.
   int find(const std::string& name) const;
   // Merges value `from` into `to`: every read (node args, graph outputs, write-backs) and
@@ -141,6 +144,9 @@ struct Graph {
   void replace_uses(int from, int to);
   // Number of reads of each value by live nodes, graph outputs and write-backs.
   std::vector<int> use_counts() const;
+  // For each value, the live nodes that read it (node indices, in order), and -1 for each
+  // graph output or write-back that reads it.
+  std::vector<std::vector<int>> value_readers() const;
   // Removes erased nodes and renumbers producers.
   void compact();
   // For each node, the earlier live nodes it must stay after: the last writer of each value

@@ -107,19 +107,7 @@ class Lowering {
   explicit Lowering(Graph& g) : g_(g) { refresh(); }
 
   // Readers of each value: live node indices (a graph output or write-back counts as -1).
-  void refresh() {
-    readers_.assign(g_.values.size(), {});
-    for (size_t i = 0; i < g_.nodes.size(); ++i) {
-      if (g_.nodes[i].erased) continue;
-      for (const Arg& a : g_.nodes[i].args) {
-        for (int r : a.value_refs()) readers_[r].push_back(static_cast<int>(i));
-      }
-    }
-    for (const GraphOutput& o : g_.outputs) {
-      if (o.value >= 0) readers_[o.value].push_back(-1);
-    }
-    for (const WriteBack& w : g_.write_backs) readers_[w.from].push_back(-1);
-  }
+  void refresh() { readers_ = g_.value_readers(); }
 
   // The live node producing tensor argument `a`, when it is `op`; else null.
   Node* producer(const Arg& a, const char* op) {

@@ -107,19 +107,7 @@ bool read_dequantize(const Graph& g, const Node& dq, WeightOnly* w) {
 
 class WeightOnlyLowering {
  public:
-  explicit WeightOnlyLowering(Graph& g) : g_(g) {
-    readers_.assign(g_.values.size(), {});
-    for (size_t i = 0; i < g_.nodes.size(); ++i) {
-      if (g_.nodes[i].erased) continue;
-      for (const Arg& a : g_.nodes[i].args) {
-        for (int r : a.value_refs()) readers_[r].push_back(static_cast<int>(i));
-      }
-    }
-    for (const GraphOutput& o : g_.outputs) {
-      if (o.value >= 0) readers_[o.value].push_back(-1);
-    }
-    for (const WriteBack& w : g_.write_backs) readers_[w.from].push_back(-1);
-  }
+  explicit WeightOnlyLowering(Graph& g) : g_(g), readers_(g.value_readers()) {}
 
   // Lowers every reader of dequantize node `index`; false (graph untouched) unless all can be.
   bool lower(int index) {
@@ -191,15 +179,7 @@ class WeightOnlyLowering {
     c.dtype = dtype;
     c.sizes = sizes;
     c.data.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + nbytes);
-    g_.constants.push_back(std::move(c));
-    Value v;
-    v.name = name;
-    v.role = ValueRole::Constant;
-    v.dtype = dtype;
-    v.sizes = sizes;
-    v.dynamic_dims.assign(sizes.size(), false);
-    v.constant = static_cast<int>(g_.constants.size()) - 1;
-    const int id = g_.add_value(std::move(v));
+    const int id = g_.add_constant(std::move(c));
     readers_.resize(g_.values.size());
     return id;
   }

@@ -166,15 +166,7 @@ class Rewriter {
     c.dtype = dtype;
     c.sizes = sizes;
     c.data.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + nbytes);
-    g_.constants.push_back(std::move(c));
-    Value v;
-    v.name = name;
-    v.role = ValueRole::Constant;
-    v.dtype = dtype;
-    v.sizes = sizes;
-    v.dynamic_dims.assign(sizes.size(), false);
-    v.constant = static_cast<int>(g_.constants.size()) - 1;
-    return g_.add_value(std::move(v));
+    return g_.add_constant(std::move(c));
   }
 
   // A quantized_decomposed:: node (schema from the generated table) writing `out`.
