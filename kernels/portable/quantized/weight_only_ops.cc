@@ -40,15 +40,22 @@ constexpr int64_t kChunk = 512;  // values converted at a time (a stack buffer)
 // group (`scales` is the row's, one per `group` values).
 void unpack_scalar(const uint8_t* row, int bits, int64_t first, int64_t len, const float* scales, int64_t group,
                    float* out) {
-  if (bits == 8) {
-    const int8_t* q = reinterpret_cast<const int8_t*>(row);
-    for (int64_t i = 0; i < len; ++i) out[i] = static_cast<float>(q[first + i]) * scales[(first + i) / group];
-    return;
-  }
-  for (int64_t i = 0; i < len; ++i) {
-    const uint8_t byte = row[(first + i) >> 1];
-    const int nibble = ((first + i) & 1) ? (byte >> 4) : (byte & 15);
-    out[i] = static_cast<float>(nibble - 8) * scales[(first + i) / group];
+  int64_t i = 0;
+  while (i < len) {
+    const int64_t pos = first + i;
+    const float scale = scales[pos / group];
+    const int64_t run = std::min(len - i, group - pos % group);  // values left in this group
+    if (bits == 8) {
+      const int8_t* q = reinterpret_cast<const int8_t*>(row) + pos;
+      for (int64_t j = 0; j < run; ++j) out[i + j] = static_cast<float>(q[j]) * scale;
+    } else {
+      for (int64_t j = 0; j < run; ++j) {
+        const uint8_t byte = row[(pos + j) >> 1];
+        const int nibble = ((pos + j) & 1) ? (byte >> 4) : (byte & 15);
+        out[i + j] = static_cast<float>(nibble - 8) * scale;
+      }
+    }
+    i += run;
   }
 }
 
@@ -63,6 +70,20 @@ float dot_scalar(const float* a, const float* b, int64_t len) {
 }
 
 #if defined(__x86_64__)
+// Values i..i+7 of a row as floats (unscaled); i is a multiple of 8.
+__attribute__((target("avx2,fma"))) inline __m256 load8_avx2(const uint8_t* row, int bits, int64_t i) {
+  if (bits == 8) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + i))));
+  }
+  uint32_t packed;
+  std::memcpy(&packed, row + i / 2, 4);
+  const __m128i bytes = _mm_cvtsi32_si128(static_cast<int>(packed));
+  const __m128i lo = _mm_and_si128(bytes, _mm_set1_epi8(15));
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), _mm_set1_epi8(15));
+  const __m128i vals = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), _mm_set1_epi8(8));
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(vals));
+}
+
 // Blocks of 16 values share one scale when the group is a multiple of 16 (and `first` is
 // block-aligned, as the callers' chunks are); other groups take the scalar path.
 __attribute__((target("avx2,fma"))) void unpack_avx2(const uint8_t* row, int bits, int64_t first, int64_t len,
@@ -91,6 +112,11 @@ __attribute__((target("avx2,fma"))) void unpack_avx2(const uint8_t* row, int bit
       }
     }
   }
+  if (group % 8 == 0 && first % 8 == 0) {
+    for (; i + 8 <= len; i += 8) {
+      _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_set1_ps(scales[(first + i) / group]), load8_avx2(row, bits, first + i)));
+    }
+  }
   if (i < len) unpack_scalar(row, bits, first + i, len - i, scales, group, out + i);
 }
 
@@ -113,13 +139,18 @@ __attribute__((target("avx2,fma"))) float dot_avx2(const float* a, const float* 
 
 // One output of a decode-sized product without a float copy of the row: per group, the
 // int8 or int4 values are widened and multiplied into 8-wide sums with x, and each group's
-// sums are scaled once. Needs group % 16 == 0.
+// sums are scaled once. Needs group % 8 == 0 (16-value steps when group % 16 == 0).
 __attribute__((target("avx2,fma"))) float row_dot_avx2(const uint8_t* row, int bits, const float* scales,
                                                        int64_t group, int64_t k, const float* x) {
   __m256 total = _mm256_setzero_ps();
   const __m128i low_mask = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
   for (int64_t g0 = 0; g0 < k; g0 += group) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    if (group % 16 != 0) {
+      for (int64_t i = g0; i < g0 + group; i += 8) acc0 = _mm256_fmadd_ps(load8_avx2(row, bits, i), _mm256_loadu_ps(x + i), acc0);
+      total = _mm256_fmadd_ps(acc0, _mm256_set1_ps(scales[g0 / group]), total);
+      continue;
+    }
     for (int64_t i = g0; i < g0 + group; i += 16) {
       __m128i vals;
       if (bits == 8) {
@@ -151,7 +182,7 @@ bool cpu_has_avx2_fma() {
 struct Kernels {
   void (*unpack)(const uint8_t*, int, int64_t, int64_t, const float*, int64_t, float*);
   float (*dot)(const float*, const float*, int64_t);
-  // Fused dequantize-and-dot of one row for groups of a multiple of 16 (null: not available).
+  // Fused dequantize-and-dot of one row for groups of a multiple of 8 (null: not available).
   float (*row_dot)(const uint8_t*, int, const float*, int64_t, int64_t, const float*);
 };
 
@@ -231,7 +262,7 @@ Error linear_weight_only(KernelContext& ctx, EValue** args, size_t n) {
     for (int64_t o = begin; o < end; ++o) {
       const uint8_t* wrow = pw.data + o * pw.row_bytes;
       const float* srow = pw.scales + o * (k / pw.group);
-      if (kern.row_dot != nullptr && rows <= kFusedRows && pw.group % 16 == 0) {
+      if (kern.row_dot != nullptr && rows <= kFusedRows && pw.group % 8 == 0) {
         for (int64_t r = 0; r < rows; ++r) {
           y[r * cols + o] = (b ? b[o] : 0.f) + kern.row_dot(wrow, pw.bits, srow, pw.group, k, x + r * k);
         }

@@ -86,6 +86,9 @@ TEST(LinearWeightOnly, MatchesTheDequantizedLinear) {
       {1, 3, 6, 2, 4, true},        // tiny: scalar tails only
       {6, 12, 96, 32, 4, true},     // more rows than the fused decode path takes
       {6, 12, 96, 96, 8, false},
+      {1, 5, 344, 8, 4, true},      // groups of 8 (tiny_llama's rows): 8-value steps
+      {6, 5, 344, 8, 8, true},
+      {2, 5, 72, 24, 4, false},     // a group of 24: 16 does not divide it
   };
   for (const Case& c : cases) run_linear(c, nullptr);
   PthreadpoolThreadPool pool(2);
