@@ -94,11 +94,17 @@ __attribute__((target("avx2,fma"))) inline __m256 load8_avx2(const uint8_t* row,
 __attribute__((target("avx2,fma"))) void unpack_avx2(const uint8_t* row, int bits, int64_t first, int64_t len,
                                                       const float* scales, int64_t group, float* out) {
   int64_t i = 0;
+  // The scale of value first + i, tracked without a division per block.
+  int64_t gi = first / group, group_end = (gi + 1) * group;
+  auto scale_at = [&](int64_t pos) {
+    while (pos >= group_end) ++gi, group_end += group;
+    return scales[gi];
+  };
   if (group % 16 == 0 && first % 16 == 0) {
     if (bits == 8) {
       const int8_t* q = reinterpret_cast<const int8_t*>(row) + first;
       for (; i + 16 <= len; i += 16) {
-        const __m256 s = _mm256_set1_ps(scales[(first + i) / group]);
+        const __m256 s = _mm256_set1_ps(scale_at(first + i));
         const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i));
         _mm256_storeu_ps(out + i, _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b))));
         _mm256_storeu_ps(out + i + 8, _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)))));
@@ -107,7 +113,7 @@ __attribute__((target("avx2,fma"))) void unpack_avx2(const uint8_t* row, int bit
       const uint8_t* p = row + (first >> 1);
       const __m128i low_mask = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
       for (; i + 16 <= len; i += 16) {
-        const __m256 s = _mm256_set1_ps(scales[(first + i) / group]);
+        const __m256 s = _mm256_set1_ps(scale_at(first + i));
         const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + i / 2));  // 8 bytes
         const __m128i lo = _mm_and_si128(bytes, low_mask);
         const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low_mask);
@@ -119,7 +125,7 @@ __attribute__((target("avx2,fma"))) void unpack_avx2(const uint8_t* row, int bit
   }
   if (group % 8 == 0 && first % 8 == 0) {
     for (; i + 8 <= len; i += 8) {
-      _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_set1_ps(scales[(first + i) / group]), load8_avx2(row, bits, first + i)));
+      _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_set1_ps(scale_at(first + i)), load8_avx2(row, bits, first + i)));
     }
   }
   if (i < len) unpack_scalar(row, bits, first + i, len - i, scales, group, out + i);
@@ -149,11 +155,11 @@ __attribute__((target("avx2,fma"))) float row_dot_avx2(const uint8_t* row, int b
                                                        int64_t group, int64_t k, const float* x) {
   __m256 total = _mm256_setzero_ps();
   const __m128i low_mask = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
-  for (int64_t g0 = 0; g0 < k; g0 += group) {
+  for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {  // gi: no division per group
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     if (group % 16 != 0) {
       for (int64_t i = g0; i < g0 + group; i += 8) acc0 = _mm256_fmadd_ps(load8_avx2(row, bits, i), _mm256_loadu_ps(x + i), acc0);
-      total = _mm256_fmadd_ps(acc0, _mm256_set1_ps(scales[g0 / group]), total);
+      total = _mm256_fmadd_ps(acc0, _mm256_set1_ps(scales[gi]), total);
       continue;
     }
     for (int64_t i = g0; i < g0 + group; i += 16) {
@@ -170,7 +176,7 @@ __attribute__((target("avx2,fma"))) float row_dot_avx2(const uint8_t* row, int b
       acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(vals, 8))),
                              _mm256_loadu_ps(x + i + 8), acc1);
     }
-    total = _mm256_fmadd_ps(_mm256_add_ps(acc0, acc1), _mm256_set1_ps(scales[g0 / group]), total);
+    total = _mm256_fmadd_ps(_mm256_add_ps(acc0, acc1), _mm256_set1_ps(scales[gi]), total);
   }
   __m128 r = _mm_add_ps(_mm256_castps256_ps128(total), _mm256_extractf128_ps(total, 1));
   r = _mm_add_ps(r, _mm_movehl_ps(r, r));
@@ -189,7 +195,7 @@ __attribute__((target("avx2,fma"))) float row_dot_int8x_avx2(const uint8_t* row,
   float correction = 0.f;
   const __m128i low_mask = _mm_set1_epi8(15);
   const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t g0 = 0; g0 < k; g0 += group) {
+  for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {  // gi: no division per group
     __m256 acc = _mm256_setzero_ps();
     float offset = 0.f;
     for (int64_t b0 = g0; b0 < g0 + group; b0 += 32) {
@@ -209,7 +215,7 @@ __attribute__((target("avx2,fma"))) float row_dot_int8x_avx2(const uint8_t* row,
       }
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(prod, ones)), _mm256_set1_ps(xs[blk]), acc);
     }
-    const float ws = scales[g0 / group];
+    const float ws = scales[gi];
     total = _mm256_fmadd_ps(acc, _mm256_set1_ps(ws), total);
     correction += offset * ws;
   }
