@@ -186,18 +186,18 @@ __attribute__((target("avx2,fma"))) float row_dot_avx2(const uint8_t* row, int b
 
 // Decoding with int8 activations (the dynamic path): x is quantized per block of 32 values
 // (quantize_blocks), then each 32-value block of the weight row is multiplied with it in
-// integers (maddubs: unsigned x signed bytes; int4 nibbles are value + 8, corrected with the
-// block's sum of x) and scaled once per block and per group. Needs group % 32 == 0.
+// integers (maddubs: unsigned x signed bytes; int4 nibbles are value + 8, corrected once per
+// group with quantize_blocks' group offset) and scaled once per block and per group. Needs
+// group % 32 == 0.
 __attribute__((target("avx2,fma"))) float row_dot_int8x_avx2(const uint8_t* row, int bits, const float* scales,
                                                              int64_t group, int64_t k, const int8_t* xq,
-                                                             const float* xs, const int32_t* xsum) {
+                                                             const float* xs, const float* group_offsets) {
   __m256 total = _mm256_setzero_ps();
   float correction = 0.f;
   const __m128i low_mask = _mm_set1_epi8(15);
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {  // gi: no division per group
     __m256 acc = _mm256_setzero_ps();
-    float offset = 0.f;
     for (int64_t b0 = g0; b0 < g0 + group; b0 += 32) {
       const int64_t blk = b0 / 32;
       const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + b0));
@@ -208,7 +208,6 @@ __attribute__((target("avx2,fma"))) float row_dot_int8x_avx2(const uint8_t* row,
         const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low_mask);
         const __m256i nibbles = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
         prod = _mm256_maddubs_epi16(nibbles, xv);  // (value + 8) * x, pairs summed
-        offset -= 8.f * static_cast<float>(xsum[blk]) * xs[blk];
       } else {
         const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + b0));
         prod = _mm256_maddubs_epi16(_mm256_abs_epi8(wv), _mm256_sign_epi8(xv, wv));
@@ -217,7 +216,7 @@ __attribute__((target("avx2,fma"))) float row_dot_int8x_avx2(const uint8_t* row,
     }
     const float ws = scales[gi];
     total = _mm256_fmadd_ps(acc, _mm256_set1_ps(ws), total);
-    correction += offset * ws;
+    if (bits == 4) correction += group_offsets[gi] * ws;  // the + 8 of every nibble
   }
   __m128 r = _mm_add_ps(_mm256_castps256_ps128(total), _mm256_extractf128_ps(total, 1));
   r = _mm_add_ps(r, _mm_movehl_ps(r, r));
@@ -232,21 +231,22 @@ bool cpu_has_avx2_fma() {
 #endif
 
 // Dynamic int8 quantization of an input row in blocks of 32 values: scale = max|x| / 127
-// (0 for an all-zero block), q = round_half_even(x / scale) in [-127, 127], and each block's
-// sum of q (for the int4 offset).
-void quantize_blocks(const float* x, int64_t k, int8_t* q, float* scales, int32_t* sums) {
+// (0 for an all-zero block), q = round_half_even(x / scale) in [-127, 127]; and per weight
+// group of `group` values, -8 * sum(q * scale) (what the int4 nibbles' + 8 adds to a dot).
+void quantize_blocks(const float* x, int64_t k, int64_t group, int8_t* q, float* scales, float* group_offsets) {
+  for (int64_t g = 0; g < k / group; ++g) group_offsets[g] = 0.f;
   for (int64_t b0 = 0; b0 < k; b0 += 32) {
     float max_abs = 0.f;
     for (int64_t i = b0; i < b0 + 32; ++i) max_abs = std::max(max_abs, std::fabs(x[i]));
     const float scale = max_abs / 127.f;
-    int32_t sum = 0;
+    int32_t sum = 0;  // of q, for the group offset
     for (int64_t i = b0; i < b0 + 32; ++i) {
       const float v = scale > 0.f ? std::nearbyint(x[i] / scale) : 0.f;
       q[i] = static_cast<int8_t>(std::isfinite(v) ? std::min(127.f, std::max(-127.f, v)) : 0.f);
       sum += q[i];
     }
     scales[b0 / 32] = scale;
-    sums[b0 / 32] = sum;
+    group_offsets[b0 / group] -= 8.f * static_cast<float>(sum) * scale;
   }
 }
 
@@ -257,7 +257,7 @@ struct Kernels {
   float (*row_dot)(const uint8_t*, int, const float*, int64_t, int64_t, const float*);
   // Integer dot of one row with block-quantized int8 activations, groups of a multiple of 32.
   float (*row_dot_int8x)(const uint8_t*, int, const float*, int64_t, int64_t, const int8_t*, const float*,
-                         const int32_t*);
+                         const float*);
 };
 
 Kernels pick_kernels() {
@@ -332,13 +332,16 @@ Error linear_weight_only(KernelContext& ctx, EValue** args, size_t n) {
   // Decode-sized inputs with groups of 32: activations quantized to int8 once, integer dots.
   int8_t* xq = nullptr;
   float* xs = nullptr;
-  int32_t* xsum = nullptr;
+  float* offsets = nullptr;
+  const int64_t groups = k / pw.group;
   if (kern.row_dot_int8x != nullptr && rows <= kFusedRows && pw.group % 32 == 0) {
     xq = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(rows * k)));
     xs = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(rows * k / 32) * sizeof(float)));
-    xsum = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(rows * k / 32) * sizeof(int32_t)));
-    if (xq != nullptr && xs != nullptr && xsum != nullptr) {
-      for (int64_t r = 0; r < rows; ++r) quantize_blocks(x + r * k, k, xq + r * k, xs + r * k / 32, xsum + r * k / 32);
+    offsets = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(rows * groups) * sizeof(float)));
+    if (xq != nullptr && xs != nullptr && offsets != nullptr) {
+      for (int64_t r = 0; r < rows; ++r) {
+        quantize_blocks(x + r * k, k, pw.group, xq + r * k, xs + r * k / 32, offsets + r * groups);
+      }
     } else {
       xq = nullptr;  // no scratch: the float path
     }
@@ -353,7 +356,7 @@ Error linear_weight_only(KernelContext& ctx, EValue** args, size_t n) {
       if (xq != nullptr) {
         for (int64_t r = 0; r < rows; ++r) {
           y[r * cols + o] = (b ? b[o] : 0.f) + kern.row_dot_int8x(wrow, pw.bits, srow, pw.group, k, xq + r * k,
-                                                                  xs + r * k / 32, xsum + r * k / 32);
+                                                                  xs + r * k / 32, offsets + r * groups);
         }
         continue;
       }
