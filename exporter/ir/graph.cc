@@ -52,6 +52,16 @@ int Graph::add_constant(Constant c) {
   return add_value(std::move(v));
 }
 
+int Graph::add_constant(const std::string& name, ScalarType dtype, const std::vector<int64_t>& sizes,
+                        const void* data, size_t nbytes) {
+  Constant c;
+  c.name = name;
+  c.dtype = dtype;
+  c.sizes = sizes;
+  c.data.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + nbytes);
+  return add_constant(std::move(c));
+}
+
 std::vector<std::vector<int>> Graph::value_readers() const {
   std::vector<std::vector<int>> readers(values.size());
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -137,6 +137,9 @@ struct Graph {
   // Adds `c` to the constants and a Constant-role value for it (named like it, static sizes);
   // returns the value id.
   int add_constant(Constant c);
+  // The same from `nbytes` contiguous little-endian bytes at `data`.
+  int add_constant(const std::string& name, ScalarType dtype, const std::vector<int64_t>& sizes, const void* data,
+                   size_t nbytes);
   // Value id by name, or -1.
   int find(const std::string& name) const;
   // Merges value `from` into `to`: every read (node args, graph outputs, write-backs) and

@@ -174,13 +174,8 @@ class WeightOnlyLowering {
 
   int add_constant(const std::string& name, ScalarType dtype, const std::vector<int64_t>& sizes, const void* data,
                    size_t nbytes) {
-    Constant c;
-    c.name = name;
-    c.dtype = dtype;
-    c.sizes = sizes;
-    c.data.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + nbytes);
-    const int id = g_.add_constant(std::move(c));
-    readers_.resize(g_.values.size());
+    const int id = g_.add_constant(name, dtype, sizes, data, nbytes);
+    readers_.resize(g_.values.size());  // the new value has no readers yet
     return id;
   }
 

@@ -159,16 +159,6 @@ class Rewriter {
     return g_.add_value(std::move(v));
   }
 
-  int add_constant(const std::string& name, ScalarType dtype, const std::vector<int64_t>& sizes, const void* data,
-                   size_t nbytes) {
-    Constant c;
-    c.name = name;
-    c.dtype = dtype;
-    c.sizes = sizes;
-    c.data.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + nbytes);
-    return g_.add_constant(std::move(c));
-  }
-
   // A quantized_decomposed:: node (schema from the generated table) writing `out`.
   Node node(const std::string& op, std::vector<Arg> args, int out, const Node& origin) {
     Node n;
@@ -241,9 +231,9 @@ class Rewriter {
     const double error = quantize_symmetric_groups(floats_of(g_, w), channels > 0 ? wv.numel() / channels : 1,
                                                    -kWeightMax, kWeightMax, &q, &scales);
     std::vector<int64_t> zeros(static_cast<size_t>(channels), 0);
-    const int qc = add_constant(wv.name + "_int8", ScalarType::Int8, wv.sizes, q.data(), q.size());
-    const int sc = add_constant(wv.name + "_scales", ScalarType::Float32, {channels}, scales.data(), scales.size() * 4);
-    const int zc = add_constant(wv.name + "_zero_points", ScalarType::Int64, {channels}, zeros.data(), zeros.size() * 8);
+    const int qc = g_.add_constant(wv.name + "_int8", ScalarType::Int8, wv.sizes, q.data(), q.size());
+    const int sc = g_.add_constant(wv.name + "_scales", ScalarType::Float32, {channels}, scales.data(), scales.size() * 4);
+    const int zc = g_.add_constant(wv.name + "_zero_points", ScalarType::Int64, {channels}, zeros.data(), zeros.size() * 8);
     replace_weight(layer, arg, "quantized_decomposed::dequantize_per_channel",
                    {Arg::tensor(qc), Arg::tensor(sc), Arg::tensor(zc), Arg::integer(0), Arg::integer(-kWeightMax),
                     Arg::integer(kWeightMax), Arg::integer(static_cast<int64_t>(ScalarType::Int8))});
@@ -261,8 +251,8 @@ class Rewriter {
     std::vector<int8_t> q;
     std::vector<float> scales;
     const double error = quantize_symmetric_groups(floats_of(g_, w), group, kInt4Min, kInt4Max, &q, &scales);
-    const int qc = add_constant(wv.name + "_int4", ScalarType::Int8, wv.sizes, q.data(), q.size());
-    const int sc = add_constant(wv.name + "_group_scales", ScalarType::Float32, {rows, k / group}, scales.data(),
+    const int qc = g_.add_constant(wv.name + "_int4", ScalarType::Int8, wv.sizes, q.data(), q.size());
+    const int sc = g_.add_constant(wv.name + "_group_scales", ScalarType::Float32, {rows, k / group}, scales.data(),
                                 scales.size() * 4);
     replace_weight(layer, arg, "quantized_decomposed::dequantize_per_channel_group",
                    {Arg::tensor(qc), Arg::tensor(sc), Arg::none(), Arg::integer(kInt4Min), Arg::integer(kInt4Max),
