@@ -521,6 +521,22 @@ absl::Status Importer::read_node(const json& node) {
   if (target.empty() || inputs == nullptr || outputs == nullptr || !inputs->is_array() || !outputs->is_array()) {
     return bad("model.json: malformed node " + get_str(node, "name"));
   }
+  // with_effects(token, op, *args): an effectful op (e.g. _linalg_check_errors) threaded on
+  // an effect token. Execution order is program order here, so the token is dropped and the
+  // node becomes a call of `op` itself (outputs: all but the token).
+  json unwrapped;
+  if (target == "torch.ops.higher_order.with_effects") {
+    if (inputs->size() < 2 || outputs->empty()) return bad(where + ": malformed with_effects");
+    std::string op = get_str(member((*inputs)[1], "arg"), "as_operator");
+    if (op.rfind("torch.ops.", 0) != 0) return bad(where + ": with_effects of an unsupported operator");
+    unwrapped = node;
+    unwrapped["target"] = op;
+    json& in = unwrapped["inputs"];
+    in.erase(in.begin(), in.begin() + 2);
+    json& out = unwrapped["outputs"];
+    out.erase(out.begin());
+    return read_node(unwrapped);
+  }
   Node n;
   n.source = source;
   n.name = get_str(node, "name");

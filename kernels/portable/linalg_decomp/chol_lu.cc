@@ -1,6 +1,7 @@
 // Cholesky, triangular solve, LU and determinant families, and the matrix exponential:
 // cholesky, cholesky_solve, cholesky_inverse, triangular_solve, linalg_lu_factor_ex,
-// _lu_with_info, lu_unpack, linalg_lu_solve, lu_solve, _linalg_slogdet, logdet,
+// linalg_lu_factor, _lu_with_info, lu_unpack, linalg_lu_solve, lu_solve, _linalg_slogdet,
+// linalg_slogdet, slogdet, logdet,
 // linalg_matrix_exp, matrix_exp. Batched, computed in double (dense.h), rounded once.
 #include <cmath>
 #include <limits>
@@ -202,6 +203,19 @@ Error lu_with_info(KernelContext& ctx, EValue** args, size_t n) {
   return lu_factor_entry(ctx, args, n, /*honour_check=*/false);
 }
 
+// linalg_lu_factor(A, *, pivot=True) -> (LU, pivots): a singular matrix is an error.
+Error linalg_lu_factor(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(4)) return a.error();
+  const Tensor* in = a.tensor(0);
+  bool pivot = a.bool_value(1);
+  Tensor* LU = a.out(2);
+  Tensor* piv = a.out(3);
+  if (!a.ok()) return a.error();
+  if (!pivot) return ctx.fail(Error::NotSupported, "LU without pivoting is not supported on CPU");
+  return lu_factor_common(ctx, a, in, pivot, true, LU, piv, nullptr);
+}
+
 // lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True) -> (P, L, U)
 Error lu_unpack(KernelContext& ctx, EValue** args, size_t n) {
   KernelArgs a(ctx, args, n);
@@ -358,20 +372,21 @@ void slogdet_of(const double* lu, const int32_t* p, int64_t m, double* sign, dou
   *logabs = l;
 }
 
-// _linalg_slogdet(A) -> (sign, logabsdet, LU, pivots)
-Error linalg_slogdet(KernelContext& ctx, EValue** args, size_t n) {
+// _linalg_slogdet(A) -> (sign, logabsdet, LU, pivots); linalg_slogdet(A) -> (sign,
+// logabsdet) (`full` false: no LU/pivots outputs).
+Error slogdet_entry(KernelContext& ctx, EValue** args, size_t n, bool full) {
   KernelArgs a(ctx, args, n);
-  if (!a.expect(5)) return a.error();
+  if (!a.expect(full ? 5 : 3)) return a.error();
   const Tensor* in = a.tensor(0);
   Tensor* sign = a.out(1);
   Tensor* logabs = a.out(2);
-  Tensor* LU = a.out(3);
-  Tensor* piv = a.out(4);
+  Tensor* LU = full ? a.out(3) : nullptr;
+  Tensor* piv = full ? a.out(4) : nullptr;
   if (!require_matrix(a, in, true)) return a.error();
   const int64_t m = in->sizes[in->rank - 1];
   Shape bs = dense::batch_shape_with(*in, 2, 0, 0, 0);
-  if (!resize_to(a, sign, bs) || !resize_to(a, logabs, bs) || !resize_like(a, LU, *in) ||
-      !resize_to(a, piv, dense::batch_shape_with(*in, 2, m, 0, 1))) {
+  if (!resize_to(a, sign, bs) || !resize_to(a, logabs, bs) ||
+      (full && (!resize_like(a, LU, *in) || !resize_to(a, piv, dense::batch_shape_with(*in, 2, m, 0, 1))))) {
     return a.error();
   }
   Scratch sc(ctx, a);
@@ -385,11 +400,15 @@ Error linalg_slogdet(KernelContext& ctx, EValue** args, size_t n) {
     slogdet_of(w, p, m, &s, &l);
     store_as<double>(sign->data, sign->dtype, b, s);
     store_as<double>(logabs->data, logabs->dtype, b, l);
+    if (!full) continue;
     dense::store(*LU, b * m * m, m * m, w);
     for (int64_t i = 0; i < m; ++i) store_as<int64_t>(piv->data, piv->dtype, b * m + i, p[i]);
   }
   return Error::Ok;
 }
+
+Error linalg_slogdet_private(KernelContext& ctx, EValue** args, size_t n) { return slogdet_entry(ctx, args, n, true); }
+Error linalg_slogdet(KernelContext& ctx, EValue** args, size_t n) { return slogdet_entry(ctx, args, n, false); }
 
 // logdet(self): log(det) (nan for a negative determinant, -inf for zero).
 Error logdet(KernelContext& ctx, EValue** args, size_t n) {
@@ -510,7 +529,10 @@ EMBER_REGISTER_KERNEL("aten::_lu_with_info.default", lu_with_info);
 EMBER_REGISTER_KERNEL("aten::lu_unpack.default", lu_unpack);
 EMBER_REGISTER_KERNEL("aten::linalg_lu_solve.default", linalg_lu_solve);
 EMBER_REGISTER_KERNEL("aten::lu_solve.default", lu_solve);
-EMBER_REGISTER_KERNEL("aten::_linalg_slogdet.default", linalg_slogdet);
+EMBER_REGISTER_KERNEL("aten::_linalg_slogdet.default", linalg_slogdet_private);
+EMBER_REGISTER_KERNEL("aten::linalg_slogdet.default", linalg_slogdet);
+EMBER_REGISTER_KERNEL("aten::slogdet.default", linalg_slogdet);
+EMBER_REGISTER_KERNEL("aten::linalg_lu_factor.default", linalg_lu_factor);
 EMBER_REGISTER_KERNEL("aten::logdet.default", logdet);
 EMBER_REGISTER_KERNEL("aten::linalg_matrix_exp.default", matrix_exp);
 EMBER_REGISTER_KERNEL("aten::matrix_exp.default", matrix_exp);

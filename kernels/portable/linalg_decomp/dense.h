@@ -43,6 +43,16 @@ class Scratch {
   KernelArgs& a_;
 };
 
+// A contiguous floating-point batch of matrices (square when `square`); records the error.
+inline bool check_matrix(KernelArgs& a, const Tensor* t, bool square) {
+  if (!a.ok() || t == nullptr) return false;
+  if (!require_contiguous(a, t)) return false;
+  if (t->rank < 2) return a.fail("expected a tensor with at least 2 dims (batch of matrices)");
+  if (!is_floating(t->dtype)) return a.fail("expected a floating-point tensor");
+  if (square && t->sizes[t->rank - 1] != t->sizes[t->rank - 2]) return a.fail("expected square matrices");
+  return true;
+}
+
 // Loads an m x n matrix starting at element `offset` of t (any dtype) into row-major double.
 inline void load(const Tensor& t, int64_t offset, int64_t m, int64_t n, double* dst) {
   for (int64_t i = 0; i < m * n; ++i) dst[i] = load_as<double>(t.data, t.dtype, offset + i);
@@ -205,6 +215,20 @@ inline void apply_pivots(const int32_t* pivots, int64_t k, bool forward, double*
   }
 }
 
+// Solves A X = B (B: m x k, row-major, in place) with A's LU factorisation from lu_factor;
+// trans: A^T X = B.
+inline void lu_solve_inplace(const double* lu, const int32_t* piv, int64_t m, bool trans, double* b, int64_t k) {
+  if (!trans) {
+    apply_pivots(piv, m, true, b, k);
+    tri_solve(lu, m, m, false, false, true, b, k);
+    tri_solve(lu, m, m, true, false, false, b, k);
+  } else {
+    tri_solve(lu, m, m, true, true, false, b, k);
+    tri_solve(lu, m, m, false, true, true, b, k);
+    apply_pivots(piv, m, false, b, k);
+  }
+}
+
 // Cholesky of a symmetric positive-definite n x n matrix (reads the lower triangle), in
 // place to L (upper part zeroed). Returns 0 or the 1-based order of the failing minor.
 inline int32_t cholesky_lower(double* a, int64_t n) {
@@ -341,6 +365,12 @@ bool bidiag_svd(int64_t n, double* d, double* e, double* vt, int64_t ncvt, doubl
 // when full) and vt (n x n). work: see svd_work_size(). False on non-convergence.
 int64_t svd_work_size(int64_t m, int64_t n);
 bool svd_tall(double* a, int64_t m, int64_t n, bool full, double* s, double* u, double* vt, double* work);
+
+// Eigen-decomposition of a symmetric n x n matrix (row-major; only the `lower` (or upper)
+// triangle is read; destroyed) by cyclic Jacobi rotations: eigenvalues w[n] ascending and,
+// when v is not null, orthonormal eigenvectors as v's columns (row-major n x n). work: n
+// doubles. False when the sweeps did not converge.
+bool sym_eig(double* a, int64_t n, bool lower, double* w, double* v, double* work);
 
 // ---------------------------------------------------------------------------------------
 // Batch broadcasting for two operands whose last `core` dims are matrices.

@@ -1,9 +1,12 @@
 // SVD and QR families: _linalg_svd, linalg_svd, svd, linalg_matrix_norm.str_ord ('fro',
-// 'nuc'), linalg_pinv.atol_rtol_tensor, pinverse, linalg_qr, qr, geqrf, ormqr.
+// 'nuc'), linalg_pinv (.atol_rtol_tensor, .atol_rtol_float; hermitian through the symmetric
+// eigen-decomposition), pinverse, linalg_svdvals, linalg_matrix_rank (.atol_rtol_tensor,
+// .atol_rtol_float), linalg_cond, linalg_qr, qr, geqrf, ormqr.
 // Batched over leading dims; computed in double (dense.h) and rounded once. SVD signs and
 // QR signs follow LAPACK's conventions (Householder beta = -sign(alpha) * norm; Golub-Kahan
 // bidiagonalisation + implicit QR), which is what PyTorch's CPU results show.
 #include <cmath>
+#include <limits>
 
 #include "kernels/portable/linalg_decomp/dense.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -226,11 +229,27 @@ bool tol_value(const Tensor* t, int64_t b, double* v) {
   return true;
 }
 
+// Default tolerances of pinv / matrix_rank (PyTorch): rtol = eps(dtype) * max(m, n) unless
+// atol is given and positive (then 0); atol = 0. The threshold is max(atol, rtol * largest).
+double tolerance(const Tensor* in, const Tensor* atol_t, const Tensor* rtol_t, int64_t b, double largest) {
+  const int64_t m = in->sizes[in->rank - 2], n = in->sizes[in->rank - 1];
+  const double eps = in->dtype == ScalarType::Float64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
+  double atol = 0, rtol = 0;
+  bool has_atol = tol_value(atol_t, b, &atol);
+  bool has_rtol = tol_value(rtol_t, b, &rtol);
+  if (!has_rtol) rtol = (has_atol && atol > 0) ? 0.0 : eps * static_cast<double>(m > n ? m : n);
+  if (!has_atol) atol = 0;
+  return atol > rtol * largest ? atol : rtol * largest;
+}
+
+// Hermitian inputs use the eigen-decomposition of the lower triangle (as PyTorch does):
+// pinv = U diag(1/w where |w| > tol) U^T.
 Error pinv_common(KernelContext& ctx, KernelArgs& a, const Tensor* in, const Tensor* atol_t,
-                  const Tensor* rtol_t, Tensor* out) {
+                  const Tensor* rtol_t, bool hermitian, Tensor* out) {
   if (!require_matrix(a, in)) return a.error();
   const int64_t m = in->sizes[in->rank - 2], n = in->sizes[in->rank - 1];
   const int64_t k = m < n ? m : n;
+  if (hermitian && m != n) return a.fail("hermitian=True needs square matrices"), a.error();
   if (!resize_to(a, out, dense::batch_shape_with(*in, 2, n, m))) return a.error();
   Scratch sc(ctx, a);
   double* src = sc.doubles(m * n);
@@ -240,19 +259,27 @@ Error pinv_common(KernelContext& ctx, KernelArgs& a, const Tensor* in, const Ten
   double* res = sc.doubles(m * n + 1);
   double* work = sc.doubles(svd_scratch(m, n));
   if (!a.ok()) return a.error();
-  const double eps = 1.1920928955078125e-07;  // float32 epsilon (the input dtype's)
-  const double deps = in->dtype == ScalarType::Float64 ? 2.220446049250313e-16 : eps;
   const int64_t batch = dense::batch_count(*in);
   for (int64_t b = 0; b < batch; ++b) {
     dense::load(*in, b * m * n, m, n, src);
+    if (hermitian) {
+      if (!dense::sym_eig(src, n, true, s, u, work)) return ctx.fail(Error::Internal, "eigh did not converge");
+      double largest = 0;
+      for (int64_t p = 0; p < n; ++p) largest = std::fmax(largest, std::fabs(s[p]));
+      const double thr = tolerance(in, atol_t, rtol_t, b, largest);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double acc = 0;
+          for (int64_t p = 0; p < n; ++p) {
+            if (std::fabs(s[p]) > thr) acc += u[i * n + p] / s[p] * u[j * n + p];
+          }
+          res[i * n + j] = acc;
+        }
+      dense::store(*out, b * m * n, m * n, res);
+      continue;
+    }
     if (!svd_one(src, m, n, false, s, u, vh, work)) return ctx.fail(Error::Internal, "SVD did not converge");
-    double atol = 0, rtol = 0;
-    bool has_atol = tol_value(atol_t, b, &atol);
-    bool has_rtol = tol_value(rtol_t, b, &rtol);
-    if (!has_rtol) rtol = (has_atol && atol > 0) ? 0.0 : deps * static_cast<double>(m > n ? m : n);
-    if (!has_atol) atol = 0;
-    double smax = k > 0 ? s[0] : 0.0;
-    double thr = atol > rtol * smax ? atol : rtol * smax;
+    const double thr = tolerance(in, atol_t, rtol_t, b, k > 0 ? s[0] : 0.0);
     // pinv = V diag(1/s) U^T: res[j][i] = sum_p vh[p][j] / s[p] * u[i][p].
     for (int64_t j = 0; j < n; ++j)
       for (int64_t i = 0; i < m; ++i) {
@@ -268,6 +295,23 @@ Error pinv_common(KernelContext& ctx, KernelArgs& a, const Tensor* in, const Ten
   return Error::Ok;
 }
 
+// A 0-d double tensor over *v (tolerances given as floats).
+struct ScalarTensor {
+  double v = 0;
+  int64_t no_sizes[1] = {0};
+  Tensor t;
+  explicit ScalarTensor(double x) : v(x) {
+    t.dtype = ScalarType::Float64;
+    t.rank = 0;
+    t.sizes = no_sizes;
+    t.max_sizes = no_sizes;
+    t.data = &v;
+    t.capacity_bytes = sizeof(double);
+  }
+  ScalarTensor(const ScalarTensor&) = delete;
+  ScalarTensor& operator=(const ScalarTensor&) = delete;
+};
+
 // linalg_pinv.atol_rtol_tensor(self, *, atol=None, rtol=None, hermitian=False)
 Error linalg_pinv(KernelContext& ctx, EValue** args, size_t n) {
   KernelArgs a(ctx, args, n);
@@ -275,9 +319,24 @@ Error linalg_pinv(KernelContext& ctx, EValue** args, size_t n) {
   const Tensor* in = a.tensor(0);
   const Tensor* atol = a.optional_tensor(1);
   const Tensor* rtol = a.optional_tensor(2);
+  bool hermitian = a.bool_value(3);
   Tensor* out = a.out(4);
   if (!a.ok()) return a.error();
-  return pinv_common(ctx, a, in, atol, rtol, out);
+  return pinv_common(ctx, a, in, atol, rtol, hermitian, out);
+}
+
+// linalg_pinv.atol_rtol_float(self, *, atol=None, rtol=None, hermitian=False)
+Error linalg_pinv_float(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(5)) return a.error();
+  const Tensor* in = a.tensor(0);
+  double atol = 0, rtol = 0;
+  bool has_atol = a.optional_scalar(1, &atol), has_rtol = a.optional_scalar(2, &rtol);
+  bool hermitian = a.bool_value(3);
+  Tensor* out = a.out(4);
+  if (!a.ok()) return a.error();
+  ScalarTensor at(atol), rt(rtol);
+  return pinv_common(ctx, a, in, has_atol ? &at.t : nullptr, has_rtol ? &rt.t : nullptr, hermitian, out);
 }
 
 // pinverse(self, rcond=1e-15): linalg_pinv with atol = 0, rtol = rcond.
@@ -288,17 +347,172 @@ Error pinverse(KernelContext& ctx, EValue** args, size_t n) {
   double rcond = a.scalar(1);
   Tensor* out = a.out(2);
   if (!a.ok()) return a.error();
-  double zero_v = 0.0, rcond_v = rcond;
-  int64_t no_sizes[1] = {0};
-  Tensor zt, rt;
-  zt.dtype = rt.dtype = ScalarType::Float64;
-  zt.rank = rt.rank = 0;
-  zt.sizes = rt.sizes = no_sizes;
-  zt.max_sizes = rt.max_sizes = no_sizes;
-  zt.data = &zero_v;
-  rt.data = &rcond_v;
-  zt.capacity_bytes = rt.capacity_bytes = sizeof(double);
-  return pinv_common(ctx, a, in, &zt, &rt, out);
+  ScalarTensor zt(0.0), rt(rcond);
+  return pinv_common(ctx, a, in, &zt.t, &rt.t, false, out);
+}
+
+// ---------------------------------------------------------------------------------------
+// Singular-value and spectral functions: linalg_svdvals, linalg_matrix_rank, linalg_cond.
+
+// Singular values (descending) of batch element b into s[min(m, n)]; hermitian: |eigenvalues|
+// sorted descending (square only).
+bool spectrum(const Tensor& in, int64_t b, bool hermitian, double* src, double* s, double* u, double* vh,
+              double* work) {
+  const int64_t m = in.sizes[in.rank - 2], n = in.sizes[in.rank - 1];
+  dense::load(in, b * m * n, m, n, src);
+  if (!hermitian) return svd_one(src, m, n, false, s, u, vh, work);
+  if (!dense::sym_eig(src, n, true, s, nullptr, work)) return false;
+  for (int64_t i = 0; i < n; ++i) s[i] = std::fabs(s[i]);
+  for (int64_t i = 0; i + 1 < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j)
+      if (s[j] > s[i]) { double t = s[i]; s[i] = s[j]; s[j] = t; }
+  return true;
+}
+
+struct SpectrumScratch {
+  double* src = nullptr;
+  double* s = nullptr;
+  double* u = nullptr;
+  double* vh = nullptr;
+  double* work = nullptr;
+  bool get(Scratch& sc, KernelArgs& a, int64_t m, int64_t n) {
+    const int64_t k = m < n ? m : n;
+    src = sc.doubles(m * n + 1);
+    s = sc.doubles(k + 1);
+    u = sc.doubles(m * m + 1);
+    vh = sc.doubles(n * n + 1);
+    work = sc.doubles(svd_scratch(m, n));
+    return a.ok();
+  }
+};
+
+// linalg_svdvals(A, *, driver=None)
+Error linalg_svdvals(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(3)) return a.error();
+  const Tensor* in = a.tensor(0);
+  Tensor* out = a.out(2);
+  if (!require_matrix(a, in)) return a.error();
+  const int64_t m = in->sizes[in->rank - 2], nn = in->sizes[in->rank - 1];
+  const int64_t k = m < nn ? m : nn;
+  if (!resize_to(a, out, dense::batch_shape_with(*in, 2, k, 0, 1))) return a.error();
+  Scratch sc(ctx, a);
+  SpectrumScratch w;
+  if (!w.get(sc, a, m, nn)) return a.error();
+  for (int64_t b = 0; b < dense::batch_count(*in); ++b) {
+    if (!spectrum(*in, b, false, w.src, w.s, w.u, w.vh, w.work)) return ctx.fail(Error::Internal, "SVD did not converge");
+    dense::store(*out, b * k, k, w.s);
+  }
+  return Error::Ok;
+}
+
+// Number of singular values (hermitian: |eigenvalues|) above max(atol, rtol * largest).
+Error matrix_rank_common(KernelContext& ctx, KernelArgs& a, const Tensor* in, const Tensor* atol_t,
+                         const Tensor* rtol_t, bool hermitian, Tensor* out) {
+  if (!require_matrix(a, in)) return a.error();
+  const int64_t m = in->sizes[in->rank - 2], nn = in->sizes[in->rank - 1];
+  const int64_t k = m < nn ? m : nn;
+  if (hermitian && m != nn) return a.fail("hermitian=True needs square matrices"), a.error();
+  if (!resize_to(a, out, dense::batch_shape_with(*in, 2, 0, 0, 0))) return a.error();
+  Scratch sc(ctx, a);
+  SpectrumScratch w;
+  if (!w.get(sc, a, m, nn)) return a.error();
+  for (int64_t b = 0; b < dense::batch_count(*in); ++b) {
+    if (!spectrum(*in, b, hermitian, w.src, w.s, w.u, w.vh, w.work)) {
+      return ctx.fail(Error::Internal, "SVD did not converge");
+    }
+    const double thr = tolerance(in, atol_t, rtol_t, b, k > 0 ? w.s[0] : 0.0);
+    int64_t rank = 0;
+    for (int64_t i = 0; i < k; ++i) rank += w.s[i] > thr ? 1 : 0;
+    store_as<int64_t>(out->data, out->dtype, b, rank);
+  }
+  return Error::Ok;
+}
+
+// linalg_matrix_rank.atol_rtol_tensor(input, *, atol=None, rtol=None, hermitian=False)
+Error matrix_rank_tensor(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(5)) return a.error();
+  const Tensor* in = a.tensor(0);
+  const Tensor* atol = a.optional_tensor(1);
+  const Tensor* rtol = a.optional_tensor(2);
+  bool hermitian = a.bool_value(3);
+  Tensor* out = a.out(4);
+  if (!a.ok()) return a.error();
+  return matrix_rank_common(ctx, a, in, atol, rtol, hermitian, out);
+}
+
+// linalg_matrix_rank.atol_rtol_float(self, *, atol=None, rtol=None, hermitian=False)
+Error matrix_rank_float(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(5)) return a.error();
+  const Tensor* in = a.tensor(0);
+  double atol = 0, rtol = 0;
+  bool has_atol = a.optional_scalar(1, &atol), has_rtol = a.optional_scalar(2, &rtol);
+  bool hermitian = a.bool_value(3);
+  Tensor* out = a.out(4);
+  if (!a.ok()) return a.error();
+  ScalarTensor at(atol), rt(rtol);
+  return matrix_rank_common(ctx, a, in, has_atol ? &at.t : nullptr, has_rtol ? &rt.t : nullptr, hermitian, out);
+}
+
+// linalg_cond(self, p=None): p None / 2 / -2 from the singular values (largest / smallest,
+// or its inverse); p = 1, -1, inf, -inf as norm(A) * norm(inv(A)) (square only; inf for a
+// singular matrix).
+Error linalg_cond(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(3)) return a.error();
+  const Tensor* in = a.tensor(0);
+  double p = 2.0;
+  a.optional_scalar(1, &p);
+  Tensor* out = a.out(2);
+  if (!require_matrix(a, in)) return a.error();
+  const int64_t m = in->sizes[in->rank - 2], nn = in->sizes[in->rank - 1];
+  const int64_t k = m < nn ? m : nn;
+  const bool spectral = p == 2.0 || p == -2.0;
+  if (!spectral && !(p == 1.0 || p == -1.0 || std::isinf(p))) {
+    return a.fail("ord must be None, 2, -2, 1, -1, inf or -inf"), a.error();
+  }
+  if (!spectral && m != nn) return a.fail("this ord needs square matrices"), a.error();
+  if (!resize_to(a, out, dense::batch_shape_with(*in, 2, 0, 0, 0))) return a.error();
+  Scratch sc(ctx, a);
+  SpectrumScratch w;
+  if (!w.get(sc, a, m, nn)) return a.error();
+  double* inv = sc.doubles(m * m + 1);
+  int32_t* piv = sc.ints(m + 1);
+  if (!a.ok()) return a.error();
+  const double inf = std::numeric_limits<double>::infinity();
+  // Matrix p-norm: max (p = 1, inf) or min (p = -1, -inf) of the column (1) / row (inf) sums.
+  auto norm = [&](const double* x) {
+    const bool cols = std::fabs(p) == 1.0, largest = p > 0;
+    double best = largest ? 0.0 : inf;
+    for (int64_t i = 0; i < m; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < m; ++j) sum += std::fabs(cols ? x[j * m + i] : x[i * m + j]);
+      best = largest ? std::fmax(best, sum) : std::fmin(best, sum);
+    }
+    return best;
+  };
+  for (int64_t b = 0; b < dense::batch_count(*in); ++b) {
+    double c = 0;
+    if (spectral) {
+      if (!spectrum(*in, b, false, w.src, w.s, w.u, w.vh, w.work)) return ctx.fail(Error::Internal, "SVD did not converge");
+      if (k == 0) c = 0;
+      else c = p > 0 ? w.s[0] / w.s[k - 1] : w.s[k - 1] / w.s[0];
+    } else {
+      dense::load(*in, b * m * m, m, m, w.src);
+      const double na = norm(w.src);
+      if (dense::lu_factor(w.src, m, m, piv) != 0) {
+        c = inf;
+      } else {
+        for (int64_t i = 0; i < m * m; ++i) inv[i] = (i % (m + 1) == 0) ? 1.0 : 0.0;
+        dense::lu_solve_inplace(w.src, piv, m, false, inv, m);
+        c = na * norm(inv);
+      }
+    }
+    store_as<double>(out->data, out->dtype, b, c);
+  }
+  return Error::Ok;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -435,6 +649,11 @@ EMBER_REGISTER_KERNEL("aten::linalg_svd.default", linalg_svd);
 EMBER_REGISTER_KERNEL("aten::svd.default", svd);
 EMBER_REGISTER_KERNEL("aten::linalg_matrix_norm.str_ord", matrix_norm_str);
 EMBER_REGISTER_KERNEL("aten::linalg_pinv.atol_rtol_tensor", linalg_pinv);
+EMBER_REGISTER_KERNEL("aten::linalg_pinv.atol_rtol_float", linalg_pinv_float);
+EMBER_REGISTER_KERNEL("aten::linalg_svdvals.default", linalg_svdvals);
+EMBER_REGISTER_KERNEL("aten::linalg_matrix_rank.atol_rtol_tensor", matrix_rank_tensor);
+EMBER_REGISTER_KERNEL("aten::linalg_matrix_rank.atol_rtol_float", matrix_rank_float);
+EMBER_REGISTER_KERNEL("aten::linalg_cond.default", linalg_cond);
 EMBER_REGISTER_KERNEL("aten::pinverse.default", pinverse);
 EMBER_REGISTER_KERNEL("aten::linalg_qr.default", linalg_qr);
 EMBER_REGISTER_KERNEL("aten::qr.default", qr);
