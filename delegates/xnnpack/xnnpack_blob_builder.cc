@@ -145,6 +145,16 @@ void XnnBlobBuilder::set_qint8(uint32_t id, float scale, int32_t zero_point) {
   tensors_[id].quant.zero_point = zero_point;
 }
 
+void XnnBlobBuilder::set_qdint8(uint32_t id) {
+  if (!ok()) return;
+  if (id >= tensors_.size() || tensors_[id].kind != fb::TensorKind::Internal) {
+    set_error("set_qdint8: tensor " + std::to_string(id) + " is not a node output");
+    return;
+  }
+  tensors_[id].dtype = fb::DataType::QDInt8;
+  tensors_[id].quant = XnnQuant();
+}
+
 uint32_t XnnBlobBuilder::quantized_constant(fb::DataType dtype, std::vector<size_t> dims, const void* data,
                                             XnnQuant q) {
   if (!ok()) return kInvalidId;
@@ -155,7 +165,7 @@ uint32_t XnnBlobBuilder::quantized_constant(fb::DataType dtype, std::vector<size
   t.quant = std::move(q);
   t.dims = to_u64(dims);
   t.kind = fb::TensorKind::Constant;
-  const size_t nbytes = to_dims(t.dims).numel() * element_size(dtype);
+  const size_t nbytes = storage_bytes(dtype, to_dims(t.dims).numel());
   t.nbytes = nbytes;
   t.inline_bytes.resize(nbytes + kExtraBytes, 0);
   if (nbytes != 0) std::memcpy(t.inline_bytes.data(), data, nbytes);
@@ -175,7 +185,7 @@ uint32_t XnnBlobBuilder::quantized_constant_in_slot(fb::DataType dtype, std::vec
   t.kind = fb::TensorKind::Constant;
   t.segment_index = slot;
   t.segment_offset = offset;
-  t.nbytes = to_dims(t.dims).numel() * element_size(dtype);
+  t.nbytes = storage_bytes(dtype, to_dims(t.dims).numel());
   return push(t);
 }
 
@@ -304,10 +314,10 @@ std::vector<uint8_t> XnnBlobBuilder::build() const {
       constant = fb::CreateConstantData(fbb, t.segment_index, t.segment_offset, t.nbytes, bytes);
     }
     flatbuffers::Offset<fb::Quantization> quant = 0;
-    if (t.dtype != fb::DataType::Fp32) {
+    if (t.dtype != fb::DataType::Fp32 && t.dtype != fb::DataType::QDInt8) {  // QDInt8: parameters at run time
       auto scales = t.quant.channel_scales.empty() ? 0 : fbb.CreateVector(t.quant.channel_scales);
       quant = fb::CreateQuantization(fbb, t.quant.scale, t.quant.zero_point, scales, t.quant.channel_dim,
-                                     t.quant.scales_slot, t.quant.scales_offset);
+                                     t.quant.scales_slot, t.quant.scales_offset, t.quant.block_size);
     }
     auto dims = fbb.CreateVector(t.dims);
     auto max_dims = t.max_dims.empty() ? 0 : fbb.CreateVector(t.max_dims);

@@ -65,9 +65,11 @@ struct XnnQuant {
   float scale = 0.0f;                 // QInt8 / QInt32
   int32_t zero_point = 0;             // QInt8
   std::vector<float> channel_scales;  // QCInt8 / QCInt32 (inline), or:
-  int32_t scales_slot = -1;           // a float32 constant slot holding them (channel_scales empty)
+  int32_t scales_slot = -1;           // a float32 constant slot holding them (channel_scales empty);
+                                      // QBInt4: the bfloat16 block scales' slot
   uint64_t scales_offset = 0;
   uint32_t channel_dim = 0;
+  uint32_t block_size = 0;            // QBInt4
 };
 
 // A tensor exactly as it will be written (for tests that need to write malformed blobs).
@@ -99,6 +101,8 @@ class XnnBlobBuilder {
   uint32_t constant_in_slot(std::vector<size_t> dims, int32_t slot, uint64_t offset = 0);
   // Makes tensor `id` (an input or a node output) QInt8 with these parameters.
   void set_qint8(uint32_t id, float scale, int32_t zero_point);
+  // Makes node output `id` (a Convert's) QDInt8: int8 quantized per row at run time.
+  void set_qdint8(uint32_t id);
   // Quantized constant (QCInt8 / QCInt32 / QInt32 / QInt8) copied into the blob, or read in
   // place from constant slot `slot` at byte `offset` (data == null).
   uint32_t quantized_constant(fb::DataType dtype, std::vector<size_t> dims, const void* data, XnnQuant q);

@@ -68,17 +68,24 @@ struct NodeAttrs {
 constexpr uint32_t kKeepDimsFlag = 0x40;    // XNN_FLAG_KEEP_DIMS
 constexpr uint32_t kTransposeBFlag = 0x1;   // XNN_FLAG_TRANSPOSE_B
 
-// Bytes per element of a blob dtype (Fp32, QInt32, QCInt32: 4; QInt8, QCInt8: 1); 0 when
-// unknown.
+// Bytes per element of a blob dtype (Fp32, QInt32, QCInt32: 4; QInt8, QCInt8, QDInt8: 1;
+// QBInt4: 1, the alignment of its packed bytes, see storage_bytes); 0 when unknown.
 inline size_t element_size(fb::DataType t) {
   switch (t) {
     case fb::DataType::Fp32:
     case fb::DataType::QInt32:
     case fb::DataType::QCInt32: return 4;
     case fb::DataType::QInt8:
-    case fb::DataType::QCInt8: return 1;
+    case fb::DataType::QCInt8:
+    case fb::DataType::QDInt8:
+    case fb::DataType::QBInt4: return 1;
   }
   return 0;
+}
+
+// Bytes that `numel` elements of dtype `t` occupy: two QBInt4 values share a byte.
+inline uint64_t storage_bytes(fb::DataType t, uint64_t numel) {
+  return t == fb::DataType::QBInt4 ? (numel + 1) / 2 : numel * element_size(t);
 }
 
 // A short, stable name of `op` ("Convolution2d"); "Unknown" when out of range.

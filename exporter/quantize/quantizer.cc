@@ -120,9 +120,21 @@ bool matches_skip(const Node& n, const std::vector<std::string>& skip) {
 // Symmetric quantization of consecutive groups of `group` values (a weight's output channel,
 // or a run of one row): scale = max|x| / qmax per group, q = clamp(round_half_even(x *
 // float(1 / scale)), qmin, qmax), as quantize_per_channel computes it. Returns the relative
-// L2 error of the dequantized values.
+// L2 error of the dequantized values. `bf16_scales`: each scale rounded up to the next
+// bfloat16 number (XNNPACK's block-wise int4 kernels take bfloat16 scales: with these the
+// delegate uses exactly the scales the portable kernel does; rounding up keeps every value
+// in range).
+float round_up_to_bf16(float s) {
+  uint32_t bits;
+  std::memcpy(&bits, &s, sizeof bits);
+  if ((bits & 0xffffu) != 0) bits = (bits & 0xffff0000u) + 0x10000u;  // positive finite scales only
+  float r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+
 double quantize_symmetric_groups(const std::vector<float>& f, int64_t group, int64_t qmin, int64_t qmax,
-                                 std::vector<int8_t>* q, std::vector<float>* scales) {
+                                 std::vector<int8_t>* q, std::vector<float>* scales, bool bf16_scales = false) {
   const int64_t groups = group > 0 ? static_cast<int64_t>(f.size()) / group : 0;
   q->assign(f.size(), 0);
   scales->assign(static_cast<size_t>(groups), 0.0f);
@@ -131,7 +143,8 @@ double quantize_symmetric_groups(const std::vector<float>& f, int64_t group, int
     const int64_t base = gi * group;
     float m = 0;
     for (int64_t j = 0; j < group; ++j) m = std::max(m, std::fabs(f[base + j]));
-    const float sc = static_cast<float>(std::max(static_cast<double>(m) / static_cast<double>(qmax), kMinScale));
+    float sc = static_cast<float>(std::max(static_cast<double>(m) / static_cast<double>(qmax), kMinScale));
+    if (bf16_scales) sc = round_up_to_bf16(sc);
     (*scales)[gi] = sc;
     const float inv = static_cast<float>(1.0 / sc);
     for (int64_t j = 0; j < group; ++j) {
@@ -250,7 +263,8 @@ class Rewriter {
     const int64_t rows = wv.sizes[0], k = wv.sizes[1];
     std::vector<int8_t> q;
     std::vector<float> scales;
-    const double error = quantize_symmetric_groups(floats_of(g_, w), group, kInt4Min, kInt4Max, &q, &scales);
+    const double error =
+        quantize_symmetric_groups(floats_of(g_, w), group, kInt4Min, kInt4Max, &q, &scales, /*bf16_scales=*/true);
     const int qc = g_.add_constant(wv.name + "_int4", ScalarType::Int8, wv.sizes, q.data(), q.size());
     const int sc = g_.add_constant(wv.name + "_group_scales", ScalarType::Float32, {rows, k / group}, scales.data(),
                                 scales.size() * 4);
@@ -449,29 +463,25 @@ absl::StatusOr<QuantizeReport> quantize_graph(Graph& g, const QuantizeOptions& o
   Rewriter rw(g);
 
   if (o.mode == QuantizeMode::Int8Weight || o.mode == QuantizeMode::Int4Weight) {
-    if (o.mode == QuantizeMode::Int4Weight) {
-      if (o.group_size < 1) return absl::InvalidArgumentError("--group-size must be a positive integer");
-      size_t k = 0;
-      for (const LayerQuantization& r : report.layers) {
-        if (!r.why_not.empty()) continue;
-        const Layer& l = layers[k++];
-        const int64_t row = g.values[g.nodes[l.node].args[l.weight_arg].ref].sizes[1];
-        if (row % o.group_size != 0) {
-          return absl::InvalidArgumentError("--group-size " + std::to_string(o.group_size) + " does not divide the " +
-                                            std::to_string(row) + " inputs per row of " + r.op + " '" + r.node + "'" +
-                                            (r.source.empty() ? "" : " (" + r.source + ")") +
-                                            ": choose a divisor of it, or keep the layer float with --quantize-skip " + r.node);
-        }
-      }
+    if (o.mode == QuantizeMode::Int4Weight && o.group_size < 1) {
+      return absl::InvalidArgumentError("--group-size must be a positive integer");
     }
     size_t k = 0;
     for (size_t i = 0; i < report.layers.size(); ++i) {
       LayerQuantization& r = report.layers[i];
       if (!r.why_not.empty()) continue;
       const Layer& l = layers[k++];
-      r.rel_l2 = o.mode == QuantizeMode::Int4Weight
-                     ? rw.quantize_weight_grouped(g.nodes[l.node], l.weight_arg, o.group_size, &r)
-                     : rw.quantize_weight(g.nodes[l.node], l.weight_arg, &r);
+      const int64_t row = g.values[g.nodes[l.node].args[l.weight_arg].ref].sizes[1];
+      // A layer whose rows the group size does not divide gets int8 per channel (what
+      // llama.cpp does with tensors its block size does not fit): smaller error, still 4x.
+      const bool int4 = o.mode == QuantizeMode::Int4Weight && row % o.group_size == 0;
+      if (o.mode == QuantizeMode::Int4Weight && !int4) {
+        r.note = "int8 per channel: --group-size " + std::to_string(o.group_size) + " does not divide its " +
+                 std::to_string(row) + " inputs per row";
+      }
+      r.rel_l2 = int4 ? rw.quantize_weight_grouped(g.nodes[l.node], l.weight_arg, o.group_size, &r)
+                      : rw.quantize_weight(g.nodes[l.node], l.weight_arg, &r);
+      r.bits = int4 ? 4 : 8;
       r.quantized = true;
       report.quantized++;
     }
@@ -584,19 +594,23 @@ std::string format_quantize_report(const QuantizeReport& r, QuantizeMode mode) {
   std::ostringstream os;
   size_t before = 0, after = 0;
   for (const LayerQuantization& l : r.layers) {
-    os << "  " << (!l.quantized ? "float" : mode == QuantizeMode::Int4Weight ? "int4 " : "int8 ") << "  " << l.op << " "
-       << l.node;
+    os << "  " << (!l.quantized ? "float" : l.bits == 4 ? "int4 " : "int8 ") << "  " << l.op << " " << l.node;
     if (l.quantized && l.rel_l2 >= 0) {
       os << (mode == QuantizeMode::Int8 ? "  output rel. L2 vs float " : "  weight rel. L2 ") << l.rel_l2;
     }
     if (!l.quantized) os << "  (" << l.why_not << ")";
+    if (!l.note.empty()) os << "  (" << l.note << ")";
     if (!l.source.empty()) os << "  at " << l.source;
     os << "\n";
     before += l.float_weight_bytes;
     after += l.quantized_weight_bytes;
   }
-  os << "quantize: " << r.quantized << " of " << r.layers.size() << " layers to "
-     << (mode == QuantizeMode::Int4Weight ? "int4 (one value per byte)" : "int8");
+  int int4 = 0;
+  for (const LayerQuantization& l : r.layers) int4 += l.quantized && l.bits == 4;
+  os << "quantize: " << r.quantized << " of " << r.layers.size() << " layers to ";
+  if (int4 == 0) os << "int8";
+  else if (int4 == r.quantized) os << "int4 (one value per byte)";
+  else os << "int4 (" << int4 << ", one value per byte) and int8 (" << r.quantized - int4 << ")";
   if (before > 0) os << ", their weights " << before << " -> " << after << " bytes";
   os << "\n";
   return os.str();

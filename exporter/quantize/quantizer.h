@@ -54,6 +54,8 @@ struct LayerQuantization {
   double rel_l2 = -1;      // Int8: output vs float on the calibration data (mean over samples);
                            // Int8Weight: dequantized weight vs float weight; -1 when not measured
   size_t float_weight_bytes = 0, quantized_weight_bytes = 0;
+  int bits = 0;        // 8 or 4 when quantized
+  std::string note;    // e.g. why an int4-weight layer got int8 weights
 };
 
 struct QuantizeReport {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "delegates/xnnpack/exporter/xnnpack_quantized.h"
+#include "delegates/xnnpack/exporter/xnnpack_weight_only.h"
 #include "delegates/xnnpack/xnnpack_blob_builder.h"
 
 namespace ember {
@@ -219,6 +220,7 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   const Node& n = g.nodes[index];
   if (n.erased) return "erased";
   if (is_quantized_op(key(n))) return quantized_unsupported_reason(g, n);  // xnnpack_quantized.cc
+  if (is_weight_only_op(key(n))) return weight_only_unsupported_reason(g, n);  // xnnpack_weight_only.cc
   // Bounded dynamic shapes only where the runtime can reshape the node (shape_polymorphic).
   const bool polymorphic = shape_polymorphic(g, n);
   auto usable = [&](const Value& v) { return polymorphic ? f32_tensor(v) : f32_static(v); };
@@ -574,6 +576,9 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
     uint32_t r = kInvalidId;
     if (is_quantized_op(k)) {
       const absl::Status st = lower_quantized_node(g, i, b, slots, id, &r);
+      if (!st.ok()) return st;
+    } else if (is_weight_only_op(k)) {
+      const absl::Status st = lower_weight_only_node(g, i, b, slots, id, &r);
       if (!st.ok()) return st;
     } else if (k == "aten::conv2d.default" || k == "aten::convolution.default") {
       const Value* w = tensor_arg(g, n, 1);

@@ -62,7 +62,7 @@ Error resolve_constant(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, Bac
   uint64_t numel = 0;
   checked_numel(d->declared_dims[t], &numel);
   const size_t elem = element_size(tensor.dtype());  // checked by check_tensor_type
-  const uint64_t nbytes = numel * elem;
+  const uint64_t nbytes = storage_bytes(tensor.dtype(), numel);
   const uint8_t* base = nullptr;
   uint64_t available = 0;  // readable bytes from `base`
   if (c->segment_index() >= 0) {
@@ -224,6 +224,7 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
   MemoryAllocator* a = ctx.method_allocator;
   d->constant_data = alloc_array<const void*>(a, d->num_tensors);
   d->channel_scales = alloc_array<const float*>(a, d->num_tensors);
+  d->block_scales = alloc_array<const uint16_t*>(a, d->num_tensors);
   d->declared_dims = alloc_array<Dims>(a, d->num_tensors);
   d->work_dims = alloc_array<Dims>(a, d->num_tensors);
   d->attrs = alloc_array<NodeAttrs>(a, d->num_nodes);
@@ -232,7 +233,7 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
   d->externals = alloc_array<xnn_external_value>(a, d->num_inputs + d->num_outputs);
   // 0: not yet available, 1: available (input/constant/produced); used for use-before-def.
   uint8_t* available = alloc_array<uint8_t>(a, d->num_tensors);
-  if (!d->constant_data || !d->channel_scales || !d->declared_dims || !d->work_dims || !d->attrs || !d->inputs || !d->outputs ||
+  if (!d->constant_data || !d->channel_scales || !d->block_scales || !d->declared_dims || !d->work_dims || !d->attrs || !d->inputs || !d->outputs ||
       !d->externals || !available) {
     return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small for the delegate tables (%u tensors)",
                 d->num_tensors);

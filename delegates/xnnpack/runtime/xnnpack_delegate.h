@@ -61,6 +61,7 @@ struct XnnDelegate {
   uint32_t num_outputs = 0;
   const void** constant_data = nullptr;  // [num_tensors], null unless Constant
   const float** channel_scales = nullptr;  // [num_tensors], QCInt8/QCInt32 only (blob or segment)
+  const uint16_t** block_scales = nullptr;  // [num_tensors], QBInt4 only: bfloat16 (segment)
   Dims* declared_dims = nullptr;         // [num_tensors], as compiled
   Dims* work_dims = nullptr;             // [num_tensors], scratch for (re)builds
   NodeAttrs* attrs = nullptr;            // [num_nodes]
@@ -95,7 +96,8 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& context, Span<const u
 // Checks tensor t's dtype and quantization (scales positive and finite, zero points in range,
 // channel scales one per channel, QC*/QInt32 only as constants); NotSupported for an unknown
 // dtype, InvalidProgram otherwise.
-// Per-channel scales kept in a constant slot are resolved here (d->channel_scales[t]).
+// Per-channel scales kept in a constant slot are resolved here (d->channel_scales[t]), and
+// the block scales of a QBInt4 filter (d->block_scales[t]).
 Error check_tensor_type(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, BackendInitContext& ctx,
                         Span<const CompileSpecView> specs);
 // Checks that node i's tensor dtypes form a combination this backend defines (fp32 ops on

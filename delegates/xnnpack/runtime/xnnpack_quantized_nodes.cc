@@ -4,6 +4,7 @@
 #include <xnnpack.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 
@@ -37,6 +38,64 @@ bool requantizes(const NodeAttrs& a) {
          (a.op == fb::OpType::StaticReduce && a.reduce_op == 1);
 }
 
+// bfloat16 bits -> float (exact).
+float bf16_to_float(uint16_t bits) {
+  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &wide, sizeof f);
+  return f;
+}
+
+// A QBInt4 filter [N, K]: packed int4 with zero point 8, bfloat16 block scales in a constant
+// slot (xnnpack_graph.fbs). XNNPACK would reject most violations with an unspecific status or
+// read out of bounds on the others, so each is named here.
+Error check_block_quantized(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, BackendInitContext& ctx,
+                            Span<const CompileSpecView> specs) {
+  Diagnostic* diag = ctx.diag;
+  const Dims& dims = d->declared_dims[t];
+  const fb::Quantization* q = tensor.quant();
+  if (tensor.kind() != fb::TensorKind::Constant) {
+    return fail(diag, Error::InvalidProgram, "xnnpack: QBInt4 tensor %u must be a constant (a filter)", t);
+  }
+  if (dims.rank != 2 || dims.d[1] % 2 != 0) {
+    return fail(diag, Error::InvalidProgram, "xnnpack: QBInt4 tensor %u must be [N, K] with K even", t);
+  }
+  const size_t rows = dims.d[0], cols = dims.d[1], block = q->block_size();
+  if (q->zero_point() != 8 || q->channel_dim() != 0) {
+    return fail(diag, Error::InvalidProgram, "xnnpack: QBInt4 tensor %u needs zero point 8 and channel dim 0", t);
+  }
+  if (block < 32 || block % 32 != 0 || cols % block != 0) {
+    return fail(diag, Error::InvalidProgram,
+                "xnnpack: QBInt4 tensor %u: block size %zu must be a multiple of 32 dividing its %zu inputs per row",
+                t, block, cols);
+  }
+  if ((q->channel_scales() != nullptr && q->channel_scales()->size() != 0) || q->channel_scales_slot() < 0) {
+    return fail(diag, Error::InvalidProgram, "xnnpack: QBInt4 tensor %u needs its bfloat16 scales in a constant slot",
+                t);
+  }
+  const size_t count = rows * (cols / block);
+  Result<Span<const uint8_t>> seg = delegate_constant(ctx, specs, static_cast<uint32_t>(q->channel_scales_slot()));
+  const uint64_t off = q->channel_scales_offset();
+  if (!seg.ok() || off > seg->size() || count * sizeof(uint16_t) > seg->size() - off ||
+      reinterpret_cast<uintptr_t>(seg->data() + off) % alignof(uint16_t) != 0) {
+    return fail(diag, Error::InvalidProgram,
+                "xnnpack: QBInt4 tensor %u: its %zu block scales at offset %llu do not fit constant slot %d (or are "
+                "misaligned, or the program does not provide the slot)",
+                t, count, static_cast<unsigned long long>(off), q->channel_scales_slot());
+  }
+  const uint16_t* scales = reinterpret_cast<const uint16_t*>(seg->data() + off);
+  for (size_t i = 0; i < count; ++i) {
+    const float s = bf16_to_float(scales[i]);
+    if (!std::isnormal(s) || s < 0.0f) {
+      return fail(diag, Error::InvalidProgram,
+                  "xnnpack: QBInt4 tensor %u: block scale %zu is %g; scales must be positive normal numbers", t, i,
+                  static_cast<double>(s));
+    }
+  }
+  d->block_scales[t] = scales;
+  return Error::Ok;
+}
+
 }  // namespace
 
 Error check_tensor_type(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, BackendInitContext& ctx,
@@ -53,8 +112,19 @@ Error check_tensor_type(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, Ba
     if (q != nullptr) return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u is Fp32 but has quantization", t);
     return Error::Ok;
   }
+  if (dtype == fb::DataType::QDInt8) {
+    if (tensor.kind() != fb::TensorKind::Internal) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: QDInt8 tensor %u must be internal (a Convert's output)", t);
+    }
+    if (q != nullptr) {
+      return fail(diag, Error::InvalidProgram,
+                  "xnnpack: QDInt8 tensor %u has quantization parameters; they are computed at run time", t);
+    }
+    return Error::Ok;
+  }
   const char* name = dtype_name(dtype);
   if (q == nullptr) return fail(diag, Error::InvalidProgram, "xnnpack: %s tensor %u has no quantization", name, t);
+  if (dtype == fb::DataType::QBInt4) return check_block_quantized(d, t, tensor, ctx, specs);
   const bool channelwise = dtype == fb::DataType::QCInt8 || dtype == fb::DataType::QCInt32;
   if (dtype != fb::DataType::QInt8 && tensor.kind() != fb::TensorKind::Constant) {
     return fail(diag, Error::InvalidProgram, "xnnpack: %s tensor %u must be a constant (weights and biases only)", name,
@@ -139,9 +209,9 @@ Error check_node_types(const XnnDelegate* d, uint32_t i, const fb::Node& node, D
   switch (a.op) {
     case fb::OpType::Convert: {
       const fb::DataType from = in0.dtype(), to = out.dtype();
-      const bool ok = (from == fb::DataType::Fp32 && to == fb::DataType::QInt8) ||
+      const bool ok = (from == fb::DataType::Fp32 && (to == fb::DataType::QInt8 || to == fb::DataType::QDInt8)) ||
                       (from == fb::DataType::QInt8 && (to == fb::DataType::Fp32 || to == fb::DataType::QInt8));
-      return ok ? Error::Ok : bad("converts only Fp32 <-> QInt8 and QInt8 -> QInt8");
+      return ok ? Error::Ok : bad("converts only Fp32 <-> QInt8, QInt8 -> QInt8 and Fp32 -> QDInt8");
     }
     case fb::OpType::Convolution2d:
     case fb::OpType::DepthwiseConvolution2d:
@@ -150,6 +220,18 @@ Error check_node_types(const XnnDelegate* d, uint32_t i, const fb::Node& node, D
         return all_fp32 ? Error::Ok : bad("an Fp32 input needs Fp32 filter, bias and output");
       }
       const fb::Tensor& filter = *tensor_of(d, node.inputs()->Get(1));
+      if (in0.dtype() == fb::DataType::QDInt8) {  // qd8-f32-qc8w / qd8-f32-qb4w
+        if (a.op != fb::OpType::FullyConnected) return bad("dynamically quantized inputs feed fully connected only");
+        const bool qc8w = filter.dtype() == fb::DataType::QCInt8 && filter.quant()->channel_dim() == 0;
+        if (!qc8w && filter.dtype() != fb::DataType::QBInt4) {
+          return bad("a QDInt8 input needs a QCInt8 (channel dim 0) or QBInt4 filter");
+        }
+        if (n_in > 2 && tensor_of(d, node.inputs()->Get(2))->dtype() != fb::DataType::Fp32) {
+          return bad("a QDInt8 fully connected takes an Fp32 bias");
+        }
+        return out.dtype() == fb::DataType::Fp32 ? Error::Ok : bad("a QDInt8 fully connected writes Fp32");
+      }
+      if (filter.dtype() == fb::DataType::QBInt4) return bad("a QBInt4 filter needs a QDInt8 input");
       const uint32_t channel_dim = a.op == fb::OpType::DepthwiseConvolution2d ? 3 : 0;
       if (in0.dtype() != fb::DataType::QInt8 || out.dtype() != fb::DataType::QInt8) {
         return bad("a quantized convolution / fully connected needs a QInt8 input and output");
@@ -199,6 +281,14 @@ xnn_status define_value(const XnnDelegate* d, xnn_subgraph_t sg, const fb::Tenso
     case fb::DataType::QInt32:
       return xnn_define_quantized_tensor_value(sg, xnn_datatype_qint32, 0, q->scale(), dims.rank, dims.d, data, t,
                                                flags, id);
+    case fb::DataType::QDInt8:
+      // One set of parameters per row: everything but the last dim is batch.
+      return xnn_define_dynamically_quantized_tensor_value(sg, xnn_datatype_qdint8, dims.rank, 1, dims.d, t, flags,
+                                                           id);
+    case fb::DataType::QBInt4:
+      return xnn_define_blockwise_quantized_tensor_value(sg, xnn_datatype_qbint4, q->zero_point(), d->block_scales[t],
+                                                         dims.rank, q->channel_dim(), q->block_size(), dims.d, data, t,
+                                                         flags, id);
     case fb::DataType::QCInt8:
     case fb::DataType::QCInt32:
       // The scales stay in the blob or the program's segment, which outlive the runtimes.

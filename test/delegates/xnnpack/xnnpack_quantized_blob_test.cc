@@ -205,6 +205,78 @@ TEST(XnnpackQuantizedBlob, ChannelScalesInAMissingSlotAreInvalidProgram) {
   EXPECT_NE(r.message.find("constant slot 0"), std::string::npos) << r.message;
 }
 
+// Dynamically quantized fully connected: Fp32 -> Convert -> QDInt8 -> FullyConnected with a
+// QBInt4 filter [4, 64] (block scales in constant slot `slot`) -> Fp32.
+XnnBlobBuilder int4_fc_blob(uint32_t block_size, int32_t zero_point, int32_t slot) {
+  XnnBlobBuilder b;
+  const uint32_t x = b.input({2, 64});
+  const uint32_t q = b.node(fb::OpType::Convert, {x});
+  b.set_qdint8(q);
+  std::vector<uint8_t> w(4 * 64 / 2, 0x88);
+  XnnQuant wq;
+  wq.zero_point = zero_point;
+  wq.block_size = block_size;
+  wq.scales_slot = slot;
+  const uint32_t f = b.quantized_constant(fb::DataType::QBInt4, {4, 64}, w.data(), wq);
+  b.mark_output(b.node(fb::OpType::FullyConnected, {q, f}));
+  return b;
+}
+
+TEST(XnnpackQuantizedBlob, BadBlockQuantizedFiltersAreInvalidProgram) {
+  Init r = init(int4_fc_blob(16, 8, 0));
+  EXPECT_EQ(r.error, Error::InvalidProgram);
+  EXPECT_NE(r.message.find("block size 16 must be a multiple of 32 dividing its 64 inputs"), std::string::npos)
+      << r.message;
+  r = init(int4_fc_blob(48, 8, 0));  // a multiple of 32 that does not divide 64
+  EXPECT_EQ(r.error, Error::InvalidProgram);
+  EXPECT_NE(r.message.find("block size 48"), std::string::npos) << r.message;
+  r = init(int4_fc_blob(32, 0, 0));
+  EXPECT_EQ(r.error, Error::InvalidProgram);
+  EXPECT_NE(r.message.find("zero point 8"), std::string::npos) << r.message;
+  r = init(int4_fc_blob(32, 8, -1));
+  EXPECT_EQ(r.error, Error::InvalidProgram);
+  EXPECT_NE(r.message.find("bfloat16 scales in a constant slot"), std::string::npos) << r.message;
+  r = init(int4_fc_blob(32, 8, 0));  // no program, so no slot 0
+  EXPECT_EQ(r.error, Error::InvalidProgram);
+  EXPECT_NE(r.message.find("constant slot 0"), std::string::npos) << r.message;
+}
+
+TEST(XnnpackQuantizedBlob, DynamicallyQuantizedTensorsAreInternalAndFeedFullyConnectedOnly) {
+  {
+    XnnBlobBuilder b;
+    XnnTensorSpec t;
+    t.dtype = fb::DataType::QDInt8;
+    t.dims = {2, 8};
+    t.kind = fb::TensorKind::ExternalInput;
+    const uint32_t x = b.add_tensor_raw(t);
+    b.mark_output(b.node(fb::OpType::Copy, {x}));
+    const Init r = init(b);
+    EXPECT_EQ(r.error, Error::InvalidProgram);
+    EXPECT_NE(r.message.find("QDInt8 tensor 0 must be internal"), std::string::npos) << r.message;
+  }
+  {
+    XnnBlobBuilder b;
+    const uint32_t x = b.input({2, 8});
+    const uint32_t q = b.node(fb::OpType::Convert, {x});
+    b.set_qdint8(q);
+    b.mark_output(b.node(fb::OpType::Clamp, {q}));
+    const Init r = init(b);
+    EXPECT_EQ(r.error, Error::InvalidProgram);
+    EXPECT_NE(r.message.find("Clamp"), std::string::npos) << r.message;
+  }
+  {  // a QDInt8 input with an Fp32 filter
+    XnnBlobBuilder b;
+    const uint32_t x = b.input({2, 8});
+    const uint32_t q = b.node(fb::OpType::Convert, {x});
+    b.set_qdint8(q);
+    std::vector<float> w(3 * 8, 0.5f);
+    b.mark_output(b.node(fb::OpType::FullyConnected, {q, b.constant({3, 8}, w.data())}));
+    const Init r = init(b);
+    EXPECT_EQ(r.error, Error::InvalidProgram);
+    EXPECT_NE(r.message.find("QCInt8 (channel dim 0) or QBInt4 filter"), std::string::npos) << r.message;
+  }
+}
+
 TEST(XnnpackQuantizedBlob, UnknownDtypeIsNotSupported) {
   XnnBlobBuilder b;
   XnnTensorSpec t;

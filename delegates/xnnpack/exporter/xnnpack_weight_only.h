@@ -1,0 +1,46 @@
+// The XNNPACK partitioner's weight-only quantized linear layers (internal to
+// delegates/xnnpack/exporter).
+//
+// Claimed: ember_quantized::linear_weight_only (float activations, int8 per-channel or int4
+// group-wise weights; kernels/portable/quantized/weight_only_ops.cc has the semantics) as
+// XNNPACK's dynamically quantized fully connected:
+//   Convert(Fp32 -> QDInt8)  the activations quantized to int8 per row at run time
+//   FullyConnected           qd8-f32-qc8w (int8 weights, one scale per output channel) or
+//                            qd8-f32-qb4w (int4 weights, block size = the group size, a
+//                            multiple of 32 dividing K), optional float bias, Fp32 output.
+// Weights stay where they are: the int8 / packed int4 bytes are the operator's own constant
+// (the packings agree: element 2j in the low nibble, stored + 8, XNNPACK's zero point 8),
+// int8 scales are read in place; int4 block scales become a new bfloat16 constant (XNNPACK's
+// qb4w takes bfloat16 scales; rounded to nearest even, exact for the scales Ember's own
+// quantizer writes, which are bfloat16 values already).
+// Numerics: not bit-identical to the portable kernel (XNNPACK rounds the activations to int8
+// per row; the portable kernel computes in float for prefill and quantizes per block of 32
+// for decode); the relative error this adds is measured by
+// //test/delegates/xnnpack:xnnpack_weight_only_test.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "delegates/xnnpack/xnnpack_blob_builder.h"
+#include "exporter/ir/graph.h"
+#include "exporter/partition/partitioner.h"
+
+namespace ember {
+namespace xnnpack {
+
+// "ember_quantized::linear_weight_only.default".
+bool is_weight_only_op(const std::string& key);
+// Why weight-only node `n` cannot run on XNNPACK ("" when it can).
+std::string weight_only_unsupported_reason(const exporter::Graph& g, const exporter::Node& n);
+// Emits weight-only node `index` into `b` (Convert + FullyConnected); *out is its Fp32 output.
+absl::Status lower_weight_only_node(const exporter::Graph& g, int index, XnnBlobBuilder& b,
+                                    exporter::ConstantSlots& slots, const std::map<int, uint32_t>& id, uint32_t* out);
+
+// float -> bfloat16 bits, rounded to nearest even (finite inputs).
+uint16_t float_to_bf16(float f);
+
+}  // namespace xnnpack
+}  // namespace ember
