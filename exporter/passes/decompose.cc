@@ -257,8 +257,10 @@ const std::map<std::string, Decomposition>& decompositions() {
          return {b.call1("sum", "dim_IntList", {Arg::tensor(prod), Arg::int_list({dim})}, b.dtype(x), out)};
        }},
       {"aten::nll_loss_nd.default", [](Builder& b, const Node& n) -> std::vector<int> {
-         if (!is_none(n, 2)) return {};  // class weights
-         return {nll_loss_nd(b, tensor_arg(n, 0), tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100))};
+         const int weight = is_none(n, 2) ? -1 : tensor_arg(n, 2);
+         if (!is_none(n, 2) && weight < 0) return {};
+         return {nll_loss_nd(b, tensor_arg(n, 0), tensor_arg(n, 1), int_arg(n, 3, kReductionMean), int_arg(n, 4, -100),
+                             weight)};
        }},
       {"aten::cross_entropy_loss.default", [](Builder& b, const Node& n) -> std::vector<int> {
          int x = tensor_arg(n, 0), t = tensor_arg(n, 1);
@@ -407,6 +409,11 @@ const std::map<std::string, Decomposition>& decompositions() {
       {"aten::_chunk_cat.default", chunk_cat},
       {"aten::multi_margin_loss.default", multi_margin_loss},
       {"aten::multilabel_margin_loss.default", multilabel_margin_loss},
+      {"aten::linalg_norm.default", [](Builder& b, const Node& n) { return linalg_norm(b, n, false); }},
+      {"aten::linalg_norm.ord_str", [](Builder& b, const Node& n) { return linalg_norm(b, n, true); }},
+      {"aten::linalg_multi_dot.default", linalg_multi_dot},
+      {"aten::linalg_tensorinv.default", linalg_tensorinv},
+      {"aten::linalg_tensorsolve.default", linalg_tensorsolve},
       {"aten::addbmm.default", [](Builder& b, const Node& n) -> std::vector<int> {
          // beta * self + alpha * sum_b b1[b] @ b2[b] == addmm(self, [N, B*M], [B*M, P]).
          int self = tensor_arg(n, 0), b1 = tensor_arg(n, 1), b2 = tensor_arg(n, 2);

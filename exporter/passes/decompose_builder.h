@@ -206,9 +206,11 @@ inline int permute(Builder& b, int x, const std::vector<int64_t>& perm) {
   return b.call1("permute", "default", {Arg::tensor(x), Arg::int_list(perm)}, b.dtype(x), s);
 }
 
-// nll_loss over [N, C] log-probabilities and [N] int64 targets (no class weights).
-inline int nll_loss_2d(Builder& b, int logp, int target, int64_t reduction, int64_t ignore_index) {
-  const Sizes& s = b.sizes(logp);
+// nll_loss over [N, C] log-probabilities and [N] int64 targets; `weight` ([C] class weights,
+// -1 for none) scales each sample's loss, and "mean" divides by the summed weights of the
+// non-ignored samples (ATen).
+inline int nll_loss_2d(Builder& b, int logp, int target, int64_t reduction, int64_t ignore_index, int weight = -1) {
+  const Sizes s = b.sizes(logp);  // a copy: adding values below moves the table
   if (s.size() != 2 || b.sizes(target).size() != 1 || b.dtype(target) != ScalarType::Int64) {
     b.fail();
     return logp;
@@ -219,18 +221,27 @@ inline int nll_loss_2d(Builder& b, int logp, int target, int64_t reduction, int6
   int idx = b.call1("unsqueeze", "default", {Arg::tensor(safe), Arg::integer(1)}, ScalarType::Int64, {n, 1});
   int picked = b.call1("gather", "default", {Arg::tensor(logp), Arg::integer(1), Arg::tensor(idx)}, b.dtype(logp), {n, 1});
   int loss = b.unary("neg", b.call1("squeeze", "dim", {Arg::tensor(picked), Arg::integer(1)}, b.dtype(logp), {n}));
+  int w = -1;
+  if (weight >= 0) {
+    if (b.sizes(weight) != Sizes{s[1]} || b.dtype(weight) != b.dtype(logp)) {
+      b.fail();
+      return logp;
+    }
+    w = b.call1("index_select", "default", {Arg::tensor(weight), Arg::integer(0), Arg::tensor(safe)}, b.dtype(logp), {n});
+    loss = b.mul(loss, w);
+  }
   loss = b.where_scalar_other(valid, loss, 0.0);
   if (reduction != kReductionMean) return b.reduce(loss, reduction);
-  int ones = b.call1("ones_like", "default", {Arg::tensor(loss)}, b.dtype(loss), {n});
+  int ones = w >= 0 ? w : b.call1("ones_like", "default", {Arg::tensor(loss)}, b.dtype(loss), {n});
   int count = b.reduce(b.where_scalar_other(valid, ones, 0.0), kReductionSum);
   return b.binary("div", b.reduce(loss, kReductionSum), count);
 }
 
 // nll_loss over [N, C, d1, ...] log-probabilities and [N, d1, ...] targets: classes moved
 // last and flattened to the 2-D case; reduction "none" gets the [N, d1, ...] shape back.
-inline int nll_loss_nd(Builder& b, int logp, int target, int64_t reduction, int64_t ignore_index) {
+inline int nll_loss_nd(Builder& b, int logp, int target, int64_t reduction, int64_t ignore_index, int weight = -1) {
   const Sizes s = b.sizes(logp);
-  if (s.size() <= 2) return nll_loss_2d(b, logp, target, reduction, ignore_index);
+  if (s.size() <= 2) return nll_loss_2d(b, logp, target, reduction, ignore_index, weight);
   Sizes rest(s.begin() + 2, s.end());
   Sizes target_sizes = {s[0]};
   target_sizes.insert(target_sizes.end(), rest.begin(), rest.end());
@@ -244,7 +255,7 @@ inline int nll_loss_nd(Builder& b, int logp, int target, int64_t reduction, int6
   for (size_t i = 2; i < s.size(); ++i) perm.push_back(static_cast<int64_t>(i));
   perm.push_back(1);
   int flat = b.view(permute(b, logp, perm), {rows, s[1]});
-  int loss = nll_loss_2d(b, flat, b.view(target, {rows}), reduction, ignore_index);
+  int loss = nll_loss_2d(b, flat, b.view(target, {rows}), reduction, ignore_index, weight);
   return reduction == kReductionNone ? b.view(loss, target_sizes) : loss;
 }
 
@@ -271,6 +282,12 @@ std::vector<int> einsum(Builder& b, const Node& n);
 std::vector<int> chunk_cat(Builder& b, const Node& n);
 std::vector<int> multi_margin_loss(Builder& b, const Node& n);
 std::vector<int> multilabel_margin_loss(Builder& b, const Node& n);
+
+// Linear-algebra composites as linalg kernel calls (decompose_linalg.cc).
+std::vector<int> linalg_norm(Builder& b, const Node& n, bool str_ord);
+std::vector<int> linalg_multi_dot(Builder& b, const Node& n);
+std::vector<int> linalg_tensorinv(Builder& b, const Node& n);
+std::vector<int> linalg_tensorsolve(Builder& b, const Node& n);
 
 }  // namespace decompose_detail
 }  // namespace exporter
