@@ -77,6 +77,15 @@ def cases():
     yield "spectral", [low_rank], lambda x: [torch.linalg.svdvals(x),
                                              torch.linalg.matrix_rank(x).to(D),
                                              torch.linalg.matrix_rank(x, hermitian=True).to(D)]
+    # LDL^T with Bunch-Kaufman pivoting: a symmetric indefinite matrix, and one with a zero
+    # diagonal (forces 2x2 pivots); LD, pivots (as float64) and the solve.
+    def ldl(a, b):
+        ld, piv = torch.linalg.ldl_factor(a)
+        return [ld, piv.to(D), torch.linalg.ldl_solve(ld, piv, b)]
+    yield "ldl_sym", [sym(6), rand(6, 2)], ldl
+    zero_diag = sym(5)
+    zero_diag.fill_diagonal_(0.0)
+    yield "ldl_zero_diag", [zero_diag, rand(5, 3)], ldl
     yield "cond", [rand(5, 5)], lambda x: [torch.linalg.cond(x), torch.linalg.cond(x, 1),
                                            torch.linalg.cond(x, float("-inf"))]
 

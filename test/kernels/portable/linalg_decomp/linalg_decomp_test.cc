@@ -299,6 +299,35 @@ TEST(LinalgDecomp, MatrixPowerAndCond) {
   }
 }
 
+TEST(LinalgDecomp, LdlFactorPivotsAndSolve) {
+  for (const char* name : {"ldl_sym", "ldl_zero_diag"}) {
+    const std::string base(name);
+    auto x = load(base + ".in0");
+    auto rhs = load(base + ".in1");
+    auto LD = load(base + ".out0");
+    auto piv = load(base + ".out1");
+    auto sol = load(base + ".out2");
+    ASSERT_TRUE(x && rhs && LD && piv && sol);
+    const int64_t m = x->sizes()[0];
+    auto ld = like(*LD);
+    TestTensor p(ScalarType::Int32, {m}), info(ScalarType::Int32, {});
+    KernelRunner r;
+    ASSERT_EQ(r.run("aten::linalg_ldl_factor_ex.default",
+                    {r.tensor(*x), r.b(false), r.b(false), r.tensor(*ld), r.tensor(p), r.tensor(info)}),
+              Error::Ok)
+        << r.message();
+    EXPECT_EQ(info.data<int32_t>()[0], 0);
+    expect_near_all(*ld, *LD, 1e-12, base + " LD");
+    for (int64_t i = 0; i < m; ++i) EXPECT_EQ(p.data<int32_t>()[i], static_cast<int32_t>(piv->data<double>()[i])) << base;
+    auto out = like(*sol);
+    KernelRunner r2;
+    ASSERT_EQ(r2.run("aten::linalg_ldl_solve.default", {r2.tensor(*ld), r2.tensor(p), r2.tensor(*rhs), r2.b(false), r2.tensor(*out)}),
+              Error::Ok)
+        << r2.message();
+    expect_near_all(*out, *sol, 1e-11, base + " solve");
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Errors: singular / non-positive-definite input, wrong shapes and dtypes.
 
