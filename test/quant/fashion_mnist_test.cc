@@ -43,6 +43,14 @@ constexpr double kInt8Tolerance = 1e-3;
 // logits of magnitude ~10-20, and earlier steps propagate. Measured: at most 0.0143 per image,
 // every prediction the same as PyTorch's (the case allows one to differ).
 constexpr double kInt8XnnpackTolerance = 0.03;
+// The dynamic twin (tools/models/make_fashion_dynamic_pt2e.py): PyTorch quantizes each
+// activation per tensor and multiplies with the dequantized weights in float. The portable
+// weight-only kernel requantizes the (already int8-valued) activations per block of 32 for
+// short inputs (measured at most 0.0089 per image). XNNPACK's qd8 layers quantize per row: for
+// one image that is PyTorch's per-tensor quantization, and the integer dot products are exact
+// (measured at most 0.00007). The same predictions on all 100.
+constexpr double kDynamicTolerance = 0.025;
+constexpr double kDynamicXnnpackTolerance = 1e-3;
 
 struct Case {
   const char* model;      // examples/models/<model>.pt2
@@ -78,6 +86,16 @@ TEST_P(FashionMnist, MatchesEagerPyTorchOnEveryTestImage) {
     EXPECT_EQ(r->portable_ops["ember_quantized::conv2d.default"], c.keep_qdq ? 0 : 2);
     EXPECT_EQ(r->portable_ops["ember_quantized::linear.default"], c.keep_qdq ? 0 : 2);
     EXPECT_EQ(r->quantized_lowered, c.keep_qdq ? 0 : 4);
+  }
+  if (std::string(c.model).find("dynamic") != std::string::npos) {
+    // PT2E's dynamic activation quantization in front of the two int8-weight linear layers:
+    // on XNNPACK the chain folds into qd8 fully connected layers, everything delegated.
+    const auto& ops = c.xnnpack ? r->backends.at(0).ops : r->portable_ops;
+    EXPECT_EQ(ops.at("quantized_decomposed::choose_qparams.tensor"), 2);
+    EXPECT_EQ(ops.at("ember_quantized::linear_weight_only.default"), 2);
+    if (c.xnnpack) {
+      EXPECT_TRUE(r->portable_ops.empty());
+    }
   }
   testing::PteRunner runner;
   ASSERT_EQ(runner.load(r->pte), "");
@@ -127,7 +145,9 @@ INSTANTIATE_TEST_SUITE_P(Models, FashionMnist,
                                            Case{"fashion_cnn", "fp32_logits", true, false, 1e-5, 0},
                                            Case{"fashion_cnn_int8_pt2e", "int8_logits", false, false, kInt8Tolerance, 0},
                                            Case{"fashion_cnn_int8_pt2e", "int8_logits", true, false, kInt8XnnpackTolerance, 1},
-                                           Case{"fashion_cnn_int8_pt2e", "int8_logits", false, true, kInt8Tolerance, 0}),
+                                           Case{"fashion_cnn_int8_pt2e", "int8_logits", false, true, kInt8Tolerance, 0},
+                                           Case{"fashion_cnn_dynamic_pt2e", "dynamic_logits", false, false, kDynamicTolerance, 0},
+                                           Case{"fashion_cnn_dynamic_pt2e", "dynamic_logits", true, false, kDynamicXnnpackTolerance, 0}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return std::string(info.param.model) + (info.param.xnnpack ? "_xnnpack" : "_portable") +
                                   (info.param.keep_qdq ? "_keep_qdq" : "");

@@ -556,6 +556,18 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   for (int i : p.nodes) {
     const Node& n = g.nodes[i];
     if (folded.count(i)) continue;
+    DynamicChain chain;
+    if (is_weight_only_op(key(n)) && dynamic_activation_chain(g, n, &chain)) {
+      // PT2E's dynamic activation quantization: the qd8 fully connected layers reading it
+      // quantize x themselves, so the quantize / dequantize outputs alias x (choose_qparams'
+      // scale and zero point are read by these two nodes only: nothing to emit).
+      if (i != chain.choose) {
+        const int from = n.args[0].ref, to = n.output_values()[0];
+        if (!id.count(from)) return absl::InternalError("xnnpack preprocess: dynamic quantization input not mapped");
+        id[to] = id[from];
+      }
+      continue;
+    }
     if (quantized.aliases.count(i)) {
       const int from = n.args[0].ref, to = n.output_values()[0];
       if (!id.count(from)) return absl::InternalError("xnnpack preprocess: folded Q/DQ input not mapped");

@@ -16,6 +16,11 @@ using exporter::ValueRole;
 using exporter::ValueType;
 
 constexpr const char* kLinearWeightOnly = "ember_quantized::linear_weight_only.default";
+constexpr const char* kChooseQparams = "quantized_decomposed::choose_qparams.tensor";
+constexpr const char* kQuantizeTensor = "quantized_decomposed::quantize_per_tensor.tensor";
+constexpr const char* kDequantizeTensor = "quantized_decomposed::dequantize_per_tensor.tensor";
+
+std::string key(const Node& n) { return n.op + "." + n.overload; }
 
 // Argument positions: (input, weight, weight_scales, group_size, bits, bias).
 constexpr size_t kInput = 0, kWeight = 1, kScales = 2, kGroup = 3, kBits = 4, kBias = 5;
@@ -45,9 +50,83 @@ uint16_t float_to_bf16(float f) {
   return uint16_t(bits >> 16);
 }
 
-bool is_weight_only_op(const std::string& key) { return key == kLinearWeightOnly; }
+bool is_weight_only_op(const std::string& key) {
+  return key == kLinearWeightOnly || key == kChooseQparams || key == kQuantizeTensor || key == kDequantizeTensor;
+}
+
+bool dynamic_activation_chain(const Graph& g, const Node& n, DynamicChain* chain) {
+  // Any member leads to choose_qparams: it is the producer of a q / dq node's scale.
+  int c = -1;
+  const std::string k = key(n);
+  if (k == kChooseQparams) {
+    c = int(&n - g.nodes.data());
+  } else if ((k == kQuantizeTensor || k == kDequantizeTensor) && n.args.size() >= 3 &&
+             n.args[1].kind == Arg::Kind::Tensor && n.args[1].ref >= 0) {
+    c = g.values[n.args[1].ref].producer;
+  }
+  if (c < 0 || g.nodes[c].erased || key(g.nodes[c]) != kChooseQparams) return false;
+  const Node& cn = g.nodes[c];
+  // (input, quant_min, quant_max, eps, dtype) -> (scale, zero_point), int8 over [-128, 127].
+  if (cn.args.size() != 5 || cn.output_values().size() != 2 || cn.args[0].kind != Arg::Kind::Tensor ||
+      cn.args[1].kind != Arg::Kind::Int || cn.args[1].i != -128 || cn.args[2].kind != Arg::Kind::Int ||
+      cn.args[2].i != 127 || cn.args[4].kind != Arg::Kind::Int || cn.args[4].i != int64_t(ScalarType::Int8)) {
+    return false;
+  }
+  const int x = cn.args[0].ref, scale = cn.output_values()[0], zero_point = cn.output_values()[1];
+  const std::vector<std::vector<int>> readers = g.value_readers();
+  // The scale and zero point feed exactly one quantize and one dequantize.
+  int q = -1, dq = -1;
+  for (int v : {scale, zero_point}) {
+    if (readers[v].size() != 2) return false;
+    for (int r : readers[v]) {
+      const std::string rk = key(g.nodes[r]);
+      if (rk == kQuantizeTensor && (q < 0 || q == r)) q = r;
+      else if (rk == kDequantizeTensor && (dq < 0 || dq == r)) dq = r;
+      else return false;
+    }
+  }
+  if (q < 0 || dq < 0) return false;
+  auto same_params = [&](const Node& m, int first) {  // (first, scale, zero_point, -128, 127, int8, ...)
+    return m.args.size() >= 6 && m.args[0].kind == Arg::Kind::Tensor && m.args[0].ref == first &&
+           m.args[1].ref == scale && m.args[2].ref == zero_point && m.args[3].kind == Arg::Kind::Int &&
+           m.args[3].i == -128 && m.args[4].kind == Arg::Kind::Int && m.args[4].i == 127 &&
+           m.args[5].kind == Arg::Kind::Int && m.args[5].i == int64_t(ScalarType::Int8) &&
+           m.output_values().size() == 1;
+  };
+  const Node& qn = g.nodes[q];
+  const Node& dqn = g.nodes[dq];
+  if (!same_params(qn, x)) return false;
+  const int q_out = qn.output_values()[0];
+  if (!same_params(dqn, q_out) || readers[q_out].size() != 1) return false;
+  if (dqn.args.size() > 6 && dqn.args[6].kind != Arg::Kind::None &&
+      !(dqn.args[6].kind == Arg::Kind::Int && dqn.args[6].i == int64_t(ScalarType::Float32))) {
+    return false;
+  }
+  // Every reader of the dequantized activation is a weight-only linear layer XNNPACK runs: it
+  // quantizes the activation itself (per row).
+  const int dq_out = dqn.output_values()[0];
+  if (readers[dq_out].empty()) return false;
+  for (int r : readers[dq_out]) {
+    const Node& l = g.nodes[r];
+    if (key(l) != kLinearWeightOnly || l.args.empty() || l.args[0].kind != Arg::Kind::Tensor ||
+        l.args[0].ref != dq_out || !weight_only_unsupported_reason(g, l).empty()) {
+      return false;
+    }
+  }
+  chain->choose = c;
+  chain->quantize = q;
+  chain->dequantize = dq;
+  return true;
+}
 
 std::string weight_only_unsupported_reason(const Graph& g, const Node& n) {
+  if (key(n) != kLinearWeightOnly) {
+    DynamicChain chain;
+    return dynamic_activation_chain(g, n, &chain)
+               ? ""
+               : "not a dynamic int8 activation quantization (choose_qparams -> quantize -> dequantize, int8) read "
+                 "only by weight-only linear layers XNNPACK runs";
+  }
   if (n.args.size() != 6 || n.args[kGroup].kind != Arg::Kind::Int || n.args[kBits].kind != Arg::Kind::Int) {
     return "unexpected arguments";
   }

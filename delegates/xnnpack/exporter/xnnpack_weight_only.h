@@ -13,6 +13,8 @@
 // int8 scales are read in place; int4 block scales become a new bfloat16 constant (XNNPACK's
 // qb4w takes bfloat16 scales; rounded to nearest even, exact for the scales Ember's own
 // quantizer writes, which are bfloat16 values already).
+// PT2E's dynamic activation quantization in front of such layers folds into them (see
+// DynamicChain below).
 // Numerics: not bit-identical to the portable kernel (XNNPACK rounds the activations to int8
 // per row; the portable kernel computes in float for prefill and quantizes per block of 32
 // for decode); the relative error this adds is measured by
@@ -31,10 +33,25 @@
 namespace ember {
 namespace xnnpack {
 
-// "ember_quantized::linear_weight_only.default".
+// "ember_quantized::linear_weight_only.default", and the nodes of PT2E's dynamic activation
+// quantization in front of it (choose_qparams.tensor, quantize_per_tensor.tensor,
+// dequantize_per_tensor.tensor).
 bool is_weight_only_op(const std::string& key);
 // Why weight-only node `n` cannot run on XNNPACK ("" when it can).
 std::string weight_only_unsupported_reason(const exporter::Graph& g, const exporter::Node& n);
+
+// PT2E's dynamically quantized activation in front of weight-only linear layers:
+//   (scale, zp) = choose_qparams.tensor(x, -128, 127, eps, int8)
+//   dq = dequantize_per_tensor.tensor(quantize_per_tensor.tensor(x, scale, zp), scale, zp)
+//   linear_weight_only(dq, ...) [, linear_weight_only(dq, ...) ...]
+// XNNPACK's qd8 fully connected quantizes its input itself (one scale and zero point per row,
+// where PyTorch's choose_qparams takes one per tensor; the same for a decoded token), so the
+// three nodes fold away: their outputs alias x. True (and the node indices) when node `n` is
+// one of the three and the whole chain lowers.
+struct DynamicChain {
+  int choose = -1, quantize = -1, dequantize = -1;
+};
+bool dynamic_activation_chain(const exporter::Graph& g, const exporter::Node& n, DynamicChain* chain);
 // Emits weight-only node `index` into `b` (Convert + FullyConnected); *out is its Fp32 output.
 absl::Status lower_weight_only_node(const exporter::Graph& g, int index, XnnBlobBuilder& b,
                                     exporter::ConstantSlots& slots, const std::map<int, uint32_t>& id, uint32_t* out);

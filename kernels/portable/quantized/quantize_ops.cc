@@ -6,6 +6,9 @@
 // overloads), per group of a row (dequantize_per_channel_group: int4 weights) and per channel (scales [C] float32/float64 and zero points [C] int32/int64 along
 // `axis`). Quantized dtypes: uint8, int8, int16, int32; float side: float32.
 //
+// choose_qparams.tensor computes per-tensor parameters of an activation at run time (PT2E's
+// dynamic quantization).
+//
 // Every quantization parameter is validated before use: a non-positive or non-finite scale,
 // quant_min > quant_max, a range or zero point outside the dtype, a dtype argument that is not
 // the output's (or input's) dtype, or a per-channel parameter whose length is not the size of
@@ -301,8 +304,65 @@ Error dequantize_per_channel_group(KernelContext& ctx, EValue** args, size_t n) 
   return Error::Ok;
 }
 
+// choose_qparams.tensor(input, quant_min, quant_max, eps, dtype) -> (scale [1], zero_point [1]):
+// the asymmetric per-tensor parameters PT2E's dynamic quantization computes for an activation
+// on every call, as PyTorch's determine_qparams does it in float32:
+//   lo = min(min(x), 0), hi = max(max(x), 0)
+//   scale = max((hi - lo) / float(quant_max - quant_min), float(eps))
+//   zero_point = clamp(quant_min - round_half_even(lo / scale), quant_min, quant_max)
+// A NaN in the input has no parameters: InvalidArgument (PyTorch would propagate it into a NaN
+// scale that the quantize after it cannot use).
+Error choose_qparams_tensor(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(7)) return a.error();
+  const Tensor* in = a.tensor(0);
+  const int64_t qmin = a.int_value(1), qmax = a.int_value(2);
+  const double eps = a.scalar(3);
+  const int64_t dtype = a.int_value(4);
+  Tensor* scale_out = a.out(5);
+  Tensor* zp_out = a.out(6);
+  if (!a.ok()) return a.error();
+  if (in->dtype != ScalarType::Float32) return ctx.fail(Error::NotSupported, "choose_qparams supports float32 inputs");
+  if (!require_contiguous(a, in)) return a.error();
+  int64_t lo = 0, hi = 0;
+  if (dtype < 0 || dtype > static_cast<int64_t>(ScalarType::Bool) ||
+      !quantized_range(static_cast<ScalarType>(dtype), &lo, &hi)) {
+    return ctx.fail(Error::InvalidArgument, "the dtype argument must be uint8, int8, int16 or int32");
+  }
+  if (qmin > qmax || qmin < lo || qmax > hi) return ctx.fail(Error::InvalidArgument, "[quant_min, quant_max] must be a range of the dtype");
+  if (!(eps >= 0) || !std::isfinite(eps)) return ctx.fail(Error::InvalidArgument, "eps must be finite and not negative");
+  if (!is_real_param(scale_out) || !is_int_param(zp_out)) {
+    return ctx.fail(Error::InvalidArgument, "the outputs must be a float32/float64 scale and an int32/int64 zero point");
+  }
+  const int64_t count = in->numel();
+  if (count == 0) return ctx.fail(Error::InvalidArgument, "choose_qparams of an empty tensor: no range to quantize");
+  Shape one;
+  one.rank = 1;
+  one.d[0] = 1;
+  if (!resize_to(a, scale_out, one) || !resize_to(a, zp_out, one)) return a.error();
+  const float* x = in->data_as<float>();
+  float mn = 0.0f, mx = 0.0f;
+  for (int64_t i = 0; i < count; ++i) {
+    if (std::isnan(x[i])) return ctx.fail(Error::InvalidArgument, "choose_qparams: the input holds NaN");
+    mn = x[i] < mn ? x[i] : mn;
+    mx = x[i] > mx ? x[i] : mx;
+  }
+  float scale = (mx - mn) / static_cast<float>(qmax - qmin);
+  if (!(scale >= static_cast<float>(eps))) scale = static_cast<float>(eps);
+  if (!(scale > 0.0f) || !std::isfinite(scale)) return ctx.fail(Error::InvalidArgument, "choose_qparams: no finite positive scale for this range");
+  const float shift = std::nearbyint(mn / scale);
+  int64_t zp = qmin - static_cast<int64_t>(shift);
+  zp = zp < qmin ? qmin : zp > qmax ? qmax : zp;
+  if (scale_out->dtype == ScalarType::Float64) scale_out->data_as<double>()[0] = scale;
+  else scale_out->data_as<float>()[0] = scale;
+  if (zp_out->dtype == ScalarType::Int64) zp_out->data_as<int64_t>()[0] = zp;
+  else zp_out->data_as<int32_t>()[0] = static_cast<int32_t>(zp);
+  return Error::Ok;
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL("quantized_decomposed::choose_qparams.tensor", choose_qparams_tensor);
 EMBER_REGISTER_KERNEL("quantized_decomposed::dequantize_per_channel_group.default", dequantize_per_channel_group);
 EMBER_REGISTER_KERNEL("quantized_decomposed::quantize_per_tensor.default", quantize_per_tensor<false>);
 EMBER_REGISTER_KERNEL("quantized_decomposed::quantize_per_tensor.tensor", quantize_per_tensor<true>);

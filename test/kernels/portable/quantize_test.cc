@@ -3,6 +3,7 @@
 // .tensor overloads, and rejection of every invalid quantization parameter.
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -173,6 +174,48 @@ TEST(DequantizePerChannelGroup, GroupsOfARow) {
 }
 
 // Every invalid parameter is an error with a message, never undefined arithmetic.
+// choose_qparams.tensor (PT2E dynamic quantization): PyTorch's determine_qparams in float32.
+// The expected values are what torch.ops.quantized_decomposed.choose_qparams.tensor returns
+// (torch 2.15): scale (hi - lo) / 255 as a float32 widened to float64, zero point -128 -
+// round(lo / scale); the range always holds 0; eps floors the scale.
+TEST(ChooseQparams, PerTensorAsymmetricLikePyTorch) {
+  struct Case {
+    std::vector<float> x;
+    double scale;
+    int64_t zero_point;
+  };
+  const double s3 = static_cast<double>(3.0f / 255.0f), s4 = static_cast<double>(4.0f / 255.0f);
+  for (const Case& c : {Case{{-1.0f, 0.5f, 2.0f}, s3, -43}, Case{{0.25f, 3.0f, 1.5f}, s3, -128},
+                        Case{{0.0f, 0.0f}, 0.000244140625, -128}, Case{{-4.0f, -2.0f, -0.5f}, s4, 127}}) {
+    KernelRunner r;
+    TestTensor x(F, {static_cast<int64_t>(c.x.size())}), scale(ScalarType::Float64, {1}), zp(ScalarType::Int64, {1});
+    x.set(c.x);
+    ASSERT_EQ(r.run("quantized_decomposed::choose_qparams.tensor",
+                    {r.tensor(x), r.i(-128), r.i(127), r.d(0.000244140625), r.i(dt(I8)), r.tensor(scale), r.tensor(zp)}),
+              Error::Ok)
+        << r.message();
+    EXPECT_EQ(scale.data<double>()[0], c.scale);
+    EXPECT_EQ(zp.data<int64_t>()[0], c.zero_point);
+  }
+  // NaN, an empty input, a bad range or dtype: errors, never garbage parameters.
+  KernelRunner r;
+  TestTensor nan(F, {2}), empty(F, {0}), scale(ScalarType::Float64, {1}), zp(ScalarType::Int64, {1});
+  nan.set({1.0f, std::numeric_limits<float>::quiet_NaN()});
+  auto run = [&](TestTensor& x, int64_t qmin, int64_t qmax, int64_t dtype) {
+    return r.run("quantized_decomposed::choose_qparams.tensor",
+                 {r.tensor(x), r.i(qmin), r.i(qmax), r.d(1e-5), r.i(dtype), r.tensor(scale), r.tensor(zp)});
+  };
+  EXPECT_EQ(run(nan, -128, 127, dt(I8)), Error::InvalidArgument);
+  EXPECT_NE(std::string(r.message()).find("NaN"), std::string::npos) << r.message();
+  EXPECT_EQ(run(empty, -128, 127, dt(I8)), Error::InvalidArgument);
+  TestTensor ok(F, {1});
+  ok.set({1.0f});
+  EXPECT_EQ(run(ok, 0, 255, dt(I8)), Error::InvalidArgument);
+  EXPECT_EQ(run(ok, 5, 2, dt(U8)), Error::InvalidArgument);
+  EXPECT_EQ(run(ok, -128, 127, dt(F)), Error::InvalidArgument);
+  EXPECT_EQ(run(ok, -128, 127, 99), Error::InvalidArgument);
+}
+
 TEST(Quantize, RejectsInvalidParameters) {
   KernelRunner r;
   TestTensor x(F, {2}), q(I8, {2}), qu(U8, {2}), xf(F, {2});
