@@ -1,7 +1,8 @@
 // Binary arithmetic: add/sub/rsub (alpha), mul, div (+rounding_mode), floor_divide,
 // remainder, fmod, pow, float_power, atan2, maximum/minimum, fmax/fmin, hypot, copysign,
-// nextafter, logaddexp(2), xlogy, heaviside, ldexp, igamma/igammac. Tensor and Scalar
-// overloads share one implementation; broadcasting and type promotion follow PyTorch.
+// nextafter, logaddexp(2), xlogy, heaviside, ldexp, igamma/igammac, special_zeta (Hurwitz).
+// Tensor and Scalar overloads share one implementation; broadcasting and type promotion
+// follow PyTorch.
 #include <cmath>
 #include <limits>
 
@@ -188,6 +189,7 @@ EMBER_FLOAT_BINARY(xlogy_kernel,
 EMBER_FLOAT_BINARY(ldexp_kernel, x * std::exp2(y))
 EMBER_FLOAT_BINARY(igamma_kernel, static_cast<C>(igamma_value(x, y, false)))
 EMBER_FLOAT_BINARY(igammac_kernel, static_cast<C>(igamma_value(x, y, true)))
+EMBER_FLOAT_BINARY(zeta_kernel, static_cast<C>(hurwitz_zeta(static_cast<double>(x), static_cast<double>(y))))
 #undef EMBER_FLOAT_BINARY
 
 template <typename C>
@@ -295,6 +297,9 @@ EMBER_REGISTER_KERNEL("aten::xlogy.Scalar_Self", xlogy_kernel);
 EMBER_REGISTER_KERNEL("aten::ldexp.Tensor", ldexp_kernel);
 EMBER_REGISTER_KERNEL("aten::igamma.default", igamma_kernel);
 EMBER_REGISTER_KERNEL("aten::igammac.default", igammac_kernel);
+EMBER_REGISTER_KERNEL("aten::special_zeta.default", zeta_kernel);
+EMBER_REGISTER_KERNEL("aten::special_zeta.other_scalar", zeta_kernel);
+EMBER_REGISTER_KERNEL("aten::special_zeta.self_scalar", zeta_kernel);
 EMBER_REGISTER_KERNEL("aten::maximum.default", (max_min<true, true>));
 EMBER_REGISTER_KERNEL("aten::minimum.default", (max_min<false, true>));
 EMBER_REGISTER_KERNEL("aten::max.other", (max_min<true, true>));

@@ -84,6 +84,7 @@ EMBER_SPECIAL_UNARY(special_modified_bessel_k1, [](double v) { return special_be
 EMBER_SPECIAL_UNARY(special_scaled_modified_bessel_k0, [](double v) { return special_bessel_k(0.0, v, true); })
 EMBER_SPECIAL_UNARY(special_scaled_modified_bessel_k1, [](double v) { return special_bessel_k(1.0, v, true); })
 EMBER_SPECIAL_UNARY(special_spherical_bessel_j0, special_spherical_bessel_j0)
+EMBER_SPECIAL_UNARY(special_airy_ai, special_airy_ai)
 EMBER_SPECIAL_UNARY(special_erfcx, special_erfcx)
 EMBER_SPECIAL_UNARY(special_entr, special_entr)
 EMBER_SPECIAL_UNARY(special_log_ndtr, special_log_ndtr)
@@ -340,6 +341,7 @@ EMBER_REGISTER_KERNEL("aten::special_modified_bessel_k1.default", special_modifi
 EMBER_REGISTER_KERNEL("aten::special_scaled_modified_bessel_k0.default", special_scaled_modified_bessel_k0_kernel);
 EMBER_REGISTER_KERNEL("aten::special_scaled_modified_bessel_k1.default", special_scaled_modified_bessel_k1_kernel);
 EMBER_REGISTER_KERNEL("aten::special_spherical_bessel_j0.default", special_spherical_bessel_j0_kernel);
+EMBER_REGISTER_KERNEL("aten::special_airy_ai.default", special_airy_ai_kernel);
 EMBER_REGISTER_KERNEL("aten::special_erfcx.default", special_erfcx_kernel);
 EMBER_REGISTER_KERNEL("aten::special_entr.default", special_entr_kernel);
 EMBER_REGISTER_KERNEL("aten::special_log_ndtr.default", special_log_ndtr_kernel);
