@@ -86,6 +86,10 @@ def cases():
     zero_diag = sym(5)
     zero_diag.fill_diagonal_(0.0)
     yield "ldl_zero_diag", [zero_diag, rand(5, 3)], ldl
+    # Principal square root of an SPD matrix (Hilbert(6): eigenvalues down to ~1e-8), polar
+    # decomposition of a tall matrix.
+    yield "matrix_sqrth", [hilbert(6)], lambda x: [torch.linalg.matrix_sqrth(x)]
+    yield "polar", [rand(5, 3)], lambda x: list(torch.linalg.polar(x))
     yield "cond", [rand(5, 5)], lambda x: [torch.linalg.cond(x), torch.linalg.cond(x, 1),
                                            torch.linalg.cond(x, float("-inf"))]
 

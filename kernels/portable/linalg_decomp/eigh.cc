@@ -1,4 +1,5 @@
-// Symmetric eigen-decomposition: _linalg_eigh, linalg_eigh, linalg_eigvalsh (dense::sym_eig,
+// Symmetric eigen-decomposition: _linalg_eigh, linalg_eigh, linalg_eigvalsh and
+// linalg_matrix_sqrth (dense::sym_eig,
 // cyclic Jacobi in double: accurate to the last digits on ill-conditioned input, which is
 // what a float32 result needs). Eigenvalues ascending, as LAPACK returns them. Eigenvector
 // signs are arbitrary: see normalise_signs.
@@ -174,8 +175,41 @@ Error linalg_eigvalsh(KernelContext& ctx, EValue** args, size_t n) {
   return eigh_common(ctx, a, in, lower, vals, nullptr);
 }
 
+// linalg_matrix_sqrth(self): the principal square root V diag(sqrt(w)) V^T of a symmetric
+// positive-definite matrix (lower triangle read); a negative eigenvalue gives NaNs.
+Error linalg_matrix_sqrth(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(2)) return a.error();
+  const Tensor* in = a.tensor(0);
+  Tensor* out = a.out(1);
+  if (!dense::check_matrix(a, in, true) || !resize_like(a, out, *in)) return a.error();
+  const int64_t m = in->sizes[in->rank - 1];
+  Scratch sc(ctx, a);
+  double* w = sc.doubles(m * m + 1);
+  double* ev = sc.doubles(m + 1);
+  double* v = sc.doubles(m * m + 1);
+  double* work = sc.doubles(m + 1);
+  if (!a.ok()) return a.error();
+  for (int64_t b = 0; b < dense::batch_count(*in); ++b) {
+    dense::load(*in, b * m * m, m, m, w);
+    if (!dense::sym_eig(w, m, true, ev, v, work)) {
+      return ctx.fail(Error::InvalidArgument, "the eigenvalue algorithm did not converge (non-finite input?)");
+    }
+    for (int64_t i = 0; i < m; ++i) ev[i] = std::sqrt(ev[i]);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < m; ++p) acc += v[i * m + p] * ev[p] * v[j * m + p];
+        w[i * m + j] = acc;
+      }
+    dense::store(*out, b * m * m, m * m, w);
+  }
+  return Error::Ok;
+}
+
 }  // namespace
 
+EMBER_REGISTER_KERNEL("aten::linalg_matrix_sqrth.default", linalg_matrix_sqrth);
 EMBER_REGISTER_KERNEL("aten::_linalg_eigh.default", linalg_eigh_private);
 EMBER_REGISTER_KERNEL("aten::linalg_eigh.default", linalg_eigh);
 EMBER_REGISTER_KERNEL("aten::linalg_eigvalsh.default", linalg_eigvalsh);

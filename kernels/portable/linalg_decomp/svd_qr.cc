@@ -1,7 +1,7 @@
 // SVD and QR families: _linalg_svd, linalg_svd, svd, linalg_matrix_norm.str_ord ('fro',
 // 'nuc'), linalg_pinv (.atol_rtol_tensor, .atol_rtol_float; hermitian through the symmetric
 // eigen-decomposition), pinverse, linalg_svdvals, linalg_matrix_rank (.atol_rtol_tensor,
-// .atol_rtol_float), linalg_cond, linalg_qr, qr, geqrf, ormqr.
+// .atol_rtol_float), linalg_cond, linalg_polar, linalg_qr, qr, geqrf, ormqr.
 // Batched over leading dims; computed in double (dense.h) and rounded once. SVD signs and
 // QR signs follow LAPACK's conventions (Householder beta = -sign(alpha) * norm; Golub-Kahan
 // bidiagonalisation + implicit QR), which is what PyTorch's CPU results show.
@@ -515,6 +515,44 @@ Error linalg_cond(KernelContext& ctx, EValue** args, size_t n) {
   return Error::Ok;
 }
 
+// linalg_polar(A) -> (U, H): A = U H for m x n A, m >= n, from A = W S Vh: U = W Vh (m x n,
+// orthonormal columns), H = Vh^T S Vh (n x n, symmetric positive-semidefinite).
+Error linalg_polar(KernelContext& ctx, EValue** args, size_t n) {
+  KernelArgs a(ctx, args, n);
+  if (!a.expect(3)) return a.error();
+  const Tensor* in = a.tensor(0);
+  Tensor* U = a.out(1);
+  Tensor* H = a.out(2);
+  if (!require_matrix(a, in)) return a.error();
+  const int64_t m = in->sizes[in->rank - 2], nn = in->sizes[in->rank - 1];
+  if (m < nn) return a.fail("expected A.size(-2) >= A.size(-1)"), a.error();
+  if (!resize_like(a, U, *in) || !resize_to(a, H, dense::batch_shape_with(*in, 2, nn, nn))) return a.error();
+  Scratch sc(ctx, a);
+  SpectrumScratch w;
+  if (!w.get(sc, a, m, nn)) return a.error();
+  double* res = sc.doubles(m * nn + 1);
+  if (!a.ok()) return a.error();
+  for (int64_t b = 0; b < dense::batch_count(*in); ++b) {
+    dense::load(*in, b * m * nn, m, nn, w.src);
+    if (!svd_one(w.src, m, nn, false, w.s, w.u, w.vh, w.work)) return ctx.fail(Error::Internal, "SVD did not converge");
+    for (int64_t i = 0; i < m; ++i)  // U = W (m x n) Vh (n x n)
+      for (int64_t j = 0; j < nn; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < nn; ++p) acc += w.u[i * nn + p] * w.vh[p * nn + j];
+        res[i * nn + j] = acc;
+      }
+    dense::store(*U, b * m * nn, m * nn, res);
+    for (int64_t i = 0; i < nn; ++i)  // H = Vh^T S Vh
+      for (int64_t j = 0; j < nn; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < nn; ++p) acc += w.vh[p * nn + i] * w.s[p] * w.vh[p * nn + j];
+        res[i * nn + j] = acc;
+      }
+    dense::store(*H, b * nn * nn, nn * nn, res);
+  }
+  return Error::Ok;
+}
+
 // ---------------------------------------------------------------------------------------
 // QR.
 
@@ -654,6 +692,7 @@ EMBER_REGISTER_KERNEL("aten::linalg_svdvals.default", linalg_svdvals);
 EMBER_REGISTER_KERNEL("aten::linalg_matrix_rank.atol_rtol_tensor", matrix_rank_tensor);
 EMBER_REGISTER_KERNEL("aten::linalg_matrix_rank.atol_rtol_float", matrix_rank_float);
 EMBER_REGISTER_KERNEL("aten::linalg_cond.default", linalg_cond);
+EMBER_REGISTER_KERNEL("aten::linalg_polar.default", linalg_polar);
 EMBER_REGISTER_KERNEL("aten::pinverse.default", pinverse);
 EMBER_REGISTER_KERNEL("aten::linalg_qr.default", linalg_qr);
 EMBER_REGISTER_KERNEL("aten::qr.default", qr);

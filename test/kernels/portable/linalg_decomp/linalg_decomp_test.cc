@@ -299,6 +299,25 @@ TEST(LinalgDecomp, MatrixPowerAndCond) {
   }
 }
 
+TEST(LinalgDecomp, MatrixSqrthAndPolar) {
+  auto h = load("matrix_sqrth.in0");
+  auto root = load("matrix_sqrth.out0");
+  ASSERT_TRUE(h && root);
+  auto out = like(*root);
+  KernelRunner r;
+  ASSERT_EQ(r.run("aten::linalg_matrix_sqrth.default", {r.tensor(*h), r.tensor(*out)}), Error::Ok) << r.message();
+  expect_near_all(*out, *root, 1e-9, "matrix_sqrth");
+  auto x = load("polar.in0");
+  auto U = load("polar.out0");
+  auto H = load("polar.out1");
+  ASSERT_TRUE(x && U && H);
+  auto u = like(*U), hh = like(*H);
+  KernelRunner r2;
+  ASSERT_EQ(r2.run("aten::linalg_polar.default", {r2.tensor(*x), r2.tensor(*u), r2.tensor(*hh)}), Error::Ok) << r2.message();
+  expect_near_all(*u, *U, 1e-12, "polar U");
+  expect_near_all(*hh, *H, 1e-12, "polar H");
+}
+
 TEST(LinalgDecomp, LdlFactorPivotsAndSolve) {
   for (const char* name : {"ldl_sym", "ldl_zero_diag"}) {
     const std::string base(name);
