@@ -50,6 +50,17 @@ const std::vector<const char*>& op_schema_strings() {
       "ember_llm::rms_norm(Tensor input, Tensor weight, float eps) -> Tensor",
       "ember_llm::rope(Tensor input, Tensor cos, Tensor sin) -> Tensor",
       "ember_llm::silu_mul(Tensor gate, Tensor up) -> Tensor",
+      // torch.nn.functional.linear_cross_entropy's chunked implementation (a Python custom op
+      // of torch.nn, registered only once that module runs, so the schema dump cannot see
+      // it); exporter/passes/decompose.cc lowers it to linear + log_softmax + nll_loss.
+      "torch_nn::_linear_cross_entropy_batch_chunked(Tensor input, Tensor linear_weight, Tensor target, "
+      "Tensor? linear_bias, Tensor? weight, str reduction, int ignore_index, float label_smoothing, "
+      "int batch_chunk_size, str acc_policy, ScalarType acc_dtype, bool allow_retain_graph, "
+      "bool compute_input_grad, bool compute_linear_weight_grad, bool compute_linear_bias_grad) "
+      "-> (Tensor, Tensor, Tensor, Tensor)",
+      "torch_nn::_linear_cross_entropy_batch_chunked_no_reduction(Tensor input, Tensor linear_weight, "
+      "Tensor target, Tensor? linear_bias, Tensor? weight, int ignore_index, int batch_chunk_size, "
+      "str acc_policy, ScalarType acc_dtype) -> Tensor",
   };
   return kSchemas;
 }

@@ -1,5 +1,5 @@
-// einsum, _chunk_cat and the multi-class margin losses as core ATen ops (the larger entries
-// of the decomposition table in decompose.cc).
+// einsum, _chunk_cat, the multi-class margin losses and linear_cross_entropy's chunked custom
+// ops as core ATen ops (the larger entries of the decomposition table in decompose.cc).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -289,6 +289,45 @@ std::vector<int> multilabel_margin_loss(Builder& b, const Node& n) {
   int per_row = b.scalar_op("div", sum_dims(b, b.where_scalar_other(pair, z, 0.0), {1, 2}, false), static_cast<double>(c));
   if (reduction == kReductionNone) return {b.view(per_row, xs.size() == 2 ? Sizes{rows} : Sizes{})};
   return {b.reduce(per_row, reduction)};
+}
+
+// torch_nn::_linear_cross_entropy_batch_chunked (reduced: loss and three gradient outputs,
+// which must be empty: only inference is handled) and ..._no_reduction (the per-sample
+// loss): linear -> log_softmax over the classes -> nll_loss with the class weights and
+// ignore_index. Class-index targets over [N, D] inputs; no label smoothing.
+std::vector<int> linear_cross_entropy(Builder& b, const Node& n, bool reduced) {
+  int x = tensor_arg(n, 0), w = tensor_arg(n, 1), t = tensor_arg(n, 2);
+  if (x < 0 || w < 0 || t < 0 || n.outputs.size() != (reduced ? 4u : 1u)) return {};
+  const Sizes xs = b.sizes(x), ws = b.sizes(w);
+  if (xs.size() != 2 || ws.size() != 2 || xs[1] != ws[1] || b.dtype(t) != ScalarType::Int64 || b.sizes(t).size() != 1 ||
+      !is_floating(b.dtype(x)) || b.dtype(w) != b.dtype(x)) {
+    return {};
+  }
+  const int bias = is_none(n, 3) ? -1 : tensor_arg(n, 3);
+  const int weight = is_none(n, 4) ? -1 : tensor_arg(n, 4);
+  if ((!is_none(n, 3) && bias < 0) || (!is_none(n, 4) && weight < 0)) return {};
+  int64_t reduction = kReductionNone, ignore_index = int_arg(n, 5, -100);
+  if (reduced) {
+    if (n.args.size() < 15 || n.args[5].kind != Arg::Kind::String || number_arg(n, 7, 0.0) != 0.0) return {};
+    const std::string& r = n.args[5].s;
+    reduction = r == "mean" ? kReductionMean : r == "sum" ? kReductionSum : r == "none" ? kReductionNone : -1;
+    if (reduction < 0) return {};
+    for (size_t i = 12; i < 15; ++i) {
+      if (number_arg(n, i, 1.0) != 0.0) return {};  // gradients requested: training, not handled
+    }
+    ignore_index = int_arg(n, 6, -100);
+  }
+  const Sizes logit_sizes = {xs[0], ws[0]};
+  int logits = b.call1("linear", "default", {Arg::tensor(x), Arg::tensor(w), bias >= 0 ? Arg::tensor(bias) : Arg::none()},
+                       b.dtype(x), logit_sizes);
+  int logp = b.call1("log_softmax", "int", {Arg::tensor(logits), Arg::integer(1)}, b.dtype(x), logit_sizes);
+  std::vector<int> outs = {nll_loss_nd(b, logp, t, reduction, ignore_index, weight)};
+  for (size_t i = 1; reduced && i < 4; ++i) {
+    const Sizes s = b.sizes(n.outputs[i].ref);
+    if (product(s, 0, s.size()) != 0) return {};
+    outs.push_back(b.call1("zeros", "default", {Arg::int_list(s)}, b.dtype(n.outputs[i].ref), s));
+  }
+  return outs;
 }
 
 }  // namespace decompose_detail

@@ -277,11 +277,12 @@ inline int expand_to(Builder& b, int x, const Sizes s) {
 }
 
 
-// Structured decompositions (decompose_algebra.cc).
+// Structured decompositions and losses (decompose_algebra.cc).
 std::vector<int> einsum(Builder& b, const Node& n);
 std::vector<int> chunk_cat(Builder& b, const Node& n);
 std::vector<int> multi_margin_loss(Builder& b, const Node& n);
 std::vector<int> multilabel_margin_loss(Builder& b, const Node& n);
+std::vector<int> linear_cross_entropy(Builder& b, const Node& n, bool reduced);
 
 // Linear-algebra composites as linalg kernel calls (decompose_linalg.cc).
 std::vector<int> linalg_norm(Builder& b, const Node& n, bool str_ord);

@@ -15,12 +15,6 @@ namespace exporter {
 namespace decompose_detail {
 namespace {
 
-int64_t prod(const Sizes& s, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
-  return p;
-}
-
 // Wrapped dims of an int[1]? argument (empty when None).
 bool dims_of(const Node& n, size_t i, int64_t rank, std::vector<int64_t>* dims) {
   dims->clear();
@@ -101,7 +95,7 @@ std::vector<int> linalg_multi_dot(Builder& b, const Node& n) {
   return {b.sizes(acc) == os ? acc : b.view(acc, os)};
 }
 
-// linalg_tensorinv(self, ind=2): inv(self viewed as prod(shape[:ind]) x prod(shape[ind:])),
+// linalg_tensorinv(self, ind=2): inv(self viewed as product(shape[:ind]) x product(shape[ind:])),
 // viewed as shape[ind:] + shape[:ind].
 std::vector<int> linalg_tensorinv(Builder& b, const Node& n) {
   int x = tensor_arg(n, 0);
@@ -109,14 +103,14 @@ std::vector<int> linalg_tensorinv(Builder& b, const Node& n) {
   const Sizes s = b.sizes(x);
   const int64_t ind = int_arg(n, 1, 2);
   if (ind <= 0 || ind > static_cast<int64_t>(s.size())) return {};
-  const int64_t rows = prod(s, 0, static_cast<size_t>(ind)), cols = prod(s, static_cast<size_t>(ind), s.size());
+  const int64_t rows = product(s, 0, static_cast<size_t>(ind)), cols = product(s, static_cast<size_t>(ind), s.size());
   if (rows != cols) return {};
   int inv = b.call1("linalg_inv", "default", {Arg::tensor(b.view(x, {rows, cols}))}, b.dtype(x), {rows, cols});
   return {b.view(inv, b.sizes(n.outputs[0].ref))};
 }
 
 // linalg_tensorsolve(A, B, dims=None): A's `dims` moved last, then
-// solve(A viewed as numel(B) x prod(rest), B flattened), viewed as the rest of A's shape.
+// solve(A viewed as numel(B) x product(rest), B flattened), viewed as the rest of A's shape.
 std::vector<int> linalg_tensorsolve(Builder& b, const Node& n) {
   int a = tensor_arg(n, 0), rhs = tensor_arg(n, 1);
   if (a < 0 || rhs < 0 || !is_floating(b.dtype(a)) || b.dtype(a) != b.dtype(rhs) || n.outputs.empty()) return {};
@@ -133,8 +127,8 @@ std::vector<int> linalg_tensorsolve(Builder& b, const Node& n) {
   }
   const Sizes as = b.sizes(a), bs = b.sizes(rhs);
   if (bs.size() > as.size()) return {};
-  const int64_t rows = prod(bs, 0, bs.size()), cols = prod(as, bs.size(), as.size());
-  if (rows != cols || prod(as, 0, bs.size()) != rows) return {};
+  const int64_t rows = product(bs, 0, bs.size()), cols = product(as, bs.size(), as.size());
+  if (rows != cols || product(as, 0, bs.size()) != rows) return {};
   int a2 = b.view(a, {rows, cols});
   int b1 = b.view(rhs, {rows});
   int x = b.call1("linalg_solve", "default", {Arg::tensor(a2), Arg::tensor(b1)}, b.dtype(a), {cols});

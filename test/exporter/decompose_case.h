@@ -85,7 +85,7 @@ class Case {
   std::vector<int> ops(const std::string& op, const std::string& overload, std::vector<Arg> args,
                        const std::vector<Sizes>& outs, ScalarType dt = ScalarType::Float32) {
     Node n;
-    n.op = "aten::" + op;
+    n.op = op.find("::") == std::string::npos ? "aten::" + op : op;  // aten:: unless qualified
     n.overload = overload;
     n.source = "decompose_test.cc";
     n.schema = find_op_schema(n.op, n.overload);

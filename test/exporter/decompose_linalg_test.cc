@@ -1,6 +1,7 @@
 // Numerical tests of the training-IR linear-algebra composites of
 // exporter/passes/decompose_linalg.cc (linalg_norm .default / .ord_str, linalg_multi_dot,
-// linalg_tensorinv, linalg_tensorsolve) and of nll_loss_nd with class weights: each graph is
+// linalg_tensorinv, linalg_tensorsolve), of nll_loss_nd with class weights and of
+// linear_cross_entropy's chunked torch_nn:: operators: each graph is
 // exported with the portable kernels (the composite must be decomposed), run, and compared
 // with references computed here in double precision (decompose_case.h).
 #include <cmath>
@@ -167,6 +168,48 @@ TEST(DecomposeNllLoss, ClassWeightsIgnoreIndexAndSpatialDims) {
          red == kNone ? Sizes{4} : Sizes{});
   }
   run_and_compare(c, {floats({4}, per), floats({}, {total / wsum}), floats({}, {total})}, "weighted nll_loss_nd");
+}
+
+TEST(DecomposeLinearCrossEntropy, ChunkedOpsAsLinearLogSoftmaxNll) {
+  Array x = random({3, 4}, 16), w = random({5, 4}, 17), bias = random({5}, 18), t = ints({3}, {4, 0, 2});
+  // Reference: logits = x w^T + bias, per-sample -log_softmax(logits)[target].
+  std::vector<double> per;
+  for (int64_t i = 0; i < 3; ++i) {
+    std::vector<double> z;
+    double mx = -1e300;
+    for (int64_t c = 0; c < 5; ++c) {
+      double v = bias.v[static_cast<size_t>(c)];
+      for (int64_t k = 0; k < 4; ++k) v += x.v[static_cast<size_t>(i * 4 + k)] * w.v[static_cast<size_t>(c * 4 + k)];
+      z.push_back(v);
+      mx = std::max(mx, v);
+    }
+    double se = 0;
+    for (double v : z) se += std::exp(v - mx);
+    per.push_back(-(z[static_cast<size_t>(t.v[static_cast<size_t>(i)])] - mx - std::log(se)));
+  }
+  double total = per[0] + per[1] + per[2];
+  Case c;
+  int xi = c.input(x), wi = c.input(w), bi = c.input(bias), ti = c.input(t);
+  Arg none = Arg::none();
+  auto chunked = [&](const char* reduction) {
+    return std::vector<Arg>{Arg::tensor(xi), Arg::tensor(wi), Arg::tensor(ti), Arg::tensor(bi), none, str(reduction),
+                            Arg::integer(-100), Arg::real(0.0), Arg::integer(1), str("compact"),
+                            Arg::integer(static_cast<int64_t>(ScalarType::Float32)), Arg::boolean(true),
+                            Arg::boolean(false), Arg::boolean(false), Arg::boolean(false)};
+  };
+  c.ops("torch_nn::_linear_cross_entropy_batch_chunked", "default", chunked("mean"),
+        {{}, {0, 0}, {0, 0}, {0}});
+  c.ops("torch_nn::_linear_cross_entropy_batch_chunked", "default", chunked("sum"),
+        {{}, {0, 0}, {0, 0}, {0}});
+  c.op("torch_nn::_linear_cross_entropy_batch_chunked_no_reduction", "default",
+       {Arg::tensor(xi), Arg::tensor(wi), Arg::tensor(ti), Arg::tensor(bi), none, Arg::integer(-100), Arg::integer(1),
+        str("compact"), Arg::integer(static_cast<int64_t>(ScalarType::Float32))},
+       {3});
+  Array empty2 = floats({0, 0}, {}), empty1 = floats({0}, {});
+  run_and_compare(c,
+                  {floats({}, {total / 3}), empty2, empty2, empty1, floats({}, {total}), empty2, empty2, empty1,
+                   floats({3}, per)},
+                  "linear_cross_entropy");
 }
 
 }  // namespace
