@@ -25,6 +25,7 @@ constexpr int64_t kInt4Min = -8, kInt4Max = 7;       // int4 weights (symmetric 
 constexpr double kMinScale = 1.1920928955078125e-07;  // float32 epsilon, as PyTorch's observers
 constexpr int kHistogramBins = 2048;
 constexpr size_t kErrorSamples = 8;   // calibration samples the per-layer error is measured on
+constexpr size_t kBiasCorrectionSamples = 64;  // samples the input means and the kept-or-not test use
 
 // A layer the quantizer may rewrite.
 struct Layer {
@@ -235,7 +236,8 @@ class Rewriter {
 
   // Replaces the float weight of `layer` with dequantize_per_channel(int8 constant) placed
   // before it; returns the weight's relative L2 error and sets the byte counts.
-  double quantize_weight(Node& layer, int arg, LayerQuantization* report) {
+  double quantize_weight(Node& layer, int arg, LayerQuantization* report,
+                         std::vector<float>* weight_error = nullptr) {
     const int w = layer.args[arg].ref;
     const Value wv = g_.values[w];
     const int64_t channels = wv.sizes[0];
@@ -243,6 +245,14 @@ class Rewriter {
     std::vector<float> scales;
     const double error = quantize_symmetric_groups(floats_of(g_, w), channels > 0 ? wv.numel() / channels : 1,
                                                    -kWeightMax, kWeightMax, &q, &scales);
+    if (weight_error != nullptr) {  // W - dequantize(W_q), for bias correction
+      const std::vector<float> f = floats_of(g_, w);
+      const int64_t per = channels > 0 ? wv.numel() / channels : 1;
+      weight_error->resize(f.size());
+      for (size_t i = 0; i < f.size(); ++i) {
+        (*weight_error)[i] = f[i] - static_cast<float>(q[i]) * scales[i / static_cast<size_t>(per)];
+      }
+    }
     std::vector<int64_t> zeros(static_cast<size_t>(channels), 0);
     const int qc = g_.add_constant(wv.name + "_int8", ScalarType::Int8, wv.sizes, q.data(), q.size());
     const int sc = g_.add_constant(wv.name + "_scales", ScalarType::Float32, {channels}, scales.data(), scales.size() * 4);
@@ -501,6 +511,7 @@ absl::StatusOr<QuantizeReport> quantize_graph(Graph& g, const QuantizeOptions& o
 
   size_t k = 0;
   std::vector<std::pair<size_t, int>> measured;  // report row, float value id
+  std::vector<BiasCorrectionLayer> bias_layers;
   for (size_t i = 0; i < report.layers.size(); ++i) {
     LayerQuantization& r = report.layers[i];
     if (!r.why_not.empty()) continue;
@@ -509,13 +520,25 @@ absl::StatusOr<QuantizeReport> quantize_graph(Graph& g, const QuantizeOptions& o
     const int in = n.args[0].ref;  // may already be an earlier layer's dequantized output
     const int dq_in = rw.fake_quantize(in, ranges[l.input], n);
     g.nodes[l.node].args[0] = Arg::tensor(dq_in);
-    rw.quantize_weight(g.nodes[l.node], 1, &r);
+    BiasCorrectionLayer bc;
+    bc.node = g.nodes[l.node].name;
+    bc.weight_sizes = g.values[g.nodes[l.node].args[1].ref].sizes;
+    rw.quantize_weight(g.nodes[l.node], 1, &r, o.bias_correction ? &bc.weight_error : nullptr);
+    if (o.bias_correction && g.nodes[l.node].op != "aten::embedding") bias_layers.push_back(std::move(bc));
     rw.fake_quantize(l.output, ranges[l.output], g.nodes[l.node]);
     r.quantized = true;
     report.quantized++;
     measured.push_back({i, l.output});
   }
   rw.commit();
+
+  if (o.bias_correction) {
+    if (absl::Status st = correct_biases(g, float_graph, bias_layers, o.calibration, kBiasCorrectionSamples,
+                                         &report.bias_correction);
+        !st.ok()) {
+      return absl::Status(st.code(), "bias correction: " + std::string(st.message()));
+    }
+  }
 
   // Per-layer error: the float graph and the fake-quantized one on the same samples.
   GraphInterpreter ref(float_graph), quant(g);
@@ -613,6 +636,12 @@ std::string format_quantize_report(const QuantizeReport& r, QuantizeMode mode) {
   else os << "int4 (" << int4 << ", one value per byte) and int8 (" << r.quantized - int4 << ")";
   if (before > 0) os << ", their weights " << before << " -> " << after << " bytes";
   os << "\n";
+  const BiasCorrectionResult& bc = r.bias_correction;
+  if (bc.output_error_before >= 0) {
+    os << "bias correction: " << (bc.applied ? "applied to " : "not kept for ") << bc.layers
+       << " layers: output rel. L2 vs float " << bc.output_error_before << " -> " << bc.output_error_after
+       << (bc.applied ? "" : " (no better: biases left as they were)") << "\n";
+  }
   return os.str();
 }
 

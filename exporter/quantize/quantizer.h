@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "exporter/ir/graph.h"
+#include "exporter/quantize/bias_correction.h"
 #include "exporter/util/npy.h"
 
 namespace ember {
@@ -43,6 +44,7 @@ struct QuantizeOptions {
   double percentile = 99.99;  // Percentile: keep this share of each tail's values, in percent
   std::vector<std::string> skip;  // substrings of node names or source lines left in float
   int64_t group_size = 32;        // Int4Weight
+  bool bias_correction = false;   // Int8: correct biases for the weights' rounding (bias_correction.h)
 };
 
 struct LayerQuantization {
@@ -61,6 +63,7 @@ struct LayerQuantization {
 struct QuantizeReport {
   std::vector<LayerQuantization> layers;  // graph order
   int quantized = 0;
+  BiasCorrectionResult bias_correction;  // Int8 with bias_correction
 };
 
 // Rewrites `g` in place (canonicalized, static shapes for Int8). Errors: no calibration data

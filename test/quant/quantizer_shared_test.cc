@@ -1,6 +1,8 @@
 // Ember's quantizer on the shared models (../shared; skipped without it): tiny_llama with
 // int4 weights, MobileNetV2 and ResNet18 with static int8. Their weights are seeded random,
 // so only the distance to the float program means anything (bounds in docs/quantization.md).
+#include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -106,6 +108,57 @@ TEST(QuantizerShared, MobileNetV2AndResNet18Int8) {
       fb = b.as<float>()[i] > b.as<float>()[fb] ? i : fb;
     }
     EXPECT_EQ(fa, fb) << m.name << ": the top class changed";
+  }
+}
+
+// --bias-correction (exporter/quantize/bias_correction.h) "where it helps": on ResNet18 it is
+// kept and lowers the output error against float, on the calibration input (measured 0.0160 ->
+// 0.0113) and on held-out inputs of the same distribution (measured 0.0169 -> 0.0114 on three);
+// on MobileNetV2 (random batch-norm statistics, docs/quantization.md) it would raise it (0.220
+// -> 0.278), so it is not kept and the program is byte for byte the uncorrected one.
+TEST(QuantizerShared, BiasCorrectionKeptOnlyWhereItHelps) {
+  for (const char* name : {"resnet18", "mobilenet_v2"}) {
+    const std::string dir = testing::shared_dir() + "/models/" + name;
+    if (!testing::file_exists(dir + "/model.pt2")) GTEST_SKIP() << "no ../shared";
+    const bool helps = std::string(name) == "resnet18";
+    exporter::ExportOptions o;
+    o.quantize.mode = exporter::QuantizeMode::Int8;
+    auto samples = exporter::read_calibration_samples(dir + "/input_0.npy");
+    ASSERT_TRUE(samples.ok()) << samples.status();
+    o.quantize.calibration = *samples;
+    auto plain = exporter::export_pt2_file(dir + "/model.pt2", o);
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    o.quantize.bias_correction = true;
+    auto corrected = exporter::export_pt2_file(dir + "/model.pt2", o);
+    ASSERT_TRUE(corrected.ok()) << corrected.status();
+    const exporter::BiasCorrectionResult& bc = corrected->quantize_report.bias_correction;
+    EXPECT_GE(bc.layers, helps ? 18 : 50) << name;
+    EXPECT_EQ(bc.applied, helps) << name;
+    EXPECT_GT(bc.output_error_before, 0) << name;
+    if (helps) {
+      EXPECT_LT(bc.output_error_after, bc.output_error_before * 0.8) << name;
+      // Held out: another input of the same distribution (seeded), against the float program.
+      auto f = exporter::export_pt2_file(dir + "/model.pt2", exporter::ExportOptions());
+      ASSERT_TRUE(f.ok()) << f.status();
+      exporter::NpyArray x = (*samples)[0][0];
+      std::mt19937 rng(7);
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      for (int64_t i = 0; i < x.numel(); ++i) reinterpret_cast<float*>(x.data.data())[i] = normal(rng);
+      testing::PteRunner fr, pr, cr;
+      ASSERT_EQ(fr.load(f->pte), "");
+      ASSERT_EQ(pr.load(plain->pte), "");
+      ASSERT_EQ(cr.load(corrected->pte), "");
+      ASSERT_EQ(fr.run({x}), "");
+      ASSERT_EQ(pr.run({x}), "");
+      ASSERT_EQ(cr.run({x}), "");
+      const double before = testing::relative_l2(pr.output(0), fr.output(0));
+      const double after = testing::relative_l2(cr.output(0), fr.output(0));
+      std::printf("[bias correction %s] held-out output rel. L2 %.5f -> %.5f\n", name, before, after);
+      EXPECT_LT(after, before * 0.9) << name;
+    } else {
+      EXPECT_GE(bc.output_error_after, bc.output_error_before) << name;
+      EXPECT_EQ(corrected->pte, plain->pte) << name << ": a correction that was not kept changed the program";
+    }
   }
 }
 

@@ -3,7 +3,7 @@
 //                              [--xnnpack-fp16] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--verbose]
 //                              [--quantize int8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
 //                               [--observer minmax|percentile]
-//                               [--percentile P] [--quantize-skip PATTERN]...]
+//                               [--percentile P] [--bias-correction] [--quantize-skip PATTERN]...]
 // Backends are tried in the order given: each partitioner claims what it supports among the
 // nodes the earlier ones left; the rest runs on the portable kernels.
 #include <cstdio>
@@ -46,6 +46,8 @@ void usage() {
       "                      directories, or one .npy stacking inputs along dim 0 ([N, ...])\n"
       "  --observer NAME     activation ranges: minmax (default) or percentile (clips outliers)\n"
       "  --percentile P      the percentile observer's kept share per tail (default 99.99)\n"
+      "  --bias-correction   int8: add (W - W_int8) . E[x] over the calibration data to each bias;\n"
+      "                      kept only when it lowers the output's error against float\n"
       "  --quantize-skip S   keep layers whose node name or source line contains S in float\n"
       "  --keep-qdq          PT2E-quantized models: keep PyTorch's float reference form (float ops\n"
       "                      between quantize/dequantize) instead of lowering conv2d/linear chains\n"
@@ -191,6 +193,8 @@ int export_command(int argc, char** argv) {
         std::fprintf(stderr, "ember export: --observer takes minmax or percentile, not '%s'\n", v);
         return 2;
       }
+    } else if (a == "--bias-correction") {
+      options.quantize.bias_correction = true;
     } else if (a == "--percentile") {
       const char* v = value("--percentile");
       if (!v) return 2;
