@@ -79,6 +79,16 @@ TEST(CoverageReport, MarkdownListsEveryCaseThatDoesNotPass) {
   EXPECT_EQ(summary_line(summaries[0]), "model: 1/2 PASS (50.0%), 0 FAIL, 1 UNSUPPORTED");
 }
 
+TEST(CoverageReport, RegenerationKeepsTheHandWrittenNotes) {
+  std::vector<CaseResult> results = {{"stft__0", Form::Model, Outcome::Unsupported, "no kernel"}};
+  std::string md = coverage_markdown(results, "ember conformance");
+  EXPECT_EQ(kept_notes(md), "");  // a generated document has no notes
+  std::string with_notes = md + "\n## Notes\n\n- stft: needs complex tensors.\n";
+  EXPECT_EQ(kept_notes(with_notes), "## Notes\n\n- stft: needs complex tensors.\n");
+  // The notes do not disturb the case table's parse.
+  EXPECT_EQ(parse_coverage_markdown(with_notes), parse_coverage_markdown(md));
+}
+
 // A set from tools/conformance/generate_opinfo_cases.py: summary.json + skipped.json beside
 // the cases give one row per OpInfo, including OpInfos without any case.
 TEST(CoverageReport, GeneratedSetHasOneRowPerOpInfo) {

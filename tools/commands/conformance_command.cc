@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -144,9 +145,16 @@ int conformance_command(int argc, char** argv) {
     }
     std::string command = "bazel run //tools:ember -- conformance " + dir_arg + " --markdown " + markdown_arg;
     std::string path = resolve(markdown);
+    std::string notes;
+    {
+      std::ifstream old(path);
+      std::string text((std::istreambuf_iterator<char>(old)), std::istreambuf_iterator<char>());
+      notes = conformance::kept_notes(text);
+    }
     std::ofstream out(path);
     out << (is_generated ? conformance::generated_coverage_markdown(results, case_opinfo, generated, command)
                          : conformance::coverage_markdown(results, command));
+    if (!notes.empty()) out << "\n" << notes;
     if (!out) {
       std::fprintf(stderr, "ember conformance: cannot write %s\n", path.c_str());
       return 1;

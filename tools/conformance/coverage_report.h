@@ -53,6 +53,11 @@ std::string generated_coverage_markdown(const std::vector<CaseResult>& results,
                                         const std::map<std::string, std::string>& case_opinfo,
                                         const GeneratedSet& set, const std::string& command);
 
+// The hand-written "## Notes" section of an existing coverage document (from that heading to
+// the end; "" when there is none): regenerating a document keeps it, appended after the
+// generated part, so what is still unsupported and why survives a rerun.
+std::string kept_notes(const std::string& old_markdown);
+
 // (case, form) pairs listed as not passing in a document written by coverage_markdown().
 std::set<std::pair<std::string, std::string>> parse_coverage_markdown(const std::string& markdown);
 
