@@ -171,6 +171,39 @@ TEST(Importer, MalformedArchivesGiveOneClearError) {
   EXPECT_NE(std::string(g6.status().message()).find("fewer than"), std::string::npos) << g6.status();
 }
 
+// Core ATen's linalg.inv: linalg_inv_ex, then _linalg_check_errors threaded on an effect token
+// through with_effects. The token input/output are dropped and with_effects becomes a call of
+// the wrapped operator (its arguments after the token and the operator; no outputs).
+TEST(Importer, WithEffectsBecomesTheWrappedCall) {
+  std::string path = tmp("with_effects.pt2");
+  write_zip(path, {{"m/models/model.json",
+                    R"({"schema_version":{"major":8,"minor":20},"graph_module":{"graph":{"inputs":[{"as_tensor":{"name":"token"}},{"as_tensor":{"name":"a"}}],"outputs":[{"as_tensor":{"name":"tok2"}},{"as_tensor":{"name":"inv"}}],)"
+                    R"("nodes":[{"target":"torch.ops.aten.linalg_inv_ex.default","inputs":[{"name":"A","arg":{"as_tensor":{"name":"a"}},"kind":1}],"outputs":[{"as_tensor":{"name":"inv"}},{"as_tensor":{"name":"info"}}],"name":"linalg_inv_ex"},)"
+                    R"({"target":"torch.ops.higher_order.with_effects","inputs":[{"name":"","arg":{"as_tensor":{"name":"token"}},"kind":1},{"name":"","arg":{"as_operator":"torch.ops.aten._linalg_check_errors.default"},"kind":1},{"name":"","arg":{"as_tensor":{"name":"info"}},"kind":1},{"name":"","arg":{"as_string":"linalg.inv"},"kind":1},{"name":"is_matrix","arg":{"as_bool":true},"kind":2}],"outputs":[{"as_tensor":{"name":"tok2"}},{"as_none":true}],"name":"with_effects"}],)"
+                    R"("tensor_values":{"token":{"dtype":7,"sizes":[{"as_int":0}]},"a":{"dtype":7,"sizes":[{"as_int":3},{"as_int":3}]},"inv":{"dtype":7,"sizes":[{"as_int":3},{"as_int":3}]},"info":{"dtype":4,"sizes":[]},"tok2":{"dtype":7,"sizes":[{"as_int":0}]}}},)"
+                    R"("signature":{"input_specs":[{"token":{"arg":{"name":"token"}}},{"user_input":{"arg":{"as_tensor":{"name":"a"}}}}],"output_specs":[{"token":{"arg":{"name":"tok2"}}},{"user_output":{"arg":{"as_tensor":{"name":"inv"}}}}]}}})"}});
+  auto g = import_pt2(path);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->nodes.size(), 2u);
+  EXPECT_EQ(g->nodes[1].kernel_name(), "aten::_linalg_check_errors.default");
+  ASSERT_EQ(g->nodes[1].args.size(), 3u);  // info, api_name, is_matrix (schema order)
+  EXPECT_EQ(g->nodes[1].args[0].kind, Arg::Kind::Tensor);
+  EXPECT_EQ(g->nodes[1].args[1].s, "linalg.inv");
+  EXPECT_TRUE(g->nodes[1].outputs.empty());
+  EXPECT_EQ(g->inputs.size(), 1u);   // the token is not a program input
+  EXPECT_EQ(g->outputs.size(), 1u);  // nor an output
+
+  // with_effects of something that is not an operator is one clear error.
+  std::string bad = tmp("with_effects_bad.pt2");
+  write_zip(bad, {{"m/models/model.json",
+                   R"({"schema_version":{"major":8,"minor":20},"graph_module":{"graph":{"inputs":[],"outputs":[],)"
+                   R"("nodes":[{"target":"torch.ops.higher_order.with_effects","inputs":[{"name":"","arg":{"as_tensor":{"name":"token"}},"kind":1},{"name":"","arg":{"as_string":"x"},"kind":1}],"outputs":[{"as_tensor":{"name":"tok2"}}],"name":"with_effects"}],)"
+                   R"("tensor_values":{"token":{"dtype":7,"sizes":[{"as_int":0}]},"tok2":{"dtype":7,"sizes":[{"as_int":0}]}}},"signature":{"input_specs":[],"output_specs":[]}}})"}});
+  auto gb = import_pt2(bad);
+  ASSERT_FALSE(gb.ok());
+  EXPECT_NE(std::string(gb.status().message()).find("with_effects"), std::string::npos) << gb.status();
+}
+
 TEST(Importer, StridedWeightsBecomeContiguous) {
   std::string path = tmp("strided.pt2");
   // A 2x3 tensor stored transposed (strides [1, 2]) with storage offset 1.
