@@ -296,11 +296,11 @@ Error pinv_common(KernelContext& ctx, KernelArgs& a, const Tensor* in, const Ten
 }
 
 // A 0-d double tensor over *v (tolerances given as floats).
-struct ScalarTensor {
+struct Float64Scalar {
   double v = 0;
   int64_t no_sizes[1] = {0};
   Tensor t;
-  explicit ScalarTensor(double x) : v(x) {
+  explicit Float64Scalar(double x) : v(x) {
     t.dtype = ScalarType::Float64;
     t.rank = 0;
     t.sizes = no_sizes;
@@ -308,8 +308,8 @@ struct ScalarTensor {
     t.data = &v;
     t.capacity_bytes = sizeof(double);
   }
-  ScalarTensor(const ScalarTensor&) = delete;
-  ScalarTensor& operator=(const ScalarTensor&) = delete;
+  Float64Scalar(const Float64Scalar&) = delete;
+  Float64Scalar& operator=(const Float64Scalar&) = delete;
 };
 
 // linalg_pinv.atol_rtol_tensor(self, *, atol=None, rtol=None, hermitian=False)
@@ -335,7 +335,7 @@ Error linalg_pinv_float(KernelContext& ctx, EValue** args, size_t n) {
   bool hermitian = a.bool_value(3);
   Tensor* out = a.out(4);
   if (!a.ok()) return a.error();
-  ScalarTensor at(atol), rt(rtol);
+  Float64Scalar at(atol), rt(rtol);
   return pinv_common(ctx, a, in, has_atol ? &at.t : nullptr, has_rtol ? &rt.t : nullptr, hermitian, out);
 }
 
@@ -347,7 +347,7 @@ Error pinverse(KernelContext& ctx, EValue** args, size_t n) {
   double rcond = a.scalar(1);
   Tensor* out = a.out(2);
   if (!a.ok()) return a.error();
-  ScalarTensor zt(0.0), rt(rcond);
+  Float64Scalar zt(0.0), rt(rcond);
   return pinv_common(ctx, a, in, &zt.t, &rt.t, false, out);
 }
 
@@ -452,7 +452,7 @@ Error matrix_rank_float(KernelContext& ctx, EValue** args, size_t n) {
   bool hermitian = a.bool_value(3);
   Tensor* out = a.out(4);
   if (!a.ok()) return a.error();
-  ScalarTensor at(atol), rt(rtol);
+  Float64Scalar at(atol), rt(rtol);
   return matrix_rank_common(ctx, a, in, has_atol ? &at.t : nullptr, has_rtol ? &rt.t : nullptr, hermitian, out);
 }
 
