@@ -158,6 +158,7 @@ Error solve_common(KernelContext& ctx, KernelArgs& a, const Tensor* A, const Ten
     vector_case = true;
     for (int i = 0; i < B->rank; ++i) vector_case = vector_case && B->sizes[i] == A->sizes[i];
   }
+  if (vector_case && !left) return a.fail("a vector B is not supported with left=False (as in PyTorch)"), a.error();
   const int core_b = vector_case ? 1 : 2;
   int64_t br = 0, bc = 0;
   if (vector_case) {

@@ -421,6 +421,11 @@ TEST(LinalgDecompErrors, WrongShapesAndDtypes) {
     EXPECT_NE(r.run("aten::linalg_solve.default", {r.tensor(a), r.tensor(b), r.b(true), r.tensor(x)}), Error::Ok);
   }
   {
+    TestTensor a(D, {3, 3}), b(D, {3}), x(D, {3});
+    KernelRunner r;  // vector B with left=False: an error, as in PyTorch
+    EXPECT_NE(r.run("aten::linalg_solve.default", {r.tensor(a), r.tensor(b), r.b(false), r.tensor(x)}), Error::Ok);
+  }
+  {
     TestTensor a(D, {3, 3}), w(D, {3}), v(D, {3, 3});
     KernelRunner r;
     EXPECT_NE(r.run("aten::linalg_eigh.default", {r.tensor(a), r.str("X"), r.tensor(w), r.tensor(v)}), Error::Ok);
