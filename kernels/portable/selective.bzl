@@ -6,7 +6,9 @@
 ops_list is what `ember ops --format=list MODEL.pte...` prints: one "<ns>::<op>.<overload>"
 per line; '#' lines are comments, and the first "# operators of ..." line names the
 selection in load errors. The library compiles the same sources as
-//kernels/portable:portable_kernels (link one of the two, not both) with
+//kernels/portable:portable_kernels and //kernels/optimized:optimized_kernels (the fused
+ember_llm:: operators a program exported with them uses; link this library instead of those
+two, not beside them) with
 runtime/kernel/selective_registration.h forced in, so unselected kernels are never
 referenced and a --gc-sections link drops them (see docs/architecture.md).
 """
@@ -71,8 +73,8 @@ def ember_selective_kernels(name, ops_list, **kwargs):
     )
     native.cc_library(
         name = name,
-        srcs = ["//kernels/portable:portable_kernel_srcs"],
-        hdrs = ["//kernels/portable:portable_kernel_hdrs"],
+        srcs = ["//kernels/portable:portable_kernel_srcs", "//kernels/optimized:optimized_kernel_srcs"],
+        hdrs = ["//kernels/portable:portable_kernel_hdrs", "//kernels/optimized:optimized_kernel_hdrs"],
         alwayslink = 1,
         copts = EMBER_RUNTIME_COPTS + ["-include", "runtime/kernel/selective_registration.h"],
         deps = [

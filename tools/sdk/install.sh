@@ -83,6 +83,9 @@ if [ ${#ops_from[@]} -gt 0 ]; then
   full=${targets[portable_kernels]}
   targets[portable_kernels]=${full/portable:portable_kernels/portable:selected_kernels}
   [ "${targets[portable_kernels]}" != "$full" ] || { echo "install.sh: $MANIFEST: no portable_kernels target to select from" >&2; exit 1; }
+  # The selected library compiles the fused ember_llm:: kernels too (those the list names):
+  # the optimized_kernels component stays, empty, so consumers linking it still link.
+  [ -z "${targets[optimized_kernels]:-}" ] || targets[optimized_kernels]=""
 fi
 
 all_targets=()
