@@ -1,8 +1,8 @@
 // Indexing: index.Tensor (advanced indexing with int and bool index tensors and None
 // entries), index_put (+accumulate), index_select, gather, scatter (src/value/reduce),
 // scatter_add, scatter_reduce, index_copy, index_add, index_fill, masked_select,
-// masked_scatter, take, take_along_dim, put, nonzero/argwhere/nonzero_static/nonzero_numpy,
-// select_scatter, slice_scatter, diagonal_scatter. Out-of-range indices are errors.
+// masked_scatter, take, take_along_dim, put, select_scatter, slice_scatter,
+// diagonal_scatter. Out-of-range indices are errors. (nonzero & co: nonzero.cc.)
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -21,20 +21,6 @@ bool copy_self(KernelArgs& a, const Tensor* self, Tensor* out) {
   copy_convert(self->data, self->dtype, out->data, out->dtype, self->numel());
   return true;
 }
-
-// Multi-index iteration over a shape.
-struct Counter {
-  int rank;
-  const int64_t* sizes;
-  int64_t idx[kMaxRank] = {};
-  Counter(int r, const int64_t* s) : rank(r), sizes(s) {}
-  void next() {
-    for (int d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < sizes[d]) return;
-      idx[d] = 0;
-    }
-  }
-};
 
 // Advanced indexing plan: maps each element of the result shape to an offset in self.
 class IndexPlan {
@@ -758,53 +744,6 @@ Error put(KernelContext& ctx, EValue** args, size_t n) {
   return Error::Ok;
 }
 
-// nonzero(self, out) / argwhere(self, out): [count, rank] int64 coordinates.
-Error nonzero(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(2)) return a.error();
-  const Tensor* self = a.tensor(0);
-  Tensor* out = a.out(1);
-  if (!a.ok() || !require_contiguous(a, self)) return a.error();
-  int64_t total = self->numel(), count = 0;
-  for (int64_t i = 0; i < total; ++i) count += load_as<bool>(self->data, self->dtype, i) ? 1 : 0;
-  Shape s;
-  s.push(count);
-  s.push(self->rank);
-  if (!resize_to(a, out, s)) return a.error();
-  Counter c(self->rank, self->sizes);
-  int64_t row = 0;
-  for (int64_t i = 0; i < total; ++i, c.next()) {
-    if (!load_as<bool>(self->data, self->dtype, i)) continue;
-    for (int d = 0; d < self->rank; ++d) store_as<int64_t>(out->data, out->dtype, row * self->rank + d, c.idx[d]);
-    ++row;
-  }
-  return Error::Ok;
-}
-
-// nonzero_static(self, *, size, fill_value, out): [size, rank], padded with fill_value.
-Error nonzero_static(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (!a.expect(4)) return a.error();
-  const Tensor* self = a.tensor(0);
-  int64_t size = a.int_value(1), fill = a.int_value(2);
-  Tensor* out = a.out(3);
-  if (!a.ok() || !require_contiguous(a, self)) return a.error();
-  if (size < 0) return a.fail("size must be non-negative"), a.error();
-  Shape s;
-  s.push(size);
-  s.push(self->rank);
-  if (!resize_to(a, out, s)) return a.error();
-  for (int64_t i = 0; i < size * self->rank; ++i) store_as<int64_t>(out->data, out->dtype, i, fill);
-  Counter c(self->rank, self->sizes);
-  int64_t row = 0, total = self->numel();
-  for (int64_t i = 0; i < total && row < size; ++i, c.next()) {
-    if (!load_as<bool>(self->data, self->dtype, i)) continue;
-    for (int d = 0; d < self->rank; ++d) store_as<int64_t>(out->data, out->dtype, row * self->rank + d, c.idx[d]);
-    ++row;
-  }
-  return Error::Ok;
-}
-
 // out = self with `src` written into view v of it.
 Error scatter_view(KernelArgs& a, const Tensor* self, const Tensor* src, const StridedView& v, Tensor* out) {
   if (!a.ok() || !require_contiguous(a, src)) return a.error();
@@ -882,41 +821,6 @@ Error diagonal_scatter(KernelContext& ctx, EValue** args, size_t n) {
   return scatter_view(a, self, src, v, out);
 }
 
-// nonzero_numpy(self) -> Tensor[]: the indices of the nonzero elements, one [count] int64
-// tensor per dim (a 0-d self counts as 1-D); the outputs follow self.
-Error nonzero_numpy(KernelContext& ctx, EValue** args, size_t n) {
-  KernelArgs a(ctx, args, n);
-  if (n < 2) return a.fail("wrong number of arguments"), a.error();
-  const Tensor* self = a.tensor(0);
-  if (!a.ok() || !require_contiguous(a, self)) return a.error();
-  const int dims = self->rank == 0 ? 1 : self->rank;
-  if (n - 1 != static_cast<size_t>(dims)) return a.fail("expected one output per dim of self"), a.error();
-  const int64_t total = self->numel();
-  int64_t count = 0;
-  for (int64_t i = 0; i < total; ++i) count += load_as<bool>(self->data, self->dtype, i) ? 1 : 0;
-  Shape s;
-  s.push(count);
-  for (int d = 0; d < dims; ++d) {
-    Tensor* out = a.out(1 + static_cast<size_t>(d));
-    if (!a.ok() || !resize_to(a, out, s)) return a.error();
-  }
-  if (self->rank == 0) {
-    if (count == 1) store_as<int64_t>(a.out(1)->data, a.out(1)->dtype, 0, 0);
-    return Error::Ok;
-  }
-  Counter c(self->rank, self->sizes);
-  int64_t row = 0;
-  for (int64_t i = 0; i < total; ++i, c.next()) {
-    if (!load_as<bool>(self->data, self->dtype, i)) continue;
-    for (int d = 0; d < self->rank; ++d) {
-      Tensor* out = args[1 + d]->as_tensor;
-      store_as<int64_t>(out->data, out->dtype, row, c.idx[d]);
-    }
-    ++row;
-  }
-  return Error::Ok;
-}
-
 }  // namespace
 
 EMBER_REGISTER_KERNEL("aten::index.Tensor", index);
@@ -948,10 +852,6 @@ EMBER_REGISTER_KERNEL("aten::masked_scatter.default", masked_scatter);
 EMBER_REGISTER_KERNEL("aten::take.default", take);
 EMBER_REGISTER_KERNEL("aten::take_along_dim.default", take_along_dim);
 EMBER_REGISTER_KERNEL("aten::put.default", put);
-EMBER_REGISTER_KERNEL("aten::nonzero.default", nonzero);
-EMBER_REGISTER_KERNEL("aten::argwhere.default", nonzero);
-EMBER_REGISTER_KERNEL("aten::nonzero_static.default", nonzero_static);
-EMBER_REGISTER_KERNEL("aten::nonzero_numpy.default", nonzero_numpy);
 EMBER_REGISTER_KERNEL("aten::select_scatter.default", select_scatter);
 EMBER_REGISTER_KERNEL("aten::slice_scatter.default", slice_scatter);
 EMBER_REGISTER_KERNEL("aten::diagonal_scatter.default", diagonal_scatter);

@@ -36,6 +36,20 @@ struct Shape {
   Span<const int64_t> span() const { return Span<const int64_t>(d, static_cast<size_t>(rank)); }
 };
 
+// Row-major multi-index iteration over a shape: idx[] holds the current element's coordinates.
+struct Counter {
+  int rank;
+  const int64_t* sizes;
+  int64_t idx[kMaxRank] = {};
+  Counter(int r, const int64_t* s) : rank(r), sizes(s) {}
+  void next() {
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < sizes[d]) return;
+      idx[d] = 0;
+    }
+  }
+};
+
 // Fails (NotSupported) unless every given tensor is contiguous.
 inline bool require_contiguous(KernelArgs& a, const Tensor* t) {
   if (!a.ok()) return false;

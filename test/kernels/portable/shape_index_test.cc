@@ -224,6 +224,16 @@ TEST(Index, NonzeroMaskedSelect) {
   ASSERT_EQ(k.run("aten::nonzero.default", {k.f({2, 2}, {0, 1, 1, 0}), nz}), Error::Ok);
   EXPECT_EQ(k.shape(nz), (S{2, 2}));
   EXPECT_EQ(k.ivals(nz), (S{0, 1, 1, 0}));
+  // nonzero_numpy: one [count] tensor per dim; a 0-d input counts as 1-D.
+  EValue* rows = k.out(I64, {4});
+  EValue* cols = k.out(I64, {4});
+  ASSERT_EQ(k.run("aten::nonzero_numpy.default", {k.f({2, 2}, {0, 1, 1, 1}), rows, cols}), Error::Ok);
+  EXPECT_EQ(k.ivals(rows), (S{0, 1, 1}));
+  EXPECT_EQ(k.ivals(cols), (S{1, 0, 1}));
+  EValue* scalar_idx = k.out(I64, {1});
+  ASSERT_EQ(k.run("aten::nonzero_numpy.default", {k.f({}, {0}), scalar_idx}), Error::Ok);
+  EXPECT_EQ(k.shape(scalar_idx), (S{0}));
+  EXPECT_NE(k.run("aten::nonzero_numpy.default", {k.f({2, 2}, {0, 1, 1, 1}), rows}), Error::Ok);  // one output per dim
   EValue* ms = k.out(F32, {4});
   ASSERT_EQ(k.run("aten::masked_select.default", {k.f({2, 2}, {1, 2, 3, 4}), k.bt({2}, {0, 1}), ms}), Error::Ok);
   EXPECT_EQ(k.vals(ms), (V{2, 4}));
