@@ -21,19 +21,6 @@ int find_layer(const Graph& g, const std::string& name) {
   return -1;
 }
 
-double relative_l2(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
-  const size_t n = std::min(got.size(), want.size()) / sizeof(float);
-  double err = 0, norm = 0;
-  for (size_t i = 0; i < n; ++i) {
-    float a, b;
-    std::memcpy(&a, got.data() + i * 4, 4);
-    std::memcpy(&b, want.data() + i * 4, 4);
-    err += (double(a) - b) * (double(a) - b);
-    norm += double(b) * b;
-  }
-  return norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
-}
-
 // Per-channel sums of a layer input: conv2d NCHW (channel dim 1), linear [..., K] (last dim).
 struct ChannelMean {
   std::vector<double> sum;
@@ -61,7 +48,7 @@ absl::Status output_error(Graph& q, Graph& f, const std::vector<std::vector<NpyA
     if (!a.ok()) return a;
     absl::Status b = qi.run(samples[s], observe);
     if (!b.ok()) return b;
-    sum += relative_l2(qi.bytes(q.outputs[0].value), fi.bytes(f.outputs[0].value));
+    sum += relative_l2_of_floats(qi.bytes(q.outputs[0].value), fi.bytes(f.outputs[0].value));
   }
   *error = count > 0 ? sum / double(count) : -1;
   return absl::OkStatus();

@@ -1,5 +1,7 @@
 #include "exporter/quantize/graph_interpreter.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -77,6 +79,19 @@ absl::Status GraphInterpreter::run(const std::vector<NpyArray>& inputs, const Ob
     }
   }
   return absl::OkStatus();
+}
+
+double relative_l2_of_floats(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+  const size_t n = std::min(got.size(), want.size()) / sizeof(float);
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < n; ++i) {
+    float a, b;
+    std::memcpy(&a, got.data() + i * 4, 4);
+    std::memcpy(&b, want.data() + i * 4, 4);
+    err += (static_cast<double>(a) - b) * (static_cast<double>(a) - b);
+    norm += static_cast<double>(b) * b;
+  }
+  return norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
 }
 
 }  // namespace exporter

@@ -35,5 +35,9 @@ class GraphInterpreter {
   std::vector<std::vector<uint8_t>> storage_;  // per value id
 };
 
+// Relative L2 distance of two float32 tensors given as bytes (GraphInterpreter::bytes):
+// ||got - want|| / ||want|| over the common length (the plain norm when want is zero).
+double relative_l2_of_floats(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want);
+
 }  // namespace exporter
 }  // namespace ember

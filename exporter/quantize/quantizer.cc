@@ -413,19 +413,6 @@ absl::Status calibrate(Graph& g, const QuantizeOptions& o, const std::set<int>& 
   return absl::OkStatus();
 }
 
-double relative_l2(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
-  const size_t n = std::min(got.size(), want.size()) / sizeof(float);
-  double err = 0, norm = 0;
-  for (size_t i = 0; i < n; ++i) {
-    float a, b;
-    std::memcpy(&a, got.data() + i * 4, 4);
-    std::memcpy(&b, want.data() + i * 4, 4);
-    err += (static_cast<double>(a) - b) * (static_cast<double>(a) - b);
-    norm += static_cast<double>(b) * b;
-  }
-  return norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
-}
-
 // A sample given as one array stacking several inputs along the first dimension ([N, ...] for
 // an input [B, ...], N a multiple of B) becomes N / B samples.
 std::vector<std::vector<NpyArray>> split_stacked_samples(const Graph& g, const std::vector<std::vector<NpyArray>>& in) {
@@ -552,7 +539,7 @@ absl::StatusOr<QuantizeReport> quantize_graph(Graph& g, const QuantizeOptions& o
     if (!b.ok()) return absl::Status(b.code(), "running the quantized graph: " + std::string(b.message()));
     for (const auto& [row, value] : measured) {
       const int twin = rw.twin(value);
-      if (twin >= 0) sum[row] += relative_l2(quant.bytes(twin), ref.bytes(value));
+      if (twin >= 0) sum[row] += relative_l2_of_floats(quant.bytes(twin), ref.bytes(value));
     }
   }
   for (const auto& [row, value] : measured) report.layers[row].rel_l2 = samples > 0 ? sum[row] / samples : -1;

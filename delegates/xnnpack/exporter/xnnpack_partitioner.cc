@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "delegates/xnnpack/exporter/graph_access.h"
 #include "delegates/xnnpack/exporter/xnnpack_quantized.h"
 #include "delegates/xnnpack/exporter/xnnpack_weight_only.h"
 #include "delegates/xnnpack/xnnpack_blob_builder.h"
@@ -22,18 +23,9 @@ using exporter::Value;
 using exporter::ValueRole;
 using exporter::ValueType;
 
-std::string key(const Node& n) { return n.op + "." + n.overload; }
 
 bool f32_tensor(const Value& v) { return v.type == ValueType::Tensor && v.dtype == ScalarType::Float32; }
 bool f32_static(const Value& v) { return f32_tensor(v) && !v.is_dynamic(); }
-const Value* tensor_arg(const Graph& g, const Node& n, size_t i) {
-  if (i >= n.args.size() || n.args[i].kind != Arg::Kind::Tensor || n.args[i].ref < 0) return nullptr;
-  return &g.values[n.args[i].ref];
-}
-bool is_const(const Value* v) { return v != nullptr && v->role == ValueRole::Constant && v->constant >= 0; }
-const float* cdata(const Graph& g, const Value* v) {
-  return reinterpret_cast<const float*>(g.constants[v->constant].data.data());
-}
 std::vector<int64_t> ints(const Node& n, size_t i, size_t count, int64_t dflt) {
   std::vector<int64_t> v;
   if (i < n.args.size() && (n.args[i].kind == Arg::Kind::Ints || n.args[i].kind == Arg::Kind::SymInts)) v = n.args[i].ints;
@@ -528,7 +520,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
     if (!is_const(v)) return id.count(v->id) ? id[v->id] : kInvalidId;
     if (out4d && nhwc) {
       std::vector<size_t> dims;
-      std::vector<float> data = to_nhwc(cdata(g, v), v->sizes, &dims);
+      std::vector<float> data = to_nhwc(float_data(g, v), v->sizes, &dims);
       return transformed(v, ".nhwc", dims, data);
     }
     return existing(v, std::vector<size_t>(v->sizes.begin(), v->sizes.end()));
@@ -609,10 +601,10 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       if (groups > 1 && size_t(groups) == in_channels && I == 1 && O % size_t(groups) == 0) {
         op = fb::OpType::DepthwiseConvolution2d;
         prm.groups = uint32_t(O / in_channels);  // depth multiplier
-        filter = transformed(w, ".1hwo", {1, KH, KW, O}, depthwise_oihw_to_1hwo(cdata(g, w), O, KH, KW));
+        filter = transformed(w, ".1hwo", {1, KH, KW, O}, depthwise_oihw_to_1hwo(float_data(g, w), O, KH, KW));
       } else {
         prm.groups = uint32_t(groups);
-        filter = transformed(w, ".ohwi", {O, KH, KW, I}, oihw_to_ohwi(cdata(g, w), O, I, KH, KW));
+        filter = transformed(w, ".ohwi", {O, KH, KW, I}, oihw_to_ohwi(float_data(g, w), O, I, KH, KW));
       }
       std::vector<uint32_t> ins = {in, filter};
       if (is_const(bias)) ins.push_back(existing(bias, {O}));
@@ -633,7 +625,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       const Value* m2 = tensor_arg(g, n, addmm ? 2 : 1);
       const size_t K = size_t(m2->sizes[0]), O = size_t(m2->sizes[1]);
       std::vector<float> wt(K * O);
-      const float* src = cdata(g, m2);
+      const float* src = float_data(g, m2);
       for (size_t a = 0; a < K; ++a)
         for (size_t c = 0; c < O; ++c) wt[c * K + a] = src[a * O + c];
       std::vector<uint32_t> ins = {id.count(m1->id) ? id[m1->id] : kInvalidId, transformed(m2, ".t", {O, K}, wt)};
@@ -844,8 +836,8 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       r = b.node(fb::OpType::Softmax, {in});
     } else if (k == "aten::prelu.default") {
       const Value* w = tensor_arg(g, n, 1);
-      std::vector<float> slope(size_t(x->sizes[1]), cdata(g, w)[0]);
-      if (w->numel() == x->sizes[1]) slope.assign(cdata(g, w), cdata(g, w) + x->sizes[1]);
+      std::vector<float> slope(size_t(x->sizes[1]), float_data(g, w)[0]);
+      if (w->numel() == x->sizes[1]) slope.assign(float_data(g, w), float_data(g, w) + x->sizes[1]);
       r = b.node(fb::OpType::Prelu, {in, transformed(w, ".slope", {slope.size()}, slope)});
     } else if (k == "aten::constant_pad_nd.default") {
       const std::vector<int64_t> pad = ints(n, 1, 0, 0);

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "delegates/xnnpack/exporter/graph_access.h"
+
 namespace ember {
 namespace xnnpack {
 namespace {
@@ -20,13 +22,7 @@ constexpr const char* kDequantize = "quantized_decomposed::dequantize_per_tensor
 constexpr const char* kConv = "ember_quantized::conv2d.default";
 constexpr const char* kLinear = "ember_quantized::linear.default";
 
-std::string key(const Node& n) { return n.op + "." + n.overload; }
 
-const Value* tensor_arg(const Graph& g, const Node& n, size_t i) {
-  if (i >= n.args.size() || n.args[i].kind != Arg::Kind::Tensor || n.args[i].ref < 0) return nullptr;
-  return &g.values[n.args[i].ref];
-}
-bool is_const(const Value* v) { return v != nullptr && v->role == ValueRole::Constant && v->constant >= 0; }
 bool activation(const Value* v, ScalarType dtype) {
   return v != nullptr && !is_const(v) && v->type == ValueType::Tensor && v->dtype == dtype && !v->is_dynamic();
 }
@@ -71,9 +67,6 @@ struct QuantOpArgs {
 };
 QuantOpArgs op_args(const std::string& k) { return QuantOpArgs{k == kConv ? size_t(10) : size_t(6)}; }
 
-const float* float_data(const Graph& g, const Value* v) {
-  return reinterpret_cast<const float*>(g.constants[v->constant].data.data());
-}
 
 // Why the integer conv2d / linear node cannot run as XNNPACK's qs8-qc8w kernels ("" if it can).
 std::string quantized_layer_reason(const Graph& g, const Node& n, bool conv) {

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "delegates/xnnpack/exporter/graph_access.h"
+
 namespace ember {
 namespace xnnpack {
 namespace {
@@ -20,19 +22,10 @@ constexpr const char* kChooseQparams = "quantized_decomposed::choose_qparams.ten
 constexpr const char* kQuantizeTensor = "quantized_decomposed::quantize_per_tensor.tensor";
 constexpr const char* kDequantizeTensor = "quantized_decomposed::dequantize_per_tensor.tensor";
 
-std::string key(const Node& n) { return n.op + "." + n.overload; }
 
 // Argument positions: (input, weight, weight_scales, group_size, bits, bias).
 constexpr size_t kInput = 0, kWeight = 1, kScales = 2, kGroup = 3, kBits = 4, kBias = 5;
 
-const Value* tensor_arg(const Graph& g, const Node& n, size_t i) {
-  if (i >= n.args.size() || n.args[i].kind != Arg::Kind::Tensor || n.args[i].ref < 0) return nullptr;
-  return &g.values[n.args[i].ref];
-}
-bool is_const(const Value* v) { return v != nullptr && v->role == ValueRole::Constant && v->constant >= 0; }
-const float* float_data(const Graph& g, const Value* v) {
-  return reinterpret_cast<const float*>(g.constants[v->constant].data.data());
-}
 
 float bf16_value(uint16_t bits) {
   const uint32_t wide = uint32_t(bits) << 16;
