@@ -65,6 +65,12 @@ def cases():
     # Symmetric eigenproblems: random, Hilbert (eigenvalues from 1.7 down to ~1e-10).
     yield "eigh_sym", [sym(6)], lambda x: list(torch.linalg.eigh(x))
     yield "eigh_hilbert8", [hilbert(8)], lambda x: list(torch.linalg.eigh(x))
+    # UPLO='U' on a non-symmetric input: only the upper triangle is read (and reduced).
+    yield "eigh_upper", [rand(6, 6)], lambda x: list(torch.linalg.eigh(x, UPLO="U"))
+    # float32 eigh: PyTorch's ssyevd signs (the input is float32-representable; the kernel test
+    # runs it as float32 and compares with these float32 results, upcast).
+    s32 = sym(6).to(torch.float32)
+    yield "eigh_float32", [s32.to(D)], lambda x: [t.to(D) for t in torch.linalg.eigh(x.to(torch.float32))]
     # householder_product of a geqrf factorisation.
     g, tau = torch.geqrf(rand(6, 4))
     yield "householder_product", [g, tau], lambda a, t: [torch.linalg.householder_product(a, t)]

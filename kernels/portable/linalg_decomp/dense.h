@@ -26,6 +26,8 @@ class Scratch {
  public:
   Scratch(KernelContext& ctx, KernelArgs& a) : ctx_(ctx), a_(a) {}
   double* doubles(int64_t count) { return static_cast<double*>(get(count * sizeof(double))); }
+  template <typename T>
+  T* array(int64_t count) { return static_cast<T*>(get(count * static_cast<int64_t>(sizeof(T)))); }
   int32_t* ints(int64_t count) { return static_cast<int32_t*>(get(count * sizeof(int32_t))); }
 
  private:
@@ -367,9 +369,9 @@ int64_t svd_work_size(int64_t m, int64_t n);
 bool svd_tall(double* a, int64_t m, int64_t n, bool full, double* s, double* u, double* vt, double* work);
 
 // Eigen-decomposition of a symmetric n x n matrix (row-major; only the `lower` (or upper)
-// triangle is read; destroyed) by cyclic Jacobi rotations: eigenvalues w[n] ascending and,
-// when v is not null, orthonormal eigenvectors as v's columns (row-major n x n). work: n
-// doubles. False when the sweeps did not converge.
+// triangle is read; destroyed) in double by LAPACK's ?syevd path (syevd.h): eigenvalues w[n]
+// ascending, orthonormal eigenvectors as v's columns (row-major n x n; required). work:
+// syevd_work(n) doubles. False when the iteration did not converge.
 bool sym_eig(double* a, int64_t n, bool lower, double* w, double* v, double* work);
 
 // ---------------------------------------------------------------------------------------

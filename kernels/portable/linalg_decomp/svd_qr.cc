@@ -361,7 +361,7 @@ bool spectrum(const Tensor& in, int64_t b, bool hermitian, double* src, double* 
   const int64_t m = in.sizes[in.rank - 2], n = in.sizes[in.rank - 1];
   dense::load(in, b * m * n, m, n, src);
   if (!hermitian) return svd_one(src, m, n, false, s, u, vh, work);
-  if (!dense::sym_eig(src, n, true, s, nullptr, work)) return false;
+  if (!dense::sym_eig(src, n, true, s, u, work)) return false;
   for (int64_t i = 0; i < n; ++i) s[i] = std::fabs(s[i]);
   for (int64_t i = 0; i + 1 < n; ++i)
     for (int64_t j = i + 1; j < n; ++j)

@@ -200,8 +200,9 @@ TEST(LinalgDecomp, LuMatchesLapackPivoting) {
   expect_near_all(*u, *U, 1e-12, "U");
 }
 
-TEST(LinalgDecomp, EighValuesAndVectorsUpToSign) {
+TEST(LinalgDecomp, EighValuesAndVectorsWithPyTorchsSigns) {
   // Hilbert(8)'s eigenvalues span 1.7 .. 1.1e-10: absolute accuracy ~1e-16 * 1.7 is needed.
+  // Eigenvectors are compared as they are, signs included (LAPACK's ?syevd path).
   for (const char* name : {"eigh_sym", "eigh_hilbert8"}) {
     auto x = load(std::string(name) + ".in0");
     auto w = load(std::string(name) + ".out0");
@@ -212,22 +213,41 @@ TEST(LinalgDecomp, EighValuesAndVectorsUpToSign) {
     ASSERT_EQ(r.run("aten::linalg_eigh.default", {r.tensor(*x), r.str("L"), r.tensor(*ow), r.tensor(*ov)}), Error::Ok)
         << r.message();
     expect_near_all(*ow, *w, 1e-14, name);
-    // Eigenvectors: each column equals PyTorch's up to its sign.
-    const int64_t n = w->numel();
-    double* got = ov->data<double>();
-    const double* want = v->data<double>();
-    for (int64_t j = 0; j < n; ++j) {
-      double dot = 0;
-      for (int64_t i = 0; i < n; ++i) dot += got[i * n + j] * want[i * n + j];
-      if (dot < 0)
-        for (int64_t i = 0; i < n; ++i) got[i * n + j] = -got[i * n + j];
-    }
     expect_near_all(*ov, *v, 1e-9, std::string(name) + " vectors");
     auto ow2 = like(*w);
     KernelRunner r2;
     ASSERT_EQ(r2.run("aten::linalg_eigvalsh.default", {r2.tensor(*x), r2.str("L"), r2.tensor(*ow2)}), Error::Ok);
     expect_near_all(*ow2, *w, 1e-14, name);
   }
+}
+
+TEST(LinalgDecomp, EighUpperReadsAndReducesTheUpperTriangle) {
+  auto x = load("eigh_upper.in0");  // not symmetric: the lower triangle must be ignored
+  auto w = load("eigh_upper.out0");
+  auto v = load("eigh_upper.out1");
+  ASSERT_TRUE(x && w && v);
+  auto ow = like(*w), ov = like(*v);
+  KernelRunner r;
+  ASSERT_EQ(r.run("aten::linalg_eigh.default", {r.tensor(*x), r.str("U"), r.tensor(*ow), r.tensor(*ov)}), Error::Ok)
+      << r.message();
+  expect_near_all(*ow, *w, 1e-13, "eigh U values");
+  expect_near_all(*ov, *v, 1e-10, "eigh U vectors");
+}
+
+TEST(LinalgDecomp, EighFloat32TakesSsyevdsSigns) {
+  auto x = load("eigh_float32.in0");
+  auto w = load("eigh_float32.out0");
+  auto v = load("eigh_float32.out1");
+  ASSERT_TRUE(x && w && v);
+  const int64_t n = w->numel();
+  TestTensor xf(ScalarType::Float32, {n, n}), wf(ScalarType::Float32, {n}), vf(ScalarType::Float32, {n, n});
+  for (int64_t i = 0; i < n * n; ++i) xf.f()[i] = static_cast<float>(x->data<double>()[i]);
+  KernelRunner r;
+  ASSERT_EQ(r.run("aten::linalg_eigh.default", {r.tensor(xf), r.str("L"), r.tensor(wf), r.tensor(vf)}), Error::Ok)
+      << r.message();
+  std::vector<float> want_w(w->data<double>(), w->data<double>() + n), want_v(v->data<double>(), v->data<double>() + n * n);
+  expect_close(wf.values(), want_w, 1e-5f, "float32 eigenvalues");
+  expect_close(vf.values(), want_v, 1e-4f, "float32 eigenvectors (signs included)");
 }
 
 TEST(LinalgDecomp, HouseholderProduct) {
