@@ -50,7 +50,8 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     if (*f > 0) eliminate_dead_code(g);
   }
   if (options.fuse_llm_kernels && options.check_kernels) {  // only with kernels linked
-    if (fuse_llm_attention(g, [](const std::string& name) { return find_kernel(name.c_str()) != nullptr; }) > 0) {
+    if (fuse_llm_attention(g, [](const std::string& name) { return find_kernel(name.c_str()) != nullptr; },
+                           /*others_need_attention=*/!options.partitioners.empty()) > 0) {
       eliminate_dead_code(g);
     }
   }

@@ -44,17 +44,24 @@ class Fuser {
     refresh();
   }
 
-  int run() {
-    int fused = 0;
+  int run(bool others_need_attention) {
+    int attention = 0, others = 0;
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
-      if (g_.nodes[i].erased) continue;
-      const int n = static_cast<int>(i);
-      if (fuse_attention(n) || fuse_rms_norm(n) || fuse_rope(n) || fuse_silu_mul(n)) {
-        ++fused;
+      if (!g_.nodes[i].erased && fuse_attention(static_cast<int>(i))) {
+        ++attention;
         refresh();
       }
     }
-    return fused;
+    if (others_need_attention && attention == 0) return 0;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      if (g_.nodes[i].erased) continue;
+      const int n = static_cast<int>(i);
+      if (fuse_rms_norm(n) || fuse_rope(n) || fuse_silu_mul(n)) {
+        ++others;
+        refresh();
+      }
+    }
+    return attention + others;
   }
 
  private:
@@ -470,8 +477,9 @@ class Fuser {
 
 }  // namespace
 
-int fuse_llm_attention(Graph& g, const std::function<bool(const std::string&)>& has_kernel) {
-  const int fused = Fuser(g, has_kernel).run();
+int fuse_llm_attention(Graph& g, const std::function<bool(const std::string&)>& has_kernel,
+                       bool others_need_attention) {
+  const int fused = Fuser(g, has_kernel).run(others_need_attention);
   if (fused > 0) g.compact();
   return fused;
 }

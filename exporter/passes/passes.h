@@ -59,7 +59,12 @@ bool fusable_activation(const Node& n, double* lo, double* hi);
 // mul, mul weight) -> rms_norm; RoPE in rotate_half form (slice, neg, cat, mul cos/sin, add)
 // -> rope; mul(silu(a), b) -> silu_mul. Returns the number of rewrites; run after constant
 // folding, then DCE (the mask and repeat nodes go).
-int fuse_llm_attention(Graph& g, const std::function<bool(const std::string&)>& has_kernel);
+// `others_need_attention`: fuse RMSNorm / RoPE / SwiGLU only in a graph whose KV-cache
+// attention was fused. The exporter sets it when a delegate partitioner runs: a delegate
+// takes those patterns as composites, so fusing them into portable operators would only cut
+// its partitions, unless the portable attention cuts them at every layer anyway.
+int fuse_llm_attention(Graph& g, const std::function<bool(const std::string&)>& has_kernel,
+                       bool others_need_attention = false);
 
 // Removes nodes whose outputs are unused and that write nothing in place.
 int eliminate_dead_code(Graph& g);

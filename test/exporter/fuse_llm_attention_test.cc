@@ -236,6 +236,32 @@ TEST(FuseLlm, FusedProgramWithXnnpackMatchesPyTorch) {
   EXPECT_LE(testing::relative_l2(step, testing::read_npy_series(dir, "step_output_")[0]), 1e-4);
 }
 
+// With a delegate partitioner, RMSNorm / RoPE / SwiGLU are fused only where the KV-cache
+// attention was (which cuts the delegate at every layer anyway): tiny_llama without a cache
+// keeps them as ATen ops and runs as one XNNPACK delegate; tiny_llama_kv keeps all four
+// fused operators (above).
+TEST(FuseLlm, WithADelegateOnlyCacheAttentionGraphsFuseTheRest) {
+  const std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "shared/ data not found";
+  ExportOptions options;
+  options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
+  auto r = export_pt2_file(shared + "/models/tiny_llama/model.pt2", options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const auto& [op, n] : r->portable_ops) EXPECT_EQ(op.rfind("ember_llm::", 0), std::string::npos) << op;
+  ASSERT_EQ(r->backends.size(), 1u);
+  EXPECT_EQ(r->backends[0].delegates, 1);
+  auto kv = export_pt2_file(tiny_llama_kv() + "/model.pt2", options);
+  ASSERT_TRUE(kv.ok()) << kv.status();
+  for (const char* op : {"ember_llm::sdpa_with_kv_cache.default", "ember_llm::rms_norm.default",
+                         "ember_llm::rope.default", "ember_llm::silu_mul.default"}) {
+    EXPECT_GT(kv->portable_ops.count(op), 0u) << op;
+  }
+  // Without a partitioner every pattern is fused, cache or not.
+  auto portable = export_pt2_file(shared + "/models/tiny_llama/model.pt2", ExportOptions());
+  ASSERT_TRUE(portable.ok()) << portable.status();
+  EXPECT_GT(portable->portable_ops.count("ember_llm::rms_norm.default"), 0u);
+}
+
 // The trained example decoder (examples/llm), when it is in the checkout.
 TEST(FuseLlm, FortunesLlmFusedMatchesUnfused) {
   std::string path;
