@@ -8,7 +8,8 @@
 #   e.g. tools/llm/bench_llm.sh bazel-bin/tools/ember /tmp/llm_bench "15m 110m" "1 2"
 # Needs python3 with torch (tools/models/make_llama_bench.py writes the .pt2; the bandwidth
 # is measured with torch's copy).
-# Writes OUT_DIR/results.md (a table) and one ember generate --json per run.
+# Writes OUT_DIR/results.md (a table) and one ember generate --json per run. QUANTS (default
+# "fp32 int8-weight int4-weight") picks the weight types.
 set -uo pipefail
 ember=$(readlink -f "$1"); out=$2; presets=$3; threads=$4
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,7 +36,7 @@ echo "|---|---|---:|---:|---:|---:|---:|---:|" >> "$out/results.md"
 for p in $presets; do
   [ -f "$out/llama_$p.pt2" ] || python3 "$repo/tools/models/make_llama_bench.py" --preset "$p" --out-dir "$out" >/dev/null 2>&1 || { echo "make $p failed"; continue; }
   meta=$(cat "$out/llama_$p.metadata")
-  for q in fp32 int8-weight int4-weight; do
+  for q in ${QUANTS:-fp32 int8-weight int4-weight}; do
     flags=""; [ "$q" = int8-weight ] && flags="--quantize int8-weight"; [ "$q" = int4-weight ] && flags="--quantize int4-weight --group-size 32"
     pte="$out/llama_${p}_$q.pte"
     "$ember" export "$out/llama_$p.pt2" -o "$pte" --backend xnnpack $meta $flags > "$out/export_${p}_$q.log" 2>&1 || { echo "export $p $q failed: $(tail -2 "$out/export_${p}_$q.log")"; continue; }
