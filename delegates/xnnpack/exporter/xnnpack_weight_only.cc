@@ -150,7 +150,9 @@ std::string weight_only_unsupported_reason(const Graph& g, const Node& n) {
   const float* s = float_data(g, scales);
   const int64_t count = scales->sizes[0] * scales->sizes[1];
   if (bits == 8) {
-    if (w->dtype != ScalarType::Int8 || w->sizes != std::vector<int64_t>{rows, cols}) return "weight is not int8 [N, K]";
+    if (w->dtype != ScalarType::Int8 || w->sizes != std::vector<int64_t>{rows, cols}) {
+      return "weight is not int8 [N, K]";
+    }
     if (group != cols || scales->sizes[1] != 1) {
       return "int8 weights in groups (XNNPACK's qc8w takes one scale per output channel)";
     }

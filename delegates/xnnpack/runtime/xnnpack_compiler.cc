@@ -233,8 +233,8 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
   d->externals = alloc_array<xnn_external_value>(a, d->num_inputs + d->num_outputs);
   // 0: not yet available, 1: available (input/constant/produced); used for use-before-def.
   uint8_t* available = alloc_array<uint8_t>(a, d->num_tensors);
-  if (!d->constant_data || !d->channel_scales || !d->block_scales || !d->declared_dims || !d->work_dims || !d->attrs || !d->inputs || !d->outputs ||
-      !d->externals || !available) {
+  if (!d->constant_data || !d->channel_scales || !d->block_scales || !d->declared_dims || !d->work_dims ||
+      !d->attrs || !d->inputs || !d->outputs || !d->externals || !available) {
     return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small for the delegate tables (%u tensors)",
                 d->num_tensors);
   }

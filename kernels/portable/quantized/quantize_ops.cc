@@ -329,13 +329,20 @@ Error choose_qparams_tensor(KernelContext& ctx, EValue** args, size_t n) {
       !quantized_range(static_cast<ScalarType>(dtype), &lo, &hi)) {
     return ctx.fail(Error::InvalidArgument, "the dtype argument must be uint8, int8, int16 or int32");
   }
-  if (qmin > qmax || qmin < lo || qmax > hi) return ctx.fail(Error::InvalidArgument, "[quant_min, quant_max] must be a range of the dtype");
-  if (!(eps >= 0) || !std::isfinite(eps)) return ctx.fail(Error::InvalidArgument, "eps must be finite and not negative");
+  if (qmin > qmax || qmin < lo || qmax > hi) {
+    return ctx.fail(Error::InvalidArgument, "[quant_min, quant_max] must be a range of the dtype");
+  }
+  if (!(eps >= 0) || !std::isfinite(eps)) {
+    return ctx.fail(Error::InvalidArgument, "eps must be finite and not negative");
+  }
   if (!is_real_param(scale_out) || !is_int_param(zp_out)) {
-    return ctx.fail(Error::InvalidArgument, "the outputs must be a float32/float64 scale and an int32/int64 zero point");
+    return ctx.fail(Error::InvalidArgument,
+                    "the outputs must be a float32/float64 scale and an int32/int64 zero point");
   }
   const int64_t count = in->numel();
-  if (count == 0) return ctx.fail(Error::InvalidArgument, "choose_qparams of an empty tensor: no range to quantize");
+  if (count == 0) {
+    return ctx.fail(Error::InvalidArgument, "choose_qparams of an empty tensor: no range to quantize");
+  }
   Shape one;
   one.rank = 1;
   one.d[0] = 1;
@@ -349,7 +356,9 @@ Error choose_qparams_tensor(KernelContext& ctx, EValue** args, size_t n) {
   }
   float scale = (mx - mn) / static_cast<float>(qmax - qmin);
   if (!(scale >= static_cast<float>(eps))) scale = static_cast<float>(eps);
-  if (!(scale > 0.0f) || !std::isfinite(scale)) return ctx.fail(Error::InvalidArgument, "choose_qparams: no finite positive scale for this range");
+  if (!(scale > 0.0f) || !std::isfinite(scale)) {
+    return ctx.fail(Error::InvalidArgument, "choose_qparams: no finite positive scale for this range");
+  }
   const float shift = std::nearbyint(mn / scale);
   int64_t zp = qmin - static_cast<int64_t>(shift);
   zp = zp < qmin ? qmin : zp > qmax ? qmax : zp;
