@@ -124,10 +124,9 @@ bool shape_polymorphic(const Graph& g, const Node& n) {
   const Value* x = tensor_arg(g, n, 0);
   const bool last_static = x && !x->dynamic_dims.empty() && !x->dynamic_dims.back();
   if (k == "aten::linear.default" || k == "aten::layer_norm.default" || k == "aten::_softmax.default" ||
-      k == "aten::softmax.int" || k == "ember_llm::rms_norm.default") {
+      k == "aten::softmax.int") {
     return last_static;
   }
-  if (k == "ember_llm::silu_mul.default") return true;
   return is_clamp_like(k) || k == "aten::sigmoid.default" || k == "aten::hardswish.default" ||
          k == "aten::silu.default" || k == "aten::gelu.default" || unary_ops().count(k) || is_scalar_binary(k) ||
          k == "aten::add.Tensor" || k == "aten::sub.Tensor" || k == "aten::mul.Tensor" || k == "aten::div.Tensor";
@@ -339,23 +338,6 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   }
   if (k == "aten::expand.default") {
     if (!x || out.sizes.size() > 6 || rank > out.sizes.size()) return "rank > 6 or shrinking rank";
-    return "";
-  }
-  // The fused decoder operators (kernels/optimized) between linear layers, as composites: in
-  // a cached decoder they sit between XNNPACK's layers, and taking them joins the partitions.
-  if (k == "ember_llm::rms_norm.default") {  // (x, weight [D], eps)
-    const Value* w = tensor_arg(g, n, 1);
-    if (!x || rank == 0 || rank == 4 || n.args.size() != 3 || !is_const(w) ||
-        w->sizes != std::vector<int64_t>{x->sizes.back()}) {
-      return "needs a non-4D input and a constant weight [last dim]";
-    }
-    return "";
-  }
-  if (k == "ember_llm::silu_mul.default") {  // (gate, up): silu(gate) * up, one shape
-    const Value* up = tensor_arg(g, n, 1);
-    if (!x || !up || rank == 4 || up->sizes != x->sizes || up->dynamic_dims != x->dynamic_dims) {
-      return "needs two non-4D inputs of one shape";
-    }
     return "";
   }
   if (k == "aten::layer_norm.default") {
@@ -816,23 +798,6 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       }
       const std::vector<float> zeros(count, 0.0f);
       r = b.node(fb::OpType::Add2, {plain(x), b.constant(zd, zeros.data())});
-    } else if (k == "ember_llm::rms_norm.default") {
-      // x * rsqrt(mean(x^2) + eps) * weight, over the last dim (the fused kernel's order).
-      const size_t rank = x->sizes.size();
-      XnnNodeParams mean;
-      mean.axes = {uint64_t(rank - 1)};
-      mean.reduce_op = 1;
-      mean.flags = kKeepDimsFlag;
-      const uint32_t xin = plain(x);
-      const uint32_t ms = b.node(fb::OpType::StaticReduce, {b.node(fb::OpType::Square, {xin})}, mean);
-      const uint32_t inv = b.node(fb::OpType::ReciprocalSquareRoot,
-                                  {b.node(fb::OpType::Add2, {ms, scalar_constant(b, rank, float(scalar(n, 2, 1e-6)))})});
-      r = b.node(fb::OpType::Multiply2,
-                 {b.node(fb::OpType::Multiply2, {xin, inv}), existing(tensor_arg(g, n, 1), {size_t(x->sizes.back())})});
-    } else if (k == "ember_llm::silu_mul.default") {  // gate * sigmoid(gate) * up
-      const uint32_t gate = plain(x);
-      r = b.node(fb::OpType::Multiply2, {b.node(fb::OpType::Multiply2, {gate, b.node(fb::OpType::Sigmoid, {gate})}),
-                                         plain(tensor_arg(g, n, 1))});
     } else if (k == "aten::layer_norm.default") {
       // (x - mean) * rsqrt(mean((x - mean)^2) + eps) * weight + bias, over the last dim.
       const size_t rank = x->sizes.size();
