@@ -10,6 +10,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/module/npy_format.h"
+#include "test/kernels/portable/float64_reference.h"
 #include "test/kernels/portable/kernel_runner.h"
 
 namespace ember {
@@ -20,26 +21,7 @@ constexpr ScalarType D = ScalarType::Float64;
 constexpr ScalarType I64 = ScalarType::Int64;
 
 std::unique_ptr<TestTensor> load(const std::string& name) {
-  const std::string path = "test/kernels/portable/linalg_decomp/data/" + name + ".npy";
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    ADD_FAILURE() << "cannot open " << path;
-    return nullptr;
-  }
-  std::vector<uint8_t> bytes;
-  uint8_t buf[4096];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.insert(bytes.end(), buf, buf + got);
-  std::fclose(f);
-  npy::Header h;
-  std::string why = npy::parse_header(bytes.data(), bytes.size(), 8, &h);
-  if (!why.empty() || h.dtype != D) {
-    ADD_FAILURE() << path << ": " << (why.empty() ? "expected float64" : why);
-    return nullptr;
-  }
-  auto t = std::make_unique<TestTensor>(D, h.shape);
-  std::memcpy(t->data<double>(), bytes.data() + h.data_offset, h.data_bytes);
-  return t;
+  return load_float64_reference("test/kernels/portable/linalg_decomp/data/" + name + ".npy");
 }
 
 std::vector<double> values(TestTensor& t) {
