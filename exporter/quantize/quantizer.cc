@@ -14,6 +14,7 @@
 #include "exporter/ops/op_schemas.h"
 #include "exporter/passes/passes.h"
 #include "exporter/quantize/graph_interpreter.h"
+#include "runtime/core/float16.h"
 
 namespace ember {
 namespace exporter {
@@ -126,12 +127,9 @@ bool matches_skip(const Node& n, const std::vector<std::string>& skip) {
 // delegate uses exactly the scales the portable kernel does; rounding up keeps every value
 // in range).
 float round_up_to_bf16(float s) {
-  uint32_t bits;
-  std::memcpy(&bits, &s, sizeof bits);
+  uint32_t bits = float_to_bits(s);
   if ((bits & 0xffffu) != 0) bits = (bits & 0xffff0000u) + 0x10000u;  // positive finite scales only
-  float r;
-  std::memcpy(&r, &bits, sizeof r);
-  return r;
+  return bits_to_float(bits);
 }
 
 double quantize_symmetric_groups(const std::vector<float>& f, int64_t group, int64_t qmin, int64_t qmax,

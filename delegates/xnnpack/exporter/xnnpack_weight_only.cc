@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "delegates/xnnpack/exporter/graph_access.h"
+#include "runtime/core/float16.h"
 
 namespace ember {
 namespace xnnpack {
@@ -27,21 +28,7 @@ constexpr const char* kDequantizeTensor = "quantized_decomposed::dequantize_per_
 constexpr size_t kInput = 0, kWeight = 1, kScales = 2, kGroup = 3, kBits = 4, kBias = 5;
 
 
-float bf16_value(uint16_t bits) {
-  const uint32_t wide = uint32_t(bits) << 16;
-  float f;
-  std::memcpy(&f, &wide, sizeof f);
-  return f;
-}
-
 }  // namespace
-
-uint16_t float_to_bf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest, ties to even
-  return uint16_t(bits >> 16);
-}
 
 bool is_weight_only_op(const std::string& key) {
   return key == kLinearWeightOnly || key == kChooseQparams || key == kQuantizeTensor || key == kDequantizeTensor;
@@ -169,7 +156,7 @@ std::string weight_only_unsupported_reason(const Graph& g, const Node& n) {
     return "int4 group size is not a multiple of 32 dividing K (XNNPACK's qb4w blocks)";
   }
   for (int64_t i = 0; i < count; ++i) {
-    const float b = bf16_value(float_to_bf16(s[i]));
+    const float b = bf16_to_float(float_to_bf16(s[i]));
     if (!std::isfinite(s[i]) || !std::isnormal(b) || b < 0) return "a weight scale is not a positive bfloat16 number";
   }
   return "";

@@ -56,8 +56,5 @@ bool dynamic_activation_chain(const exporter::Graph& g, const exporter::Node& n,
 absl::Status lower_weight_only_node(const exporter::Graph& g, int index, XnnBlobBuilder& b,
                                     exporter::ConstantSlots& slots, const std::map<int, uint32_t>& id, uint32_t* out);
 
-// float -> bfloat16 bits, rounded to nearest even (finite inputs).
-uint16_t float_to_bf16(float f);
-
 }  // namespace xnnpack
 }  // namespace ember

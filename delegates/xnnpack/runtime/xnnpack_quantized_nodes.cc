@@ -4,9 +4,9 @@
 #include <xnnpack.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
+#include "runtime/core/float16.h"
 
 namespace ember {
 namespace xnnpack {
@@ -36,14 +36,6 @@ bool passes_values(fb::OpType op) {
 bool requantizes(const NodeAttrs& a) {
   return a.op == fb::OpType::Add2 || a.op == fb::OpType::Multiply2 || a.op == fb::OpType::GlobalAveragePooling2d ||
          (a.op == fb::OpType::StaticReduce && a.reduce_op == 1);
-}
-
-// bfloat16 bits -> float (exact).
-float bf16_to_float(uint16_t bits) {
-  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &wide, sizeof f);
-  return f;
 }
 
 // A QBInt4 filter [N, K]: packed int4 with zero point 8, bfloat16 block scales in a constant
