@@ -17,5 +17,14 @@ constexpr const char* kNumThreadsSpec = "num_threads";
 // Absent or 0: fp32. Written by `ember export --xnnpack-fp16`.
 constexpr const char* kFp16Spec = "fp16";
 
+// "conv_block_bytes": little-endian uint64. A convolution whose filters, shared among the
+// delegate's threads, give each thread more than this many bytes runs as output-channel
+// blocks of at most this many filter bytes, so each block stays in the core's L2 cache while
+// XNNPACK's row tiles reread it (see delegates/xnnpack/runtime/blocked_convolution.cc).
+// 0: never split. Absent: kDefaultConvBlockBytes. Written by
+// `ember export --xnnpack-conv-block-bytes N`.
+constexpr const char* kConvBlockBytesSpec = "conv_block_bytes";
+constexpr uint64_t kDefaultConvBlockBytes = uint64_t{1} << 20;  // 1 MiB: within the L2 of current big cores
+
 }  // namespace xnnpack
 }  // namespace ember

@@ -1,6 +1,6 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
-//                              [--xnnpack-fp16] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--verbose]
+//                              [--xnnpack-fp16] [--xnnpack-conv-block-bytes N] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--verbose]
 //                              [--quantize int8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
 //                               [--observer minmax|percentile]
 //                               [--percentile P] [--bias-correction] [--quantize-skip PATTERN]...]
@@ -59,6 +59,10 @@ void usage() {
       "                      Needs a GPU with 16-bit storage buffers; elsewhere loading fails with\n"
       "                      NotSupported (re-export without --vulkan-fp16). Needs --backend vulkan\n"
       "  --xnnpack-threads N fallback XNNPACK thread count when the runtime has no thread pool\n"
+      "  --xnnpack-conv-block-bytes N\n"
+      "                      XNNPACK runs a convolution as output-channel blocks of at most N filter\n"
+      "                      bytes when its filters give each thread more than N bytes (blocks stay\n"
+      "                      in L2 while XNNPACK's row tiles reread them); 0: never. Default 1 MiB\n"
       "  --xnnpack-fp16      XNNPACK delegates run in fp16: weights packed as fp16 (half the memory),\n"
       "                      fp16 activations, native fp16 math on Arm FP16 / x86 AVX512-FP16 CPUs\n"
       "                      (fp32 math on fp16 data on other AVX2 CPUs). Inputs/outputs stay float32;\n"
@@ -81,6 +85,7 @@ int export_command(int argc, char** argv) {
   bool verbose = false, vulkan_allow_cpu = false, vulkan_fp16 = false;
   int xnnpack_threads = 0;
   bool xnnpack_fp16 = false;
+  int64_t xnnpack_conv_block_bytes = -1;  // -1: the runtime's default
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -139,6 +144,16 @@ int export_command(int argc, char** argv) {
         std::fprintf(stderr, "ember export: --xnnpack-threads must be >= 0\n");
         return 2;
       }
+    } else if (a == "--xnnpack-conv-block-bytes") {
+      const char* v = value("--xnnpack-conv-block-bytes");
+      if (!v) return 2;
+      char* end = nullptr;
+      const long long n = std::strtoll(v, &end, 10);
+      if (end == v || *end != '\0' || n < 0) {
+        std::fprintf(stderr, "ember export: --xnnpack-conv-block-bytes must be a byte count >= 0, got '%s'\n", v);
+        return 2;
+      }
+      xnnpack_conv_block_bytes = n;
     } else if (a == "--xnnpack-fp16") {
       xnnpack_fp16 = true;
     } else if (a == "--bundle") {
@@ -241,17 +256,19 @@ int export_command(int argc, char** argv) {
       return 2;
     }
   }
-  if (xnnpack_fp16) {
+  if (xnnpack_fp16 || xnnpack_conv_block_bytes >= 0) {
     bool xnn = false;
     for (const std::string& b : backends) xnn |= b == "xnnpack";
     if (!xnn) {
-      std::fprintf(stderr, "ember export: --xnnpack-fp16 needs --backend xnnpack\n");
+      std::fprintf(stderr, "ember export: %s needs --backend xnnpack\n",
+                   xnnpack_fp16 ? "--xnnpack-fp16" : "--xnnpack-conv-block-bytes");
       return 2;
     }
   }
   for (const std::string& b : backends) {
     if (b == "xnnpack") {
-      options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>(xnnpack_threads, xnnpack_fp16));
+      options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>(xnnpack_threads, xnnpack_fp16,
+                                                                                 xnnpack_conv_block_bytes));
     } else if (b == "vulkan") {
       vulkan::VulkanPartitionerOptions vo;
       vo.allow_cpu = vulkan_allow_cpu;

@@ -900,6 +900,11 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
     blob.compile_specs.push_back({kNumThreadsSpec, {uint8_t(t), uint8_t(t >> 8), uint8_t(t >> 16), uint8_t(t >> 24)}});
   }
   if (fp16_) blob.compile_specs.push_back({kFp16Spec, {uint8_t{1}}});
+  if (conv_block_bytes_ >= 0) {
+    std::vector<uint8_t> le(8);
+    for (size_t k = 0; k < 8; ++k) le[k] = uint8_t(uint64_t(conv_block_bytes_) >> (8 * k));
+    blob.compile_specs.push_back({kConvBlockBytesSpec, std::move(le)});
+  }
   return blob;
 }
 

@@ -31,9 +31,10 @@
 //
 // Compile specs (delegates/xnnpack/xnnpack_compile_specs.h): exporter::kSummarySpec (the
 // claimed ops, for `ember inspect`); when num_threads > 0, "num_threads" (a fallback used only
-// when the method has no pthreadpool); with fp16, "fp16".
+// when the method has no pthreadpool); with fp16, "fp16"; "conv_block_bytes" when given.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,9 +48,10 @@ namespace xnnpack {
 
 class XnnpackPartitioner final : public exporter::Partitioner {
  public:
-  // num_threads > 0 is written as the "num_threads" compile spec, fp16 as "fp16".
-  explicit XnnpackPartitioner(int num_threads = 0, bool fp16 = false)
-      : num_threads_(num_threads), fp16_(fp16) {}
+  // num_threads > 0 is written as the "num_threads" compile spec, fp16 as "fp16",
+  // conv_block_bytes >= 0 as "conv_block_bytes" (< 0: not written, the runtime's default).
+  explicit XnnpackPartitioner(int num_threads = 0, bool fp16 = false, int64_t conv_block_bytes = -1)
+      : num_threads_(num_threads), fp16_(fp16), conv_block_bytes_(conv_block_bytes) {}
   std::string backend_id() const override { return "xnnpack"; }
   std::vector<std::vector<int>> claim(const exporter::Graph& g) override;
   absl::StatusOr<exporter::DelegateBlob> preprocess(const exporter::Graph& g, const exporter::Partition& p) override;
@@ -60,6 +62,7 @@ class XnnpackPartitioner final : public exporter::Partitioner {
  private:
   int num_threads_;
   bool fp16_;
+  int64_t conv_block_bytes_;
 };
 
 }  // namespace xnnpack

@@ -75,6 +75,23 @@ Error read_fp16(Span<const CompileSpecView> specs, bool* fp16, Diagnostic* diag)
   return Error::Ok;
 }
 
+Error read_conv_block_bytes(Span<const CompileSpecView> specs, uint64_t* bytes, Diagnostic* diag) {
+  *bytes = kDefaultConvBlockBytes;
+  for (const CompileSpecView& spec : specs) {
+    if (spec.key == nullptr || std::strcmp(spec.key, kConvBlockBytesSpec) != 0) continue;
+    if (spec.value.size() != 8) {
+      return fail(diag, Error::InvalidProgram,
+                  "xnnpack: compile spec conv_block_bytes must be an 8-byte little-endian integer, got %zu bytes; "
+                  "re-export the program",
+                  spec.value.size());
+    }
+    uint64_t v = 0;
+    for (size_t i = 8; i-- > 0;) v = (v << 8) | spec.value[i];
+    *bytes = v;
+  }
+  return Error::Ok;
+}
+
 void release(XnnDelegate* d) {
   for (size_t i = 0; i < d->num_cached; ++i) {
     if (d->cache[i].runtime != nullptr) xnn_delete_runtime(d->cache[i].runtime);
@@ -365,6 +382,7 @@ class XnnpackBackend final : public Backend {
     size_t threads = 0;
     EMBER_TRY(read_num_threads(specs, &threads, ctx.diag));
     EMBER_TRY(read_fp16(specs, &d->fp16, ctx.diag));
+    EMBER_TRY(read_conv_block_bytes(specs, &d->conv_block_bytes, ctx.diag));
     d->weights = acquire_weights_cache(ctx.program);
     pthreadpool_t shared = ctx.thread_pool != nullptr ? static_cast<pthreadpool_t>(ctx.thread_pool->native_handle())
                                                       : nullptr;

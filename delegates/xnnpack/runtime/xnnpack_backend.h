@@ -78,6 +78,7 @@ struct XnnpackDelegateStats {
   size_t constants_copied = 0;    // weights copied once into the method allocator
   bool fp16 = false;              // runtimes run in fp16 (compile spec "fp16", see below)
   bool shares_weights = false;    // uses its Program's packed-weights cache
+  size_t blocked_convolutions = 0;  // convolutions of the current runtime run as channel blocks
   // Per-operator profiling (only when the method was loaded with an EventTracer that wants
   // delegate operators: runtimes are then created with XNN_FLAG_BASIC_PROFILING).
   bool profiling = false;

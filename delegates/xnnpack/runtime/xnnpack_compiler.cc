@@ -610,6 +610,24 @@ xnn_status define_node(xnn_subgraph_t sg, const NodeAttrs& a, const fb::Node& no
 
 namespace {
 
+// Output channels per block when fp32 convolution `node` runs as channel blocks on `threads`
+// threads (see blocked_convolution.cc), 0 when it runs whole.
+size_t conv_block(const XnnDelegate* d, const NodeAttrs& a, const fb::Node& node, size_t threads) {
+  if (a.op != fb::OpType::Convolution2d || a.groups != 1 || node.inputs()->size() < 2) return 0;
+  const uint32_t filter = node.inputs()->Get(1);
+  const fb::Tensor* t = d->graph->tensors()->Get(filter);
+  if (t->dtype() != fb::DataType::Fp32 || d->constant_data[filter] == nullptr) return 0;
+  if (node.inputs()->size() > 2) {
+    const uint32_t bias = node.inputs()->Get(2);
+    if (bias != XNN_INVALID_VALUE_ID && d->constant_data[bias] == nullptr) return 0;
+  }
+  const Dims& fd = d->work_dims[filter];
+  const size_t out_channels = fd.d[0];
+  const size_t block =
+      conv_block_channels(out_channels, fd.d[1] * fd.d[2] * fd.d[3] * sizeof(float), threads, d->conv_block_bytes);
+  return block < out_channels ? block : 0;
+}
+
 Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
   xnn_status s = xnn_create_subgraph(d->num_tensors, 0, &guard.subgraph);
   if (s != xnn_status_success) {
@@ -630,6 +648,8 @@ Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
                   "xnnpack: xnn_define_tensor_value for tensor %u failed: %s", t, status_name(s));
     }
   }
+  const size_t threads = d->pool != nullptr ? pthreadpool_get_threads_count(d->pool) : 1;
+  d->stats.blocked_convolutions = 0;
   for (uint32_t i = 0; i < d->num_nodes; ++i) {
     const fb::Node* node = d->graph->nodes()->Get(i);
     const NodeAttrs& a = d->attrs[i];
@@ -646,6 +666,9 @@ Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
       }
       api = "xnn_define_static_reshape";
       s = xnn_define_static_reshape(guard.subgraph, out.rank, out.d, node->inputs()->Get(0), node->outputs()->Get(0), 0);
+    } else if (const size_t block = conv_block(d, a, *node, threads); block != 0) {
+      s = define_blocked_convolution(d, guard.subgraph, a, *node, block, &api);
+      d->stats.blocked_convolutions++;
     } else {
       s = define_node(guard.subgraph, a, *node, d->work_dims, &api);
     }

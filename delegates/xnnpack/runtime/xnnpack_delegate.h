@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "delegates/xnnpack/runtime/xnnpack_backend.h"
+#include "delegates/xnnpack/xnnpack_compile_specs.h"
 #include "delegates/xnnpack/xnnpack_graph_generated.h"
 #include "delegates/xnnpack/xnnpack_shapes.h"
 #include "runtime/backend/backend.h"
@@ -76,6 +77,7 @@ struct XnnDelegate {
   pthreadpool_t pool = nullptr;
   bool owns_pool = false;
   bool fp16 = false;  // runtimes are created with XNN_FLAG_FORCE_FP16_INFERENCE
+  uint64_t conv_block_bytes = kDefaultConvBlockBytes;  // compile spec "conv_block_bytes"
   SharedWeights* weights = nullptr;  // the Program's packed-weights cache; null: none
   uint64_t clock = 0;
   XnnpackDelegateStats stats;
@@ -117,6 +119,18 @@ Error infer_shapes(XnnDelegate* d, bool check_declared, Diagnostic* diag);
 // is logged and the runtime is fp32), with the shared weights cache d->weights when there is
 // one (see weights_cache.h), and with XNN_FLAG_BASIC_PROFILING when d->profile.enabled.
 Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag);
+
+// Output channels per block of a convolution with `out_channels` filters of
+// `filter_bytes_per_channel` bytes run on `threads` threads: `out_channels` (no split) unless
+// each thread's share of the filters is over `block_bytes` (0: never split); then blocks of a
+// multiple of 64 channels of at most `block_bytes` each where possible, at most 25 blocks.
+size_t conv_block_channels(size_t out_channels, size_t filter_bytes_per_channel, size_t threads,
+                           uint64_t block_bytes);
+// Defines fp32 Convolution2d `node` (groups 1, constant filter and bias) as convolutions of
+// `block` (< output channels) output channels reading the filter and bias in place, joined by
+// concatenates into the node's output (blocked_convolution.cc).
+xnn_status define_blocked_convolution(const XnnDelegate* d, xnn_subgraph_t sg, const NodeAttrs& a,
+                                      const fb::Node& node, size_t block, const char** api);
 
 // Sizes the profiling tables from `runtime` (a profiled one), in `alloc`. Init only.
 Error init_profiling(XnnDelegate* d, xnn_runtime_t runtime, MemoryAllocator* alloc, Diagnostic* diag);

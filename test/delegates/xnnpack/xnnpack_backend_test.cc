@@ -205,6 +205,61 @@ TEST(XnnpackBackend, Fp16CompileSpec) {
   }
 }
 
+// "conv_block_bytes": a convolution whose filters give each thread more than the budget runs
+// as output-channel blocks (8 here: two levels of concatenation) with the same results, also
+// after a shape change; with the filters shared among enough threads, or a budget of 0, it
+// runs whole. A malformed spec is InvalidProgram.
+TEST(XnnpackBackend, ConvBlockBytesSplitsWideConvolutions) {
+  std::mt19937 rng(23);
+  const size_t out_channels = 7 * 64 + 3, in_channels = 8;
+  const std::vector<float> w = random_vector(out_channels * in_channels * 9, rng), bias = random_vector(out_channels, rng);
+  const uint64_t per_channel = in_channels * 9 * sizeof(float);
+  auto blob = [&] {
+    XnnBlobBuilder b;
+    const uint32_t in = b.input(nhwc({1, 8, 11, 9}), fb::Layout::NchwToNhwc, nhwc({2, 8, 16, 16}));
+    XnnNodeParams p;
+    p.padding = {{1, 1, 1, 1}};
+    p.output_min = 0;
+    const uint32_t y = b.conv2d_from_oihw(in, w.data(), out_channels, in_channels, 3, 3, bias.data(), p);
+    b.mark_output(y, fb::Layout::NchwToNhwc, nhwc({2, int64_t(out_channels), 16, 16}));
+    EXPECT_TRUE(b.ok()) << b.error();
+    return b.build();
+  };
+  auto le64 = [](uint64_t v) {
+    std::vector<uint8_t> out(8);
+    for (size_t k = 0; k < 8; ++k) out[k] = uint8_t(v >> (8 * k));
+    return out;
+  };
+  const std::vector<uint8_t> budget = le64(64 * per_channel);  // 64-channel blocks
+  Conv2dArgs a;
+  a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = 1;
+  a.lo = 0;
+  Runner r;
+  ASSERT_EQ(r.init(blob(), {{"conv_block_bytes", budget}}), Error::Ok) << r.message();
+  EXPECT_EQ(r.stats().blocked_convolutions, 1u);
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1, 8, 11, 9}, std::vector<int64_t>{2, 8, 16, 13}}) {
+    HostTensor x(shape, true, {2, 8, 16, 16}), y({shape[0], int64_t(out_channels), shape[2], shape[3]}, true,
+                                                  {2, int64_t(out_channels), 16, 16});
+    const std::vector<float> in = random_vector(numel(shape), rng);
+    x.fill(in);
+    ASSERT_EQ(r.run({&x, &y}), Error::Ok) << r.message();
+    std::vector<int64_t> ys;
+    EXPECT_LT(max_error(y.values(), ref_conv2d(in, shape, w, {int64_t(out_channels), int64_t(in_channels), 3, 3},
+                                               bias.data(), a, &ys)),
+              1e-4);
+    EXPECT_TRUE(y.guards_intact());
+  }
+  Runner shared;  // 8 threads: each one's share (1/8 of the filters) is within the budget
+  ASSERT_EQ(shared.init(blob(), {{"conv_block_bytes", budget}, {"num_threads", {8, 0, 0, 0}}}), Error::Ok);
+  EXPECT_EQ(shared.stats().blocked_convolutions, 0u);
+  Runner off;
+  ASSERT_EQ(off.init(blob(), {{"conv_block_bytes", le64(0)}}), Error::Ok) << off.message();
+  EXPECT_EQ(off.stats().blocked_convolutions, 0u);
+  Runner bad;
+  EXPECT_EQ(bad.init(blob(), {{"conv_block_bytes", {1, 0, 0, 0}}}), Error::InvalidProgram);
+  EXPECT_NE(std::strstr(bad.message(), "conv_block_bytes"), nullptr) << bad.message();
+}
+
 TEST(XnnpackBackend, WrongArgumentsAreRejected) {
   std::mt19937 rng(7);
   ConvModel model(rng);
