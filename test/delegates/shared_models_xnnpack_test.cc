@@ -62,6 +62,9 @@ TEST_P(XnnpackSharedModel, ExportsDelegatedRunsAndMatchesPyTorch) {
     }
     if (model != "vit_tiny") {  // CNNs: most of the graph is delegated
       EXPECT_GE(x.nodes, 3 * portable) << "too little of the CNN went to XNNPACK";
+    } else {  // the patch convolution (NHWC) and the encoder (PyTorch order) share one delegate
+      EXPECT_EQ(x.delegates, 1);
+      EXPECT_EQ(portable, 0);
     }
   } else if (!dynamic) {
     EXPECT_GT(x.nodes, 0) << "nothing was delegated";
@@ -444,6 +447,61 @@ std::vector<OpCase> op_cases() {
   }});
   return c;
 }
+
+// Spatial ops (NHWC in the blob) and ops that index dims (PyTorch's order) in one graph: one
+// delegate, the blob transposing 4D tensors where the two layouts meet, same results as the
+// portable kernels.
+std::vector<OpCase> mixed_layout_cases() {
+  using A = Arg;
+  std::vector<OpCase> c;
+  c.push_back({"patch_embedding_to_tokens", [](OpGraph& o) {  // ViT: conv -> [N, C, HW] -> [N, HW, C] -> linear
+    int x = o.input({1, 3, 8, 12}), w = o.constant({6, 3, 4, 4}), b = o.constant({6});
+    int y = o.node("aten::conv2d", "default", {t(x), t(w), t(b), ints({4, 4}), ints({0, 0}), ints({1, 1}), A::integer(1)}, {1, 6, 2, 3});
+    int f = o.node("aten::view", "default", {t(y), ints({1, 6, 6})}, {1, 6, 6});
+    int p = o.node("aten::permute", "default", {t(f), ints({0, 2, 1})}, {1, 6, 6});
+    int lw = o.constant({5, 6}), lb = o.constant({5});
+    o.output(o.node("aten::linear", "default", {t(p), t(lw), t(lb)}, {1, 6, 5}));
+  }});
+  c.push_back({"conv_flatten_linear", [](OpGraph& o) {  // classifier head on a 5x5 feature map
+    int x = o.input({1, 3, 5, 5}), w = o.constant({4, 3, 3, 3}), b = o.constant({4});
+    int y = o.node("aten::conv2d", "default", {t(x), t(w), t(b), ints({1, 1}), ints({1, 1}), ints({1, 1}), A::integer(1)}, {1, 4, 5, 5});
+    int r = o.node("aten::relu", "default", {t(y)}, {1, 4, 5, 5});
+    int f = o.node("aten::view", "default", {t(r), ints({1, 100})}, {1, 100});
+    int lw = o.constant({7, 100}), lb = o.constant({7});
+    o.output(o.node("aten::linear", "default", {t(f), t(lw), t(lb)}, {1, 7}));
+  }});
+  c.push_back({"permute_between_convs", [](OpGraph& o) {  // NHWC -> PyTorch order -> NHWC
+    int x = o.input({1, 3, 6, 5}), w = o.constant({4, 3, 3, 3}), b = o.constant({4});
+    int y = o.node("aten::conv2d", "default", {t(x), t(w), t(b), ints({1, 1}), ints({1, 1}), ints({1, 1}), A::integer(1)}, {1, 4, 6, 5});
+    int p = o.node("aten::permute", "default", {t(y), ints({0, 1, 3, 2})}, {1, 4, 5, 6});
+    int s = o.node("aten::sigmoid", "default", {t(p)}, {1, 4, 5, 6});
+    int w2 = o.constant({2, 4, 1, 1}), b2 = o.constant({2});
+    o.output(o.node("aten::conv2d", "default", {t(s), t(w2), t(b2), ints({1, 1}), ints({0, 0}), ints({1, 1}), A::integer(1)}, {1, 2, 5, 6}));
+  }});
+  c.push_back({"both_layouts_joined", [](OpGraph& o) {  // one conv output read in both layouts, then added
+    int x = o.input({1, 3, 5, 7}), w = o.constant({4, 3, 3, 3}), b = o.constant({4});
+    int y = o.node("aten::conv2d", "default", {t(x), t(w), t(b), ints({1, 1}), ints({1, 1}), ints({1, 1}), A::integer(1)}, {1, 4, 5, 7});
+    int m = o.node("aten::max_pool2d", "default", {t(y), ints({3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}), A::boolean(false)}, {1, 4, 5, 7});
+    int s = o.node("aten::_softmax", "default", {t(y), A::integer(-1), A::boolean(false)}, {1, 4, 5, 7});
+    o.output(o.node("aten::add", "Tensor", {t(m), t(s), A::integer(1)}, {1, 4, 5, 7}));
+  }});
+  return c;
+}
+
+class XnnpackMixedLayouts : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(XnnpackMixedLayouts, OneDelegateMatchesPortable) {
+  OpGraph o;
+  GetParam().build(o);
+  auto del = export_graph(o.g, xnnpack_options());
+  ASSERT_TRUE(del.ok()) << del.status();
+  ASSERT_EQ(del->backends.size(), 1u);
+  EXPECT_EQ(del->backends[0].delegates, 1);
+  testing::expect_delegated_matches_portable(o, xnnpack_options(), 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, XnnpackMixedLayouts, ::testing::ValuesIn(mixed_layout_cases()),
+                         [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
 
 class XnnpackOpVsPortable : public ::testing::TestWithParam<OpCase> {};
 

@@ -508,6 +508,28 @@ def report(results, args):
     return "\n".join(lines)
 
 
+def merge_et(results, path):
+    """Fills the ExecuTorch cells of `results` from the --json file at `path` (same models and
+    thread counts; figures of another call on the same machine, marked in the notes)."""
+    with open(path) as f:
+        other = {r["model"]: r for r in json.load(f)["results"]}
+    for r in results:
+        o = other.get(r["model"])
+        if o is None:
+            continue
+        for t, row in r["threads"].items():
+            if "et" in o["threads"].get(t, {}):
+                row["et"] = o["threads"][t]["et"]
+        for k, v in o["notes"].items():
+            if k.startswith("et"):
+                r["notes"][k] = v
+        if "et" not in o["notes"]:
+            r["notes"].pop("et", None)  # this call's "executorch not importable" no longer applies
+        if "et vs eager" in o["rel_l2"]:
+            r["rel_l2"]["et vs eager"] = o["rel_l2"]["et vs eager"]
+        r["notes"]["et_merged_from"] = os.path.basename(path)
+
+
 def main():
     import warnings
     warnings.filterwarnings("ignore")
@@ -529,6 +551,10 @@ def main():
                                         "else /tmp/et-venv/bin/python)")
     ap.add_argument("--et-path", help="directory prepended to PYTHONPATH for the ExecuTorch worker")
     ap.add_argument("--render", metavar="JSON", help="only re-print the tables of a --json file")
+    ap.add_argument("--merge-et", metavar="JSON",
+                    help="with --render: take the ExecuTorch cells (latency, agreement with eager, "
+                         "partition, version) from this other --json file, e.g. of a device call that "
+                         "could carry only the ExecuTorch wheels")
     args = ap.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
     if args.render:
@@ -536,6 +562,8 @@ def main():
             saved = json.load(f)
         for k in ("threads", "warmup", "iterations"):
             setattr(args, k, saved[k])
+        if args.merge_et:
+            merge_et(saved["results"], args.merge_et)
         print(report(saved["results"], args))
         return
     models = [m for m in args.models.split(",") if m]

@@ -189,6 +189,43 @@ LayoutNeed layout_need(const Graph& g, int index) {
   return kLogicalLayout;
 }
 
+// True when node n reads or writes a tensor that is not float32 or is a quantized op (Q/DQ,
+// int8 conv/linear, weight-only linear): such tensors keep the layout they are made in.
+bool touches_quantized(const Graph& g, const Node& n) {
+  const std::string k = key(n);
+  if (is_quantized_op(k) || is_weight_only_op(k) || k.rfind("quantized_decomposed::", 0) == 0) return true;
+  for (const Arg& a : n.args) {
+    for (int v : a.value_refs()) {
+      if (g.values[v].type == ValueType::Tensor && g.values[v].dtype != ScalarType::Float32) return true;
+    }
+  }
+  for (int v : n.output_values()) {
+    if (g.values[v].dtype != ScalarType::Float32) return true;
+  }
+  return false;
+}
+
+// Points value ids at other blob tensors (an input read through a layout transpose) for the
+// lowering of one node, and restores them when it goes out of scope.
+class InputSwap {
+ public:
+  explicit InputSwap(std::map<int, uint32_t>* id) : id_(id) {}
+  ~InputSwap() {
+    for (const auto& [v, original] : saved_) (*id_)[v] = original;
+  }
+  InputSwap(const InputSwap&) = delete;
+  InputSwap& operator=(const InputSwap&) = delete;
+  bool swapped(int v) const { return saved_.count(v) > 0; }
+  void set(int v, uint32_t tensor) {
+    saved_.emplace(v, (*id_)[v]);
+    (*id_)[v] = tensor;
+  }
+
+ private:
+  std::map<int, uint32_t>* id_;
+  std::map<int, uint32_t> saved_;
+};
+
 // A one-element inline constant of `rank` dims (all 1), broadcast against any operand.
 uint32_t scalar_constant(XnnBlobBuilder& b, size_t rank, float value) {
   return b.constant(std::vector<size_t>(rank, 1), &value);
@@ -411,10 +448,13 @@ std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
   std::vector<std::vector<int>> groups;
   std::vector<bool> supported(num);
   std::vector<int> need(num, kAnyLayout);
-  std::vector<int> kind;  // per group: the LayoutNeed bits of its members
+  std::vector<int> kind;       // per group: the LayoutNeed bits of its members
+  std::vector<char> quantized;  // per group: has a quantized op (int8 tensors keep one layout)
+  std::vector<char> quant_op(num, 0);
   for (int i = 0; i < num; ++i) {
     supported[i] = unsupported_reason(g, i).empty();
     if (supported[i]) need[i] = layout_need(g, i);
+    quant_op[i] = supported[i] && touches_quantized(g, g.nodes[i]);
   }
   for (int i = 0; i < num; ++i) {
     const Node& n = g.nodes[i];
@@ -434,7 +474,10 @@ std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
     int chosen = -1;
     for (int p : producers) {
       const int grp = group[p];
-      if (grp < 0 || (kind[grp] | need[i]) == (kNhwcLayout | kLogicalLayout)) continue;
+      // fp32 groups mix layouts (preprocess transposes where they meet); quantized ones do not.
+      if (grp < 0 || ((quantized[grp] || quant_op[i]) && (kind[grp] | need[i]) == (kNhwcLayout | kLogicalLayout))) {
+        continue;
+      }
       bool convex = true;  // no path leaves grp and comes back through another producer
       for (int q : producers) {
         if (group[q] != grp && reach[grp][q]) convex = false;
@@ -449,8 +492,10 @@ std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
       groups.emplace_back();
       reach.emplace_back(num, 0);
       kind.push_back(kAnyLayout);
+      quantized.push_back(0);
     }
     kind[chosen] |= need[i];
+    quantized[chosen] |= quant_op[i];
     group[i] = chosen;
     groups[chosen].push_back(i);
     reach[chosen][i] = 0;
@@ -468,19 +513,46 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   XnnBlobBuilder b;
   exporter::ConstantSlots slots(g);
   std::map<int, uint32_t> id;
-  // 4D activations are NHWC when the partition has spatial ops, in PyTorch order otherwise.
+  // Layouts: each 4D activation is stored NHWC (made by or for spatial ops: XNNPACK's
+  // conventions) or in PyTorch's order (for ops that index dims: matmul, permute, softmax,
+  // ...). A node runs in the layout it needs, or, when any does (elementwise ops), in the
+  // layout of its 4D inputs; an input stored the other way is transposed once (cached) in the
+  // blob. `nhwc` is the layout of the node being lowered.
+  std::set<int> stored_nhwc;  // 4D activations stored NHWC
+  std::map<std::pair<int, bool>, uint32_t> converted;  // (value, to NHWC) -> transposed copy
   bool nhwc = false;
-  for (int i : p.nodes) nhwc |= layout_need(g, i) == kNhwcLayout;
-  auto xd = [&](const Value& v) {
-    return nhwc ? xdims(v) : std::vector<size_t>(v.sizes.begin(), v.sizes.end());
+  auto xd = [&](const Value& v, bool in_nhwc) {
+    return in_nhwc ? xdims(v) : std::vector<size_t>(v.sizes.begin(), v.sizes.end());
   };
   auto layout_of = [&](const Value& v) {
-    return nhwc && v.sizes.size() == 4 ? fb::Layout::NchwToNhwc : fb::Layout::AsIs;
+    return stored_nhwc.count(v.id) && v.sizes.size() == 4 ? fb::Layout::NchwToNhwc : fb::Layout::AsIs;
   };
+  {
+    std::set<int> needs_nhwc, needs_logical;  // partition inputs by what their consumers need
+    std::set<int> pin(p.inputs.begin(), p.inputs.end());
+    for (int i : p.nodes) {
+      const int need = layout_need(g, i);
+      for (const Arg& a : g.nodes[i].args) {
+        for (int v : a.value_refs()) {
+          if (!pin.count(v)) continue;
+          if (need == kNhwcLayout) needs_nhwc.insert(v);
+          if (need == kLogicalLayout) needs_logical.insert(v);
+        }
+      }
+    }
+    bool any_nhwc = false;
+    for (int i : p.nodes) any_nhwc |= layout_need(g, i) == kNhwcLayout;
+    for (int v : p.inputs) {
+      // NHWC when a consumer needs it, or when the partition works in NHWC and none objects.
+      if (g.values[v].sizes.size() == 4 && (needs_nhwc.count(v) || (any_nhwc && !needs_logical.count(v)))) {
+        stored_nhwc.insert(v);
+      }
+    }
+  }
   for (int v : p.inputs) {
     const Value& val = g.values[v];
     if (is_const(&val)) continue;  // weights come through constant slots, not as arguments
-    id[v] = b.input(xd(val), layout_of(val));
+    id[v] = b.input(xd(val, stored_nhwc.count(v) > 0), layout_of(val));
     if (val.dtype == ScalarType::Int8) {  // an int8 activation of a quantized program
       float scale = 0;
       int32_t zero_point = 0;
@@ -548,6 +620,36 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   for (int i : p.nodes) {
     const Node& n = g.nodes[i];
     if (folded.count(i)) continue;
+    // This node's layout; 4D inputs stored the other way are read through a transpose.
+    const int need = layout_need(g, i);
+    std::vector<int> activations;  // mapped 4D activation inputs
+    for (const Arg& a : n.args) {
+      for (int v : a.value_refs()) {
+        if (id.count(v) && !is_const(&g.values[v]) && g.values[v].sizes.size() == 4) activations.push_back(v);
+      }
+    }
+    nhwc = need == kNhwcLayout;
+    if (need == kAnyLayout) {
+      for (int v : activations) nhwc |= stored_nhwc.count(v) > 0;
+    }
+    InputSwap swap(&id);
+    for (int v : activations) {
+      if ((stored_nhwc.count(v) > 0) == nhwc || swap.swapped(v)) continue;
+      auto it = converted.find({v, nhwc});
+      if (it == converted.end()) {
+        if (g.values[v].dtype != ScalarType::Float32) {
+          return absl::InternalError("xnnpack preprocess: a non-float tensor needs a layout change: " + g.values[v].name);
+        }
+        XnnNodeParams perm;
+        perm.axes = nhwc ? std::vector<uint64_t>{0, 2, 3, 1} : std::vector<uint64_t>{0, 3, 1, 2};
+        it = converted.emplace(std::make_pair(v, nhwc), b.node(fb::OpType::StaticTranspose, {id[v]}, perm)).first;
+      }
+      swap.set(v, it->second);
+    }
+    for (int v : n.output_values()) {
+      if (nhwc && g.values[v].sizes.size() == 4) stored_nhwc.insert(v);
+    }
+    if (fused_into.count(i) && nhwc) stored_nhwc.insert(g.nodes[fused_into[i]].output_values()[0]);
     DynamicChain chain;
     if (is_weight_only_op(key(n)) && dynamic_activation_chain(g, n, &chain)) {
       // PT2E's dynamic activation quantization: the qd8 fully connected layers reading it
@@ -857,7 +959,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       prm.padding_value = float(scalar(n, 2, 0));
       r = b.node(fb::OpType::StaticConstantPad, {in}, prm);
     } else if (reshape_ops().count(k)) {
-      for (size_t d : xd(out)) prm.new_shape.push_back(int64_t(d));
+      for (size_t d : xd(out, nhwc)) prm.new_shape.push_back(int64_t(d));
       r = b.node(fb::OpType::StaticReshape, {in}, prm);
     } else if (k == "aten::upsample_bilinear2d.vec" || k == "aten::upsample_bilinear2d.default") {
       prm.new_height = uint64_t(out.sizes[2]);

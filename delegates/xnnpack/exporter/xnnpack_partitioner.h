@@ -18,9 +18,13 @@
 // In-place writes must have been made SSA first (exporter::make_activations_ssa; the
 // exporter does this whenever partitioners are given).
 //
-// Layout: every 4D tensor inside a group is NHWC; group inputs/outputs that are 4D use
-// layout NchwToNhwc (the runtime transposes at the boundary). Constants are permuted ahead
-// of time (conv weights to OHWI / 1HWO, 4D elementwise constants to NHWC).
+// Layout, per 4D tensor: NHWC where spatial ops (conv, pooling, resize, prelu) make or need
+// it, PyTorch's order where ops that index dims (matmul, permute, softmax, reductions, ...)
+// do; elementwise ops follow their inputs. Where the two meet the blob reads the tensor
+// through a transpose (one per tensor and direction), so an fp32 group may hold both kinds;
+// groups with quantized ops keep one layout. Group inputs/outputs stored NHWC use layout
+// NchwToNhwc (the runtime transposes at the boundary). Constants are permuted ahead of time
+// (conv weights to OHWI / 1HWO, 4D elementwise constants to NHWC).
 //
 // Weights: never call arguments and never copied into the blob. Each weight is a constant
 // slot (exporter::DelegateBlob::constants) the runtime reads in place from the program's data
