@@ -257,6 +257,8 @@ def et_main(argv):
             ins = [torch.from_numpy(np.load(p)) for p in argv[6:]]
             res = {"ok": True, "latency_ms": {}, "note": ""}
             for t in [int(x) for x in threads.split(",")]:
+                if os.environ.get("EMBER_PEERS_PIN") == "1":
+                    pin_to(t)   # before the pool is made: its threads inherit the cores
                 if hasattr(pl, "_unsafe_reset_threadpool"):
                     pl._unsafe_reset_threadpool(t)   # before loading, so XNNPACK's runtime gets it
                     got = pl._threadpool_get_thread_count() if hasattr(pl, "_threadpool_get_thread_count") else t
@@ -335,6 +337,31 @@ def ember_run(ember, env, pte, inputs, outdir):
     return np.load(os.path.join(outdir, "output_0.npy"))
 
 
+ALL_CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+
+def pin_to(threads):
+    """Pins this process (and the processes and threads it starts next) to its first `threads`
+    cores, so a T-thread measurement always runs on the same T cores."""
+    if ALL_CORES and threads <= len(ALL_CORES):
+        os.sched_setaffinity(0, set(ALL_CORES[:threads]))
+
+
+def unpin():
+    if ALL_CORES:
+        os.sched_setaffinity(0, set(ALL_CORES))
+
+
+def combine(rounds):
+    """One cell from the cells of several rounds: the median of their medians, the smallest
+    minimum; an error if every round failed."""
+    ok = [r for r in rounds if "median" in r]
+    if not ok:
+        return rounds[0] if rounds else {"error": "not measured"}
+    return {"min": min(r["min"] for r in ok), "median": statistics.median(r["median"] for r in ok),
+            "mean": statistics.mean(r["mean"] for r in ok), "rounds": len(ok)}
+
+
 def ember_bench(ember, env, pte, threads, warmup, iters, json_path):
     cmd = [ember, "bench", pte, "--warmup", str(warmup), "--iterations", str(iters),
            "--threads", str(threads), "--json", json_path]
@@ -397,40 +424,51 @@ def measure(name, mdir, work, args, et_cmd, et_env):
         meta = json.load(open(et_pte + ".json"))
         res["notes"]["et_partition"] = meta.get("partition", "")
         res["notes"]["et_version"] = meta.get("executorch", "")
-    # timing: Ember (CLI) and onnxruntime (in process) per thread count, then ExecuTorch (one
-    # subprocess, every thread count)
-    et_rows = {}
-    if os.path.exists(et_pte):
-        npy = os.path.join(work, f"{name}.et.out.npy")
-        if os.path.exists(npy):
-            os.remove(npy)
-        r = et_worker(et_cmd, et_env, ["bench", et_pte, ",".join(map(str, args.threads)), str(args.warmup),
-                                       str(args.iterations), npy] + inputs)
-        if r.get("ok"):
-            et_rows = r["latency_ms"]
-            if r.get("note"):
-                res["notes"]["et_threads"] = r["note"]
+    # timing, in rounds (--rounds): in each, ExecuTorch (one subprocess, every thread count),
+    # then per thread count Ember (CLI) and onnxruntime (in process). A burst of load on a
+    # shared machine then hits one round of every runtime rather than all of one runtime's
+    # calls. With --pin a T-thread measurement runs on the same T cores for every runtime.
+    cells = {str(t): {} for t in args.threads}   # thread count -> runtime -> cells of each round
+    et_env_run = dict(et_env, EMBER_PEERS_PIN="1" if args.pin else "0")
+    for rnd in range(args.rounds):
+        if os.path.exists(et_pte):
+            npy = os.path.join(work, f"{name}.et.out.npy")
             if os.path.exists(npy):
-                outs["et"] = np.load(npy)
-        else:
-            et_rows = {str(t): {"error": r.get("error", "failed")} for t in args.threads}
+                os.remove(npy)
+            r = et_worker(et_cmd, et_env_run, ["bench", et_pte, ",".join(map(str, args.threads)), str(args.warmup),
+                                               str(args.iterations), npy] + inputs)
+            if r.get("ok"):
+                for t, cell in r["latency_ms"].items():
+                    cells.setdefault(t, {}).setdefault("et", []).append(cell)
+                if r.get("note"):
+                    res["notes"]["et_threads"] = r["note"]
+                if os.path.exists(npy):
+                    outs["et"] = np.load(npy)
+            else:
+                for t in args.threads:
+                    cells[str(t)].setdefault("et", []).append({"error": r.get("error", "failed")})
+        for t in args.threads:
+            if args.pin:
+                pin_to(t)
+            got = cells[str(t)]
+            for backend, pte in ember_ptes.items():
+                if backend == "portable" and t != 1:
+                    continue   # the issue's ratio is at 1 thread
+                try:
+                    cell = ember_bench(args.ember, env, pte, t, args.warmup, args.iterations,
+                                       os.path.join(work, f"{name}.{backend}.t{t}.json"))
+                except Exception as e:
+                    cell = {"error": short(e)}
+                got.setdefault(f"ember_{backend}", []).append(cell)
+            if t in sess:
+                try:
+                    cell = timed(lambda: sess[t].run(None, feeds), args.warmup, args.iterations)
+                except Exception as e:
+                    cell = {"error": short(e)}
+                got.setdefault("ort", []).append(cell)
+            unpin()
     for t in args.threads:
-        row = {}
-        for backend, pte in ember_ptes.items():
-            if backend == "portable" and t != 1:
-                continue   # the issue's ratio is at 1 thread
-            try:
-                row[f"ember_{backend}"] = ember_bench(args.ember, env, pte, t, args.warmup, args.iterations,
-                                                      os.path.join(work, f"{name}.{backend}.t{t}.json"))
-            except Exception as e:
-                row[f"ember_{backend}"] = {"error": short(e)}
-        if t in sess:
-            try:
-                row["ort"] = timed(lambda: sess[t].run(None, feeds), args.warmup, args.iterations)
-            except Exception as e:
-                row["ort"] = {"error": short(e)}
-        if str(t) in et_rows:
-            row["et"] = et_rows[str(t)]
+        row = {k: combine(v) for k, v in cells[str(t)].items()}
         res["threads"][str(t)] = row
         log(f"{name} t{t}: " + ", ".join(f"{k} {v['median']:.2f}" if "median" in v else f"{k} ({v['error']})"
                                           for k, v in row.items()))
@@ -476,7 +514,10 @@ def report(results, args):
                 ratio = f"{q:.2f}" + (" **slower than 0.8x**" if q > 1.25 else "") + f" (min: {qmin:.2f})"
             lines.append(f"| {PRETTY.get(r['model'], r['model'])} | {t} | {cell(e)} | {cell(o)} | {cell(x)} | {ratio} |")
     lines.append("")
-    lines.append(f"Median (min) ms of {args.iterations} calls after {args.warmup} warm-ups. "
+    rounds, pinned = getattr(args, "rounds", 1), getattr(args, "pin", False)
+    how = (f" in each of {rounds} interleaved rounds (cell: median of the rounds' medians, smallest minimum)"
+           if rounds > 1 else "") + (", each T-thread figure on the same T cores" if pinned else "")
+    lines.append(f"Median (min) ms of {args.iterations} calls after {args.warmup} warm-ups{how}. "
                  "Ember / best peer = Ember XNNPACK median / the faster peer's median (> 1: Ember slower; "
                  "> 1.25: slower than 0.8x of the best peer's speed); the same ratio of the minimums in parentheses.")
     for r in results:
@@ -542,6 +583,11 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="measure every runtime this many times, interleaved; cells are the median of "
+                         "the rounds' medians and the smallest minimum")
+    ap.add_argument("--pin", action="store_true",
+                    help="run each T-thread measurement on this process's first T cores (all runtimes)")
     ap.add_argument("--workdir", default="/tmp/ember_cpu_peers")
     ap.add_argument("--json")
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "models"))
@@ -562,6 +608,7 @@ def main():
             saved = json.load(f)
         for k in ("threads", "warmup", "iterations"):
             setattr(args, k, saved[k])
+        args.rounds, args.pin = saved.get("rounds", 1), saved.get("pin", False)
         if args.merge_et:
             merge_et(saved["results"], args.merge_et)
         print(report(saved["results"], args))
@@ -599,7 +646,8 @@ def main():
         import platform
         with open(args.json, "w") as f:
             json.dump({"host": platform.node(), "cpu_count": os.cpu_count(), "threads": args.threads,
-                       "warmup": args.warmup, "iterations": args.iterations, "results": results,
+                       "warmup": args.warmup, "iterations": args.iterations, "rounds": args.rounds,
+                       "pin": args.pin, "results": results,
                        "table": text}, f, indent=1)
 
 
