@@ -6,6 +6,8 @@
 #include <random>
 #include <sstream>
 
+#include "runtime/core/float16.h"
+
 namespace ember {
 namespace {
 
@@ -20,47 +22,6 @@ size_t numel_of(const std::vector<int64_t>& sizes) {
   size_t n = 1;
   for (int64_t s : sizes) n *= static_cast<size_t>(s < 0 ? 0 : s);
   return n;
-}
-
-float half_to_float(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal
-      exp = 127 - 15 + 1;
-      while ((mant & 0x400u) == 0) { mant <<= 1; --exp; }
-      bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t float_to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t half = mant >> shift;
-    if ((mant >> (shift - 1)) & 1u) half += 1;  // round half up
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  if (mant & 0x1000u) half += 1;  // round to nearest
-  return static_cast<uint16_t>(half);
 }
 
 }  // namespace
@@ -126,12 +87,7 @@ double element_as_double(const Tensor& t, int64_t i) {
     case ScalarType::Float32: return static_cast<const float*>(d)[i];
     case ScalarType::Float64: return static_cast<const double*>(d)[i];
     case ScalarType::Float16: return half_to_float(static_cast<const uint16_t*>(d)[i]);
-    case ScalarType::BFloat16: {
-      uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t*>(d)[i]) << 16;
-      float f;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }
+    case ScalarType::BFloat16: return bf16_to_float(static_cast<const uint16_t*>(d)[i]);
     case ScalarType::Int8: return static_cast<const int8_t*>(d)[i];
     case ScalarType::Int16: return static_cast<const int16_t*>(d)[i];
     case ScalarType::Int32: return static_cast<const int32_t*>(d)[i];
@@ -148,14 +104,7 @@ void set_element_from_double(Tensor& t, int64_t i, double v) {
     case ScalarType::Float32: static_cast<float*>(d)[i] = static_cast<float>(v); break;
     case ScalarType::Float64: static_cast<double*>(d)[i] = v; break;
     case ScalarType::Float16: static_cast<uint16_t*>(d)[i] = float_to_half(static_cast<float>(v)); break;
-    case ScalarType::BFloat16: {
-      float f = static_cast<float>(v);
-      uint32_t bits;
-      std::memcpy(&bits, &f, 4);
-      bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest even
-      static_cast<uint16_t*>(d)[i] = static_cast<uint16_t>(bits >> 16);
-      break;
-    }
+    case ScalarType::BFloat16: static_cast<uint16_t*>(d)[i] = float_to_bf16(static_cast<float>(v)); break;
     case ScalarType::Int8: static_cast<int8_t*>(d)[i] = static_cast<int8_t>(v); break;
     case ScalarType::Int16: static_cast<int16_t*>(d)[i] = static_cast<int16_t>(v); break;
     case ScalarType::Int32: static_cast<int32_t*>(d)[i] = static_cast<int32_t>(v); break;
