@@ -94,6 +94,25 @@ struct OpGraph {
     g.nodes.push_back(n);
     return out;
   }
+  // A node with a Tensor[] result (unbind, split, ...): one value per element.
+  std::vector<int> list_node(const std::string& op, const std::string& overload, std::vector<exporter::Arg> args,
+                             const std::vector<std::vector<int64_t>>& out_sizes) {
+    exporter::Node n;
+    n.op = op;
+    n.overload = overload;
+    n.schema = exporter::find_op_schema(op, overload);
+    n.args = std::move(args);
+    std::vector<int> outs;
+    for (size_t j = 0; j < out_sizes.size(); ++j) {
+      const int v = value("out" + std::to_string(g.nodes.size()) + "_" + std::to_string(j), out_sizes[j],
+                          exporter::ValueRole::Activation);
+      g.values[v].producer = static_cast<int>(g.nodes.size());
+      outs.push_back(v);
+    }
+    n.outputs = {exporter::Arg::tensor_list(outs)};
+    g.nodes.push_back(n);
+    return outs;
+  }
   void output(int v) { g.outputs.push_back(exporter::GraphOutput{v, false, 0}); }
 };
 

@@ -437,6 +437,18 @@ std::vector<OpCase> op_cases() {
                    {1, 6, 3, 5});
     o.output(o.node("aten::relu", "default", {t(r)}, {1, 6, 3, 5}));
   }});
+  c.push_back({"unbind_qkv", [](OpGraph& o) {  // timm's attention: q, k, v = qkv.unbind(0)
+    int x = o.input({3, 2, 4, 5});
+    std::vector<int> qkv = o.list_node("aten::unbind", "int", {t(x), A::integer(0)}, {{2, 4, 5}, {2, 4, 5}, {2, 4, 5}});
+    int s = o.node("aten::add", "Tensor", {t(qkv[0]), t(qkv[1]), A::integer(1)}, {2, 4, 5});
+    o.output(o.node("aten::mul", "Tensor", {t(s), t(qkv[2])}, {2, 4, 5}));
+  }});
+  c.push_back({"unbind_middle_dim", [](OpGraph& o) {
+    int x = o.input({2, 3, 5});
+    std::vector<int> parts = o.list_node("aten::unbind", "int", {t(x), A::integer(-2)}, {{2, 5}, {2, 5}, {2, 5}});
+    int s = o.node("aten::sub", "Tensor", {t(parts[2]), t(parts[0]), A::integer(1)}, {2, 5});
+    o.output(o.node("aten::add", "Tensor", {t(s), t(parts[1]), A::integer(1)}, {2, 5}));
+  }});
   c.push_back({"attention_block", [](OpGraph& o) {  // q k^T -> scale -> softmax -> v
     int q = o.input({1, 2, 5, 4}), k = o.input({1, 2, 5, 4}), v = o.input({1, 2, 5, 3});
     int kt = o.node("aten::transpose", "int", {t(k), A::integer(-2), A::integer(-1)}, {1, 2, 4, 5});

@@ -256,7 +256,7 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   for (int v : n.output_values()) {
     if (!usable(g.values[v])) return "output is not a float32 tensor of static shape (or of a reshapable op)";
   }
-  if (n.output_values().size() != 1) return "not a single-output op";
+  if (n.output_values().size() != 1 && key(n) != "aten::unbind.int") return "not a single-output op";
   const bool is_cat = key(n) == "aten::cat.default";
   for (const Arg& a : n.args) {
     if (a.kind == Arg::Kind::Tensor && !usable(g.values[a.ref])) {
@@ -323,6 +323,12 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
       if (d == 0) return "empty slice";
     }
     return "";
+  }
+  if (k == "aten::unbind.int") {  // timm's attention: q, k, v = qkv.unbind(0)
+    if (!x || rank == 0) return "scalar input";
+    const int64_t dim = norm_dim(n.args.size() > 1 && n.args[1].kind == Arg::Kind::Int ? n.args[1].i : 0, rank);
+    if (dim < 0 || dim >= int64_t(rank)) return "dim out of range";
+    return n.output_values().size() == size_t(x->sizes[size_t(dim)]) ? "" : "outputs do not match the dim's size";
   }
   if (k == "aten::select.int") {
     if (!x || rank == 0 || n.args.size() < 3 || n.args[2].kind != Arg::Kind::Int) return "symbolic index";
@@ -810,6 +816,20 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       prm.axis = uint32_t(norm_dim(n.args.size() > 1 ? n.args[1].i : 0, out.sizes.size()));
       if (remap) prm.axis = std::vector<uint32_t>{0, 3, 1, 2}[prm.axis];
       r = b.node(fb::OpType::Concatenate, ins, prm);
+    } else if (k == "aten::unbind.int") {  // per output: a one-wide slice, then the dim dropped
+      const size_t rank = x->sizes.size();
+      const size_t dim = size_t(norm_dim(n.args.size() > 1 && n.args[1].kind == Arg::Kind::Int ? n.args[1].i : 0, rank));
+      const std::vector<int> parts = n.output_values();
+      for (size_t j = 0; j < parts.size(); ++j) {
+        XnnNodeParams sl, shape;
+        sl.offsets.assign(rank, 0);
+        sl.sizes.assign(x->sizes.begin(), x->sizes.end());
+        sl.offsets[dim] = uint64_t(j);
+        sl.sizes[dim] = 1;
+        for (int64_t d : g.values[parts[j]].sizes) shape.new_shape.push_back(d);
+        id[parts[j]] = b.node(fb::OpType::StaticReshape, {b.node(fb::OpType::StaticSlice, {plain(x)}, sl)}, shape);
+      }
+      r = id[parts[0]];
     } else if (k == "aten::select.int") {  // a one-wide slice, then the dim dropped
       const size_t rank = x->sizes.size();
       const int64_t dim = norm_dim(n.args[1].i, rank);
