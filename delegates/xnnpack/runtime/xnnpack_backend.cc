@@ -388,6 +388,15 @@ class XnnpackBackend final : public Backend {
                                                       : nullptr;
     if (shared == nullptr && threads == 0 && ctx.thread_pool != nullptr) threads = ctx.thread_pool->num_threads();
     EMBER_TRY(prepare_delegate(d, ctx, blob, specs));
+    // A small compute-bound graph runs on fewer threads than offered (thread_budget.cc): on
+    // none but the caller's, or on a pool of its own.
+    const size_t offered = shared != nullptr ? pthreadpool_get_threads_count(shared) : threads;
+    const size_t useful = useful_threads(d, offered);
+    if (useful < offered) {
+      shared = nullptr;
+      threads = useful;
+      d->stats.threads_offered = offered;
+    }
     MemoryAllocator* a = ctx.method_allocator;
     const uint32_t ni = d->num_inputs, no = d->num_outputs;
     d->scratch_key = a->allocate_array<Dims>(ni + 1);

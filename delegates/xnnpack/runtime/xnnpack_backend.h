@@ -73,6 +73,7 @@ struct XnnpackDelegateStats {
   uint64_t invokes = 0;
   size_t cached_runtimes = 0;
   size_t num_threads = 1;
+  size_t threads_offered = 0;     // > num_threads: the graph was too small for all of them (thread_budget.cc)
   bool shared_pool = false;       // runs on the method's pthreadpool (BackendInitContext.thread_pool)
   size_t constants_in_place = 0;  // weights used where they lie (program segment or blob)
   size_t constants_copied = 0;    // weights copied once into the method allocator

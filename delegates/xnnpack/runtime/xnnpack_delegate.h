@@ -132,6 +132,10 @@ size_t conv_block_channels(size_t out_channels, size_t filter_bytes_per_channel,
 xnn_status define_blocked_convolution(const XnnDelegate* d, xnn_subgraph_t sg, const NodeAttrs& a,
                                       const fb::Node& node, size_t block, const char** api);
 
+// Threads worth using, of `threads` offered, for one invoke of d's graph at its compiled
+// shapes: all of them for memory-bound graphs, else one per 8 MFLOP (thread_budget.cc).
+size_t useful_threads(const XnnDelegate* d, size_t threads);
+
 // Sizes the profiling tables from `runtime` (a profiled one), in `alloc`. Init only.
 Error init_profiling(XnnDelegate* d, xnn_runtime_t runtime, MemoryAllocator* alloc, Diagnostic* diag);
 

@@ -153,19 +153,48 @@ TEST(XnnpackBackend, AsIsTensorsInPlaceAndSetupOnNewPointer) {
 TEST(XnnpackBackend, NumThreadsCompileSpec) {
   std::mt19937 rng(6);
   ConvModel model(rng);
-  Runner r;
   std::vector<uint8_t> two = {2, 0, 0, 0};
-  ASSERT_EQ(r.init(model.blob({1, 3, 33, 31}, {1, 3, 33, 31}), {{"num_threads", two}}), Error::Ok) << r.message();
-  EXPECT_EQ(r.stats().num_threads, 2u);
-  HostTensor x({1, 3, 33, 31}), y({1, 4, 33, 31});
-  std::vector<float> in = random_vector(3 * 33 * 31, rng);
-  x.fill(in);
-  ASSERT_EQ(r.run({&x, &y}), Error::Ok);
-  EXPECT_LT(max_error(y.values(), model.reference(in, {1, 3, 33, 31})), 1e-4);
+  // 17 MFLOP per invoke: worth both threads. 0.2 MFLOP: not worth a second one (thread_budget.cc).
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 3, 200, 200}, std::vector<int64_t>{1, 3, 33, 31}}) {
+    const bool big = shape[2] == 200;
+    Runner r;
+    ASSERT_EQ(r.init(model.blob(shape, shape), {{"num_threads", two}}), Error::Ok) << r.message();
+    EXPECT_EQ(r.stats().num_threads, big ? 2u : 1u);
+    EXPECT_EQ(r.stats().threads_offered, big ? 0u : 2u);
+    HostTensor x(shape), y({shape[0], 4, shape[2], shape[3]});
+    std::vector<float> in = random_vector(numel(shape), rng);
+    x.fill(in);
+    ASSERT_EQ(r.run({&x, &y}), Error::Ok);
+    EXPECT_LT(max_error(y.values(), model.reference(in, shape)), 1e-4);
+  }
 
   Runner bad;
   std::vector<uint8_t> three_bytes = {2, 0, 0};
   EXPECT_EQ(bad.init(model.blob({1, 3, 4, 4}, {1, 3, 4, 4}), {{"num_threads", three_bytes}}), Error::InvalidProgram);
+}
+
+// A memory-bound graph (a 1-row fully connected layer: one multiply-add per weight) keeps
+// every thread offered: there threads add memory bandwidth, not synchronisation only.
+TEST(XnnpackBackend, MemoryBoundGraphKeepsAllThreads) {
+  std::mt19937 rng(61);
+  const size_t n = 512, k = 1024;
+  const std::vector<float> w = random_vector(n * k, rng);
+  XnnBlobBuilder b;
+  const uint32_t in = b.input({1, k});
+  b.mark_output(b.node(fb::OpType::FullyConnected, {in, b.constant({n, k}, w.data())}));
+  ASSERT_TRUE(b.ok()) << b.error();
+  Runner r(16 << 20);
+  ASSERT_EQ(r.init(b.build(), {{"num_threads", {4, 0, 0, 0}}}), Error::Ok) << r.message();
+  EXPECT_EQ(r.stats().num_threads, 4u);
+  EXPECT_EQ(r.stats().threads_offered, 0u);
+  HostTensor x({1, int64_t(k)}), y({1, int64_t(n)});
+  const std::vector<float> xs = random_vector(k, rng);
+  x.fill(xs);
+  ASSERT_EQ(r.run({&x, &y}), Error::Ok) << r.message();
+  std::vector<float> want(n, 0.0f);
+  for (size_t o = 0; o < n; ++o)
+    for (size_t j = 0; j < k; ++j) want[o] += w[o * k + j] * xs[j];
+  EXPECT_LT(max_error(y.values(), want), 1e-4);
 }
 
 // "fp16" (ember export --xnnpack-fp16): fp16 weights and activations where XNNPACK can (any
@@ -214,14 +243,14 @@ TEST(XnnpackBackend, ConvBlockBytesSplitsWideConvolutions) {
   const size_t out_channels = 7 * 64 + 3, in_channels = 8;
   const std::vector<float> w = random_vector(out_channels * in_channels * 9, rng), bias = random_vector(out_channels, rng);
   const uint64_t per_channel = in_channels * 9 * sizeof(float);
-  auto blob = [&] {
+  auto blob = [&](std::vector<int64_t> compiled = {1, 8, 11, 9}) {
     XnnBlobBuilder b;
-    const uint32_t in = b.input(nhwc({1, 8, 11, 9}), fb::Layout::NchwToNhwc, nhwc({2, 8, 16, 16}));
+    const uint32_t in = b.input(nhwc(compiled), fb::Layout::NchwToNhwc, nhwc({2, 8, 32, 32}));
     XnnNodeParams p;
     p.padding = {{1, 1, 1, 1}};
     p.output_min = 0;
     const uint32_t y = b.conv2d_from_oihw(in, w.data(), out_channels, in_channels, 3, 3, bias.data(), p);
-    b.mark_output(y, fb::Layout::NchwToNhwc, nhwc({2, int64_t(out_channels), 16, 16}));
+    b.mark_output(y, fb::Layout::NchwToNhwc, nhwc({2, int64_t(out_channels), 32, 32}));
     EXPECT_TRUE(b.ok()) << b.error();
     return b.build();
   };
@@ -249,8 +278,12 @@ TEST(XnnpackBackend, ConvBlockBytesSplitsWideConvolutions) {
               1e-4);
     EXPECT_TRUE(y.guards_intact());
   }
-  Runner shared;  // 8 threads: each one's share (1/8 of the filters) is within the budget
-  ASSERT_EQ(shared.init(blob(), {{"conv_block_bytes", budget}, {"num_threads", {8, 0, 0, 0}}}), Error::Ok);
+  // 8 threads (a 2x8x32x32 input: 133 MFLOP, worth them): each one's share, 1/8 of the
+  // filters, is within the budget.
+  Runner shared;
+  ASSERT_EQ(shared.init(blob({2, 8, 32, 32}), {{"conv_block_bytes", budget}, {"num_threads", {8, 0, 0, 0}}}),
+            Error::Ok);
+  EXPECT_EQ(shared.stats().num_threads, 8u);
   EXPECT_EQ(shared.stats().blocked_convolutions, 0u);
   Runner off;
   ASSERT_EQ(off.init(blob(), {{"conv_block_bytes", le64(0)}}), Error::Ok) << off.message();
