@@ -341,10 +341,11 @@ ALL_CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") 
 
 
 def pin_to(threads):
-    """Pins this process (and the processes and threads it starts next) to its first `threads`
-    cores, so a T-thread measurement always runs on the same T cores."""
+    """Pins this process (and the processes and threads it starts next) to its last `threads`
+    cores, so a T-thread measurement always runs on the same T cores (the last ones: core 0
+    tends to take the machine's interrupts)."""
     if ALL_CORES and threads <= len(ALL_CORES):
-        os.sched_setaffinity(0, set(ALL_CORES[:threads]))
+        os.sched_setaffinity(0, set(ALL_CORES[len(ALL_CORES) - threads:]))
 
 
 def unpin():
@@ -587,7 +588,7 @@ def main():
                     help="measure every runtime this many times, interleaved; cells are the median of "
                          "the rounds' medians and the smallest minimum")
     ap.add_argument("--pin", action="store_true",
-                    help="run each T-thread measurement on this process's first T cores (all runtimes)")
+                    help="run each T-thread measurement on this process's last T cores (all runtimes)")
     ap.add_argument("--workdir", default="/tmp/ember_cpu_peers")
     ap.add_argument("--json")
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "models"))

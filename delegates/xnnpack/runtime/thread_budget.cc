@@ -3,8 +3,8 @@
 // Why: XNNPACK splits every operator over the whole pool and waits for it; each operator then
 // costs a wake-up and a join of every thread. For a small graph that costs more than the
 // arithmetic: BERT-tiny (25 MFLOP in 43 operators) took 0.57 ms with 16 threads on the
-// device machine against 0.25 ms with one. So a compute-bound graph gets at most one thread
-// per kFlopsPerThread of arithmetic. Memory-bound graphs (LLM decoding: about one
+// device machine against 0.25 ms with one, and 0.32-0.35 ms with three. So a compute-bound
+// graph gets at most one thread per kFlopsPerThread of arithmetic. Memory-bound graphs (LLM decoding: about one
 // multiply-add per weight) keep every thread: there more threads mean more memory bandwidth.
 #include <algorithm>
 
@@ -14,7 +14,7 @@ namespace ember {
 namespace xnnpack {
 namespace {
 
-constexpr double kFlopsPerThread = 8e6;        // ~60 us of one core's fp32 GEMM per extra thread
+constexpr double kFlopsPerThread = 16e6;       // ~120 us of one core's fp32 GEMM per thread
 constexpr double kComputeBoundFlopsPerByte = 8;  // below: memory bound, every thread helps
 
 // Floating-point operations of node i at the declared (compiled) shapes.

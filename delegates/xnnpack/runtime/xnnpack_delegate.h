@@ -133,7 +133,7 @@ xnn_status define_blocked_convolution(const XnnDelegate* d, xnn_subgraph_t sg, c
                                       const fb::Node& node, size_t block, const char** api);
 
 // Threads worth using, of `threads` offered, for one invoke of d's graph at its compiled
-// shapes: all of them for memory-bound graphs, else one per 8 MFLOP (thread_budget.cc).
+// shapes: all of them for memory-bound graphs, else one per 16 MFLOP (thread_budget.cc).
 size_t useful_threads(const XnnDelegate* d, size_t threads);
 
 // Sizes the profiling tables from `runtime` (a profiled one), in `alloc`. Init only.

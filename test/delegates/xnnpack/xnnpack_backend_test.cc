@@ -154,9 +154,9 @@ TEST(XnnpackBackend, NumThreadsCompileSpec) {
   std::mt19937 rng(6);
   ConvModel model(rng);
   std::vector<uint8_t> two = {2, 0, 0, 0};
-  // 17 MFLOP per invoke: worth both threads. 0.2 MFLOP: not worth a second one (thread_budget.cc).
-  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 3, 200, 200}, std::vector<int64_t>{1, 3, 33, 31}}) {
-    const bool big = shape[2] == 200;
+  // 39 MFLOP per invoke: worth both threads. 0.2 MFLOP: not worth a second one (thread_budget.cc).
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 3, 300, 300}, std::vector<int64_t>{1, 3, 33, 31}}) {
+    const bool big = shape[2] == 300;
     Runner r;
     ASSERT_EQ(r.init(model.blob(shape, shape), {{"num_threads", two}}), Error::Ok) << r.message();
     EXPECT_EQ(r.stats().num_threads, big ? 2u : 1u);
