@@ -332,6 +332,8 @@ bool infer_output_dims(const NodeAttrs& a, const Dims* in, uint32_t n, Dims* out
     case OpType::SquareRoot:
     case OpType::Ceiling:
     case OpType::Floor:
+    case OpType::Sine:
+    case OpType::Cosine:
     case OpType::BankersRounding:
     case OpType::Copy:
     case OpType::Convert:

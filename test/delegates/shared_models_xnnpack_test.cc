@@ -437,6 +437,32 @@ std::vector<OpCase> op_cases() {
                    {1, 6, 3, 5});
     o.output(o.node("aten::relu", "default", {t(r)}, {1, 6, 3, 5}));
   }});
+  c.push_back({"group_norm_4d", [](OpGraph& o) {  // PyTorch's order: statistics over [C/G, H, W]
+    int x = o.input({2, 6, 5, 3}, -3, 3), w = o.constant({6}), b = o.constant({6});
+    o.output(o.node("aten::group_norm", "default", {t(x), A::integer(3), t(w), t(b), A::real(1e-5), A::boolean(true)},
+                    {2, 6, 5, 3}));
+  }});
+  c.push_back({"group_norm_3d_no_affine", [](OpGraph& o) {
+    int x = o.input({2, 8, 7}, -3, 3);
+    o.output(o.node("aten::group_norm", "default", {t(x), A::integer(2), A::none(), A::none(), A::real(1e-3), A::boolean(true)},
+                    {2, 8, 7}));
+  }});
+  c.push_back({"conv_group_norm_silu_conv", [](OpGraph& o) {  // a UNet block: group norm in NHWC
+    int x = o.input({1, 3, 6, 5}), w = o.constant({8, 3, 3, 3}), b = o.constant({8});
+    int y = o.node("aten::conv2d", "default", {t(x), t(w), t(b), ints({1, 1}), ints({1, 1}), ints({1, 1}), A::integer(1)}, {1, 8, 6, 5});
+    int gw = o.constant({8}), gb = o.constant({8});
+    int n = o.node("aten::group_norm", "default", {t(y), A::integer(4), t(gw), t(gb), A::real(1e-5), A::boolean(true)},
+                   {1, 8, 6, 5});
+    int a = o.node("aten::silu", "default", {t(n)}, {1, 8, 6, 5});
+    int w2 = o.constant({4, 8, 1, 1}), b2 = o.constant({4});
+    o.output(o.node("aten::conv2d", "default", {t(a), t(w2), t(b2), ints({1, 1}), ints({0, 0}), ints({1, 1}), A::integer(1)}, {1, 4, 6, 5}));
+  }});
+  c.push_back({"sin_cos_embedding", [](OpGraph& o) {  // a diffusion timestep embedding
+    int x = o.input({2, 16}, -10, 10);
+    int sn = o.node("aten::sin", "default", {t(x)}, {2, 16});
+    int cs = o.node("aten::cos", "default", {t(x)}, {2, 16});
+    o.output(o.node("aten::mul", "Tensor", {t(sn), t(cs)}, {2, 16}));
+  }});
   c.push_back({"unbind_qkv", [](OpGraph& o) {  // timm's attention: q, k, v = qkv.unbind(0)
     int x = o.input({3, 2, 4, 5});
     std::vector<int> qkv = o.list_node("aten::unbind", "int", {t(x), A::integer(0)}, {{2, 4, 5}, {2, 4, 5}, {2, 4, 5}});

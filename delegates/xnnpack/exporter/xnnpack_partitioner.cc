@@ -89,7 +89,8 @@ const std::map<std::string, fb::OpType>& unary_ops() {
       {"aten::neg.default", fb::OpType::Negate},       {"aten::sqrt.default", fb::OpType::SquareRoot},
       {"aten::abs.default", fb::OpType::Abs},          {"aten::clone.default", fb::OpType::Copy},
       {"aten::alias.default", fb::OpType::Copy},       {"aten::floor.default", fb::OpType::Floor},
-      {"aten::ceil.default", fb::OpType::Ceiling}};
+      {"aten::ceil.default", fb::OpType::Ceiling},     {"aten::sin.default", fb::OpType::Sine},
+      {"aten::cos.default", fb::OpType::Cosine}};
   return m;
 }
 
@@ -160,6 +161,7 @@ LayoutNeed layout_need(const Graph& g, int index) {
       k == "quantized_decomposed::dequantize_per_tensor.default") {
     return kAnyLayout;  // elementwise (Q/DQ: Convert nodes)
   }
+  if (k == "aten::group_norm.default") return kAnyLayout;  // lowered for either layout
   if (k == "aten::cat.default") {  // NHWC: the axis is remapped
     for (int v : n.args[0].refs) {
       if (g.values[v].sizes.size() != 4) return kLogicalLayout;
@@ -381,6 +383,18 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   }
   if (k == "aten::expand.default") {
     if (!x || out.sizes.size() > 6 || rank > out.sizes.size()) return "rank > 6 or shrinking rank";
+    return "";
+  }
+  if (k == "aten::group_norm.default") {  // diffusion UNets
+    if (!x || (rank != 3 && rank != 4)) return "needs a 3D or 4D input";
+    if (n.args.size() < 2 || n.args[1].kind != Arg::Kind::Int) return "symbolic group count";
+    const int64_t groups = n.args[1].i;
+    if (groups <= 0 || x->sizes[1] % groups != 0) return "groups must divide the channels";
+    for (size_t i = 2; i < 4; ++i) {
+      if (i < n.args.size() && n.args[i].kind != Arg::Kind::None && !is_const(tensor_arg(g, n, i))) {
+        return "weight/bias must be constant";
+      }
+    }
     return "";
   }
   if (k == "aten::layer_norm.default") {
@@ -920,6 +934,36 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       }
       const std::vector<float> zeros(count, 0.0f);
       r = b.node(fb::OpType::Add2, {plain(x), b.constant(zd, zeros.data())});
+    } else if (k == "aten::group_norm.default") {
+      // Per sample and group: (x - mean) * rsqrt(var + eps), then a per-channel weight and bias.
+      // NHWC [N, H, W, C] is viewed as [N, HW, G, C/G] (statistics over dims 1, 3), PyTorch's
+      // order [N, C, ...] as [N, G, C/G * spatial] (over dim 2); the affine parameters then
+      // broadcast along C: the last dim in NHWC, dim 1 ([C, 1, ..]) otherwise.
+      const size_t rank = x->sizes.size();
+      const int64_t N = x->sizes[0], C = x->sizes[1], G = n.args[1].i;
+      int64_t spatial = 1;
+      for (size_t d = 2; d < rank; ++d) spatial *= x->sizes[d];
+      const bool channels_last = nhwc && rank == 4;
+      XnnNodeParams grouped, mean, back;
+      grouped.new_shape = channels_last ? std::vector<int64_t>{N, spatial, G, C / G}
+                                        : std::vector<int64_t>{N, G, (C / G) * spatial};
+      mean.axes = channels_last ? std::vector<uint64_t>{1, 3} : std::vector<uint64_t>{2};
+      mean.reduce_op = 1;
+      mean.flags = kKeepDimsFlag;
+      const uint32_t xg = b.node(fb::OpType::StaticReshape, {in}, grouped);
+      const uint32_t centered = b.node(fb::OpType::Subtract, {xg, b.node(fb::OpType::StaticReduce, {xg}, mean)});
+      const uint32_t var = b.node(fb::OpType::StaticReduce, {b.node(fb::OpType::Square, {centered})}, mean);
+      const double eps = n.args.size() > 4 && n.args[4].kind == Arg::Kind::Double ? n.args[4].d : 1e-5;
+      const uint32_t inv = b.node(fb::OpType::ReciprocalSquareRoot,
+                                  {b.node(fb::OpType::Add2, {var, scalar_constant(b, grouped.new_shape.size(), float(eps))})});
+      for (size_t d : xd(out, nhwc)) back.new_shape.push_back(int64_t(d));
+      r = b.node(fb::OpType::StaticReshape, {b.node(fb::OpType::Multiply2, {centered, inv})}, back);
+      std::vector<size_t> cdims = {size_t(C)};  // per-channel constants, broadcast against r
+      if (!channels_last) cdims.resize(rank - 1, 1);
+      const Value* w = tensor_arg(g, n, 2);
+      const Value* bias = tensor_arg(g, n, 3);
+      if (is_const(w)) r = b.node(fb::OpType::Multiply2, {r, existing(w, cdims)});
+      if (is_const(bias)) r = b.node(fb::OpType::Add2, {r, existing(bias, cdims)});
     } else if (k == "aten::layer_norm.default") {
       // (x - mean) * rsqrt(mean((x - mean)^2) + eps) * weight + bias, over the last dim.
       const size_t rank = x->sizes.size();

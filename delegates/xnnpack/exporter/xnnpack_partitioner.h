@@ -11,7 +11,8 @@
 // max_pool2d with ceil_mode (as extra bottom/right padding), softmax / _softmax over the last dim (not 4D), prelu, constant_pad_nd,
 // view / reshape / _unsafe_view / flatten, upsample_bilinear2d; the transformer ops: bmm /
 // matmul, permute / transpose, slice / select / unbind, cat, expand, repeat_interleave,
-// layer_norm, gelu, softmax, mean / sum, scaled_dot_product_attention (composed in the blob).
+// layer_norm, gelu, softmax, mean / sum, scaled_dot_product_attention (composed in the blob);
+// group_norm (composed, in either layout) and sin / cos for diffusion UNets.
 // Quantized programs (xnnpack_quantized.h): ember_quantized::conv2d / linear with int8
 // activations as XNNPACK's qs8-qc8w kernels, quantize/dequantize_per_tensor as Convert nodes,
 // and dequantize -> max_pool2d / cat / clamp / reshape / add / mul / mean -> quantize chains

@@ -545,6 +545,8 @@ xnn_status define_node(xnn_subgraph_t sg, const NodeAttrs& a, const fb::Node& no
       return define_unary(sg, xnn_unary_square_root, in0, out, "xnn_define_unary(square_root)", api);
     case fb::OpType::Ceiling: return define_unary(sg, xnn_unary_ceiling, in0, out, "xnn_define_unary(ceiling)", api);
     case fb::OpType::Floor: return define_unary(sg, xnn_unary_floor, in0, out, "xnn_define_unary(floor)", api);
+    case fb::OpType::Sine: return define_unary(sg, xnn_unary_sine, in0, out, "xnn_define_unary(sine)", api);
+    case fb::OpType::Cosine: return define_unary(sg, xnn_unary_cosine, in0, out, "xnn_define_unary(cosine)", api);
     case fb::OpType::BankersRounding:
       return define_unary(sg, xnn_unary_bankers_rounding, in0, out, "xnn_define_unary(bankers_rounding)", api);
     case fb::OpType::DepthToSpace:

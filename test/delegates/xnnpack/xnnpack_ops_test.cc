@@ -269,6 +269,8 @@ INSTANTIATE_TEST_SUITE_P(
         UnaryCase{"sqrt", fb::OpType::SquareRoot, [](float v) { return std::sqrt(v); }, 0, 9},
         UnaryCase{"ceil", fb::OpType::Ceiling, [](float v) { return std::ceil(v); }, -3, 3},
         UnaryCase{"floor", fb::OpType::Floor, [](float v) { return std::floor(v); }, -3, 3},
+        UnaryCase{"sine", fb::OpType::Sine, [](float v) { return std::sin(v); }, -20, 20},
+        UnaryCase{"cosine", fb::OpType::Cosine, [](float v) { return std::cos(v); }, -20, 20},
         UnaryCase{"copy", fb::OpType::Copy, [](float v) { return v; }, -3, 3}),
     [](const ::testing::TestParamInfo<UnaryCase>& info) { return std::string(info.param.name); });
 
