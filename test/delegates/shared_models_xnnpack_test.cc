@@ -457,6 +457,18 @@ std::vector<OpCase> op_cases() {
     int w2 = o.constant({4, 8, 1, 1}), b2 = o.constant({4});
     o.output(o.node("aten::conv2d", "default", {t(a), t(w2), t(b2), ints({1, 1}), ints({0, 0}), ints({1, 1}), A::integer(1)}, {1, 4, 6, 5}));
   }});
+  c.push_back({"conv_transpose2d_stride2_outpad", [](OpGraph& o) {  // UNet upsampling
+    int x = o.input({1, 4, 5, 3}), w = o.constant({4, 3, 3, 3}), b = o.constant({3});
+    o.output(o.node("aten::conv_transpose2d", "input",
+                    {t(x), t(w), t(b), ints({2, 2}), ints({1, 1}), ints({1, 1}), A::integer(1), ints({1, 1})},
+                    {1, 3, 10, 6}));
+  }});
+  c.push_back({"conv_transpose2d_groups2_no_bias_dilation", [](OpGraph& o) {
+    int x = o.input({2, 4, 4, 5}), w = o.constant({4, 3, 2, 3});
+    o.output(o.node("aten::conv_transpose2d", "input",
+                    {t(x), t(w), A::none(), ints({1, 2}), ints({0, 1}), ints({0, 1}), A::integer(2), ints({2, 1})},
+                    {2, 6, 6, 10}));
+  }});
   c.push_back({"sin_cos_embedding", [](OpGraph& o) {  // a diffusion timestep embedding
     int x = o.input({2, 16}, -10, 10);
     int sn = o.node("aten::sin", "default", {t(x)}, {2, 16});

@@ -145,7 +145,7 @@ LayoutNeed layout_need(const Graph& g, int index) {
   if (k == "aten::conv2d.default" || k == "aten::convolution.default" || k == "aten::max_pool2d.default" ||
       k == "aten::avg_pool2d.default" || k == "aten::adaptive_avg_pool2d.default" || k == "aten::prelu.default" ||
       k == "aten::upsample_bilinear2d.vec" || k == "aten::upsample_bilinear2d.default" ||
-      k == "ember_quantized::conv2d.default") {
+      k == "ember_quantized::conv2d.default" || k == "aten::conv_transpose2d.input") {
     return kNhwcLayout;
   }
   bool any4d = false;
@@ -383,6 +383,22 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   }
   if (k == "aten::expand.default") {
     if (!x || out.sizes.size() > 6 || rank > out.sizes.size()) return "rank > 6 or shrinking rank";
+    return "";
+  }
+  if (k == "aten::conv_transpose2d.input") {  // UNet upsampling: XNNPACK's deconvolution
+    const Value* w = tensor_arg(g, n, 1);
+    if (rank != 4 || !is_const(w) || w->sizes.size() != 4) return "needs a 4D input and constant 4D weight";
+    if (n.args.size() > 2 && n.args[2].kind != Arg::Kind::None && !is_const(tensor_arg(g, n, 2))) {
+      return "bias must be constant";
+    }
+    const int64_t groups = n.args.size() > 6 && n.args[6].kind == Arg::Kind::Int ? n.args[6].i : 1;
+    if (groups <= 0 || w->sizes[0] % groups != 0 || x->sizes[1] != w->sizes[0]) return "channels do not match groups";
+    const std::vector<int64_t> stride = ints(n, 3, 2, 1), pad = ints(n, 4, 2, 0), extra = ints(n, 5, 2, 0);
+    for (int d = 0; d < 2; ++d) {
+      if (stride[size_t(d)] <= 0 || pad[size_t(d)] < 0 || extra[size_t(d)] < 0 || extra[size_t(d)] >= stride[size_t(d)]) {
+        return "unsupported stride / padding / output_padding";
+      }
+    }
     return "";
   }
   if (k == "aten::group_norm.default") {  // diffusion UNets
@@ -934,6 +950,33 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       }
       const std::vector<float> zeros(count, 0.0f);
       r = b.node(fb::OpType::Add2, {plain(x), b.constant(zd, zeros.data())});
+    } else if (k == "aten::conv_transpose2d.input") {
+      // PyTorch's weight [Cin, Cout/groups, KH, KW] -> XNNPACK's [groups * Cout/groups, KH, KW, Cin/groups].
+      const Value* w = tensor_arg(g, n, 1);
+      const Value* bias = tensor_arg(g, n, 2);
+      const std::vector<int64_t> stride = ints(n, 3, 2, 1), pad = ints(n, 4, 2, 0), extra = ints(n, 5, 2, 0),
+                                 dil = ints(n, 7, 2, 1);
+      const size_t groups = n.args.size() > 6 && n.args[6].kind == Arg::Kind::Int ? size_t(n.args[6].i) : 1;
+      const size_t Cin = size_t(w->sizes[0]), Cog = size_t(w->sizes[1]), KH = size_t(w->sizes[2]),
+                   KW = size_t(w->sizes[3]), Cig = Cin / groups, O = groups * Cog;
+      const float* src = float_data(g, w);
+      std::vector<float> ohwi(O * KH * KW * Cig);
+      for (size_t gi = 0; gi < groups; ++gi)
+        for (size_t oc = 0; oc < Cog; ++oc)
+          for (size_t kh = 0; kh < KH; ++kh)
+            for (size_t kw = 0; kw < KW; ++kw)
+              for (size_t ic = 0; ic < Cig; ++ic)
+                ohwi[(((gi * Cog + oc) * KH + kh) * KW + kw) * Cig + ic] =
+                    src[(((gi * Cig + ic) * Cog + oc) * KH + kh) * KW + kw];
+      prm.stride = {{uint32_t(stride[0]), uint32_t(stride[1])}};
+      prm.dilation = {{uint32_t(dil[0]), uint32_t(dil[1])}};
+      prm.padding = {{uint32_t(pad[0]), uint32_t(pad[1]), uint32_t(pad[0]), uint32_t(pad[1])}};
+      prm.adjustment = {{uint32_t(extra[0]), uint32_t(extra[1])}};
+      prm.kernel = {{uint32_t(KH), uint32_t(KW)}};
+      prm.groups = uint32_t(groups);
+      std::vector<uint32_t> ins = {in, transformed(w, ".ohwi", {O, KH, KW, Cig}, ohwi)};
+      if (is_const(bias)) ins.push_back(existing(bias, {O}));
+      r = b.node(fb::OpType::Deconvolution2d, ins, prm);
     } else if (k == "aten::group_norm.default") {
       // Per sample and group: (x - mean) * rsqrt(var + eps), then a per-channel weight and bias.
       // NHWC [N, H, W, C] is viewed as [N, HW, G, C/G] (statistics over dims 1, 3), PyTorch's

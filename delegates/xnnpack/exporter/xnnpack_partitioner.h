@@ -12,7 +12,8 @@
 // view / reshape / _unsafe_view / flatten, upsample_bilinear2d; the transformer ops: bmm /
 // matmul, permute / transpose, slice / select / unbind, cat, expand, repeat_interleave,
 // layer_norm, gelu, softmax, mean / sum, scaled_dot_product_attention (composed in the blob);
-// group_norm (composed, in either layout) and sin / cos for diffusion UNets.
+// group_norm (composed, in either layout), conv_transpose2d (deconvolution) and sin / cos for
+// diffusion UNets.
 // Quantized programs (xnnpack_quantized.h): ember_quantized::conv2d / linear with int8
 // activations as XNNPACK's qs8-qc8w kernels, quantize/dequantize_per_tensor as Convert nodes,
 // and dequantize -> max_pool2d / cat / clamp / reshape / add / mul / mean -> quantize chains
