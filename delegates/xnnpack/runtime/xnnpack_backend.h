@@ -39,6 +39,13 @@
 //                  when the method has no native pool; > 1 creates a delegate-owned
 //                  pthreadpool with that many threads. Absent/0 with no native pool: the
 //                  thread count of BackendInitContext.thread_pool (own pool), else one thread.
+//                  Either way a small compute-bound graph takes fewer threads (one per 16
+//                  MFLOP at its compiled shapes, thread_budget.cc): it runs on the calling
+//                  thread or on a delegate-owned pool of that size, not on the method's pool
+//                  (XnnpackDelegateStats::threads_offered > num_threads says so).
+//   "conv_block_bytes"  Little-endian uint64 (8 bytes): convolutions whose filters give each
+//                  thread more than this many bytes run as output-channel blocks
+//                  (blocked_convolution.cc); 0 never; absent: 1 MiB.
 //   "fp16"         One byte, 1 (delegates/xnnpack/xnnpack_compile_specs.h): runtimes are
 //                  created with XNN_FLAG_FORCE_FP16_INFERENCE (fp16 packed weights and
 //                  activations; delegate inputs/outputs stay float32). Where XNNPACK cannot
