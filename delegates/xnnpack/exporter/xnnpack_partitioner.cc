@@ -233,6 +233,32 @@ uint32_t scalar_constant(XnnBlobBuilder& b, size_t rank, float value) {
   return b.constant(std::vector<size_t>(rank, 1), &value);
 }
 
+// (x - mean) * rsqrt(mean((x - mean)^2) + eps) with the statistics over `axes` of the
+// rank-`rank` tensor x (kept as size-1 dims): layer_norm's and group_norm's normalisation.
+uint32_t normalize(XnnBlobBuilder& b, uint32_t x, std::vector<uint64_t> axes, size_t rank, double eps) {
+  XnnNodeParams mean;
+  mean.axes = std::move(axes);
+  mean.reduce_op = 1;
+  mean.flags = kKeepDimsFlag;
+  const uint32_t centered = b.node(fb::OpType::Subtract, {x, b.node(fb::OpType::StaticReduce, {x}, mean)});
+  const uint32_t var = b.node(fb::OpType::StaticReduce, {b.node(fb::OpType::Square, {centered})}, mean);
+  const uint32_t inv = b.node(fb::OpType::ReciprocalSquareRoot,
+                              {b.node(fb::OpType::Add2, {var, scalar_constant(b, rank, float(eps))})});
+  return b.node(fb::OpType::Multiply2, {centered, inv});
+}
+
+// Element `index` of x along `dim` (a one-wide slice, then that dim dropped): select / unbind.
+uint32_t select_along(XnnBlobBuilder& b, uint32_t x, const std::vector<int64_t>& x_sizes, size_t dim,
+                      uint64_t index, const std::vector<int64_t>& out_sizes) {
+  XnnNodeParams slice, shape;
+  slice.offsets.assign(x_sizes.size(), 0);
+  slice.sizes.assign(x_sizes.begin(), x_sizes.end());
+  slice.offsets[dim] = index;
+  slice.sizes[dim] = 1;
+  shape.new_shape = out_sizes;
+  return b.node(fb::OpType::StaticReshape, {b.node(fb::OpType::StaticSlice, {x}, slice)}, shape);
+}
+
 // Permutes NCHW data of `sizes` (rank <= 4, padded with leading 1s) into NHWC order.
 std::vector<float> to_nhwc(const float* src, std::vector<int64_t> sizes, std::vector<size_t>* dims) {
   while (sizes.size() < 4) sizes.insert(sizes.begin(), 1);
@@ -563,11 +589,15 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   auto layout_of = [&](const Value& v) {
     return stored_nhwc.count(v.id) && v.sizes.size() == 4 ? fb::Layout::NchwToNhwc : fb::Layout::AsIs;
   };
+  std::map<int, int> need_of;  // node -> its LayoutNeed
+  for (int i : p.nodes) need_of[i] = layout_need(g, i);
   {
     std::set<int> needs_nhwc, needs_logical;  // partition inputs by what their consumers need
     std::set<int> pin(p.inputs.begin(), p.inputs.end());
+    bool any_nhwc = false;
     for (int i : p.nodes) {
-      const int need = layout_need(g, i);
+      const int need = need_of[i];
+      any_nhwc |= need == kNhwcLayout;
       for (const Arg& a : g.nodes[i].args) {
         for (int v : a.value_refs()) {
           if (!pin.count(v)) continue;
@@ -576,8 +606,6 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
         }
       }
     }
-    bool any_nhwc = false;
-    for (int i : p.nodes) any_nhwc |= layout_need(g, i) == kNhwcLayout;
     for (int v : p.inputs) {
       // NHWC when a consumer needs it, or when the partition works in NHWC and none objects.
       if (g.values[v].sizes.size() == 4 && (needs_nhwc.count(v) || (any_nhwc && !needs_logical.count(v)))) {
@@ -657,7 +685,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
     const Node& n = g.nodes[i];
     if (folded.count(i)) continue;
     // This node's layout; 4D inputs stored the other way are read through a transpose.
-    const int need = layout_need(g, i);
+    const int need = need_of[i];
     std::vector<int> activations;  // mapped 4D activation inputs
     for (const Arg& a : n.args) {
       for (int v : a.value_refs()) {
@@ -851,13 +879,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       const size_t dim = size_t(norm_dim(n.args.size() > 1 && n.args[1].kind == Arg::Kind::Int ? n.args[1].i : 0, rank));
       const std::vector<int> parts = n.output_values();
       for (size_t j = 0; j < parts.size(); ++j) {
-        XnnNodeParams sl, shape;
-        sl.offsets.assign(rank, 0);
-        sl.sizes.assign(x->sizes.begin(), x->sizes.end());
-        sl.offsets[dim] = uint64_t(j);
-        sl.sizes[dim] = 1;
-        for (int64_t d : g.values[parts[j]].sizes) shape.new_shape.push_back(d);
-        id[parts[j]] = b.node(fb::OpType::StaticReshape, {b.node(fb::OpType::StaticSlice, {plain(x)}, sl)}, shape);
+        id[parts[j]] = select_along(b, plain(x), x->sizes, dim, uint64_t(j), g.values[parts[j]].sizes);
       }
       r = id[parts[0]];
     } else if (k == "aten::select.int") {  // a one-wide slice, then the dim dropped
@@ -865,13 +887,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       const int64_t dim = norm_dim(n.args[1].i, rank);
       int64_t index = n.args[2].i;
       if (index < 0) index += x->sizes[size_t(dim)];
-      XnnNodeParams sl;
-      sl.offsets.assign(rank, 0);
-      sl.sizes.assign(x->sizes.begin(), x->sizes.end());
-      sl.offsets[size_t(dim)] = uint64_t(index);
-      sl.sizes[size_t(dim)] = 1;
-      for (int64_t d : out.sizes) prm.new_shape.push_back(d);
-      r = b.node(fb::OpType::StaticReshape, {b.node(fb::OpType::StaticSlice, {plain(x)}, sl)}, prm);
+      r = select_along(b, plain(x), x->sizes, size_t(dim), uint64_t(index), out.sizes);
     } else if (k == "aten::scaled_dot_product_attention.default") {
       // softmax(q k^T * scale + mask) v: batch matmul with k transposed by the node itself.
       const Value* kk = tensor_arg(g, n, 1);
@@ -987,20 +1003,15 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       int64_t spatial = 1;
       for (size_t d = 2; d < rank; ++d) spatial *= x->sizes[d];
       const bool channels_last = nhwc && rank == 4;
-      XnnNodeParams grouped, mean, back;
+      XnnNodeParams grouped, back;
       grouped.new_shape = channels_last ? std::vector<int64_t>{N, spatial, G, C / G}
                                         : std::vector<int64_t>{N, G, (C / G) * spatial};
-      mean.axes = channels_last ? std::vector<uint64_t>{1, 3} : std::vector<uint64_t>{2};
-      mean.reduce_op = 1;
-      mean.flags = kKeepDimsFlag;
-      const uint32_t xg = b.node(fb::OpType::StaticReshape, {in}, grouped);
-      const uint32_t centered = b.node(fb::OpType::Subtract, {xg, b.node(fb::OpType::StaticReduce, {xg}, mean)});
-      const uint32_t var = b.node(fb::OpType::StaticReduce, {b.node(fb::OpType::Square, {centered})}, mean);
       const double eps = n.args.size() > 4 && n.args[4].kind == Arg::Kind::Double ? n.args[4].d : 1e-5;
-      const uint32_t inv = b.node(fb::OpType::ReciprocalSquareRoot,
-                                  {b.node(fb::OpType::Add2, {var, scalar_constant(b, grouped.new_shape.size(), float(eps))})});
+      const uint32_t normed = normalize(b, b.node(fb::OpType::StaticReshape, {in}, grouped),
+                                        channels_last ? std::vector<uint64_t>{1, 3} : std::vector<uint64_t>{2},
+                                        grouped.new_shape.size(), eps);
       for (size_t d : xd(out, nhwc)) back.new_shape.push_back(int64_t(d));
-      r = b.node(fb::OpType::StaticReshape, {b.node(fb::OpType::Multiply2, {centered, inv})}, back);
+      r = b.node(fb::OpType::StaticReshape, {normed}, back);
       std::vector<size_t> cdims = {size_t(C)};  // per-channel constants, broadcast against r
       if (!channels_last) cdims.resize(rank - 1, 1);
       const Value* w = tensor_arg(g, n, 2);
@@ -1011,17 +1022,8 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       // (x - mean) * rsqrt(mean((x - mean)^2) + eps) * weight + bias, over the last dim.
       const size_t rank = x->sizes.size();
       const int64_t C = x->sizes.back();
-      XnnNodeParams mean;
-      mean.axes = {uint64_t(rank - 1)};
-      mean.reduce_op = 1;
-      mean.flags = kKeepDimsFlag;
-      const uint32_t xin = plain(x);
-      const uint32_t centered = b.node(fb::OpType::Subtract, {xin, b.node(fb::OpType::StaticReduce, {xin}, mean)});
-      const uint32_t var = b.node(fb::OpType::StaticReduce, {b.node(fb::OpType::Square, {centered})}, mean);
       const double eps = n.args.size() > 4 && n.args[4].kind == Arg::Kind::Double ? n.args[4].d : 1e-5;
-      const uint32_t inv = b.node(fb::OpType::ReciprocalSquareRoot,
-                                  {b.node(fb::OpType::Add2, {var, scalar_constant(b, rank, float(eps))})});
-      r = b.node(fb::OpType::Multiply2, {centered, inv});
+      r = normalize(b, plain(x), {uint64_t(rank - 1)}, rank, eps);
       const Value* w = tensor_arg(g, n, 2);
       const Value* bias = tensor_arg(g, n, 3);
       if (is_const(w)) r = b.node(fb::OpType::Multiply2, {r, existing(w, {size_t(C)})});

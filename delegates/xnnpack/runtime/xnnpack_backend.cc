@@ -11,6 +11,7 @@
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "delegates/xnnpack/xnnpack_compile_specs.h"
 #include "runtime/platform/platform.h"
+#include "runtime/program/file_header.h"
 
 namespace ember {
 namespace xnnpack {
@@ -54,8 +55,7 @@ Error read_num_threads(Span<const CompileSpecView> specs, size_t* threads, Diagn
       return fail(diag, Error::InvalidProgram,
                   "xnnpack: compile spec num_threads must be a 4- or 8-byte little-endian integer, got %zu bytes", n);
     }
-    uint64_t v = 0;
-    for (size_t i = n; i-- > 0;) v = (v << 8) | spec.value[i];
+    const uint64_t v = read_le(spec.value.data(), int(n));
     if (v > 1024) return fail(diag, Error::InvalidProgram, "xnnpack: num_threads %llu is out of range",
                               static_cast<unsigned long long>(v));
     *threads = static_cast<size_t>(v);
@@ -85,9 +85,7 @@ Error read_conv_block_bytes(Span<const CompileSpecView> specs, uint64_t* bytes, 
                   "re-export the program",
                   spec.value.size());
     }
-    uint64_t v = 0;
-    for (size_t i = 8; i-- > 0;) v = (v << 8) | spec.value[i];
-    *bytes = v;
+    *bytes = read_le(spec.value.data(), 8);
   }
   return Error::Ok;
 }
