@@ -1,6 +1,8 @@
 // Module::verify_bundled_cases: runs the test cases `ember export --bundle` embedded in the
 // program (schema Program.bundled_cases; validated at load) and compares their outputs.
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -39,38 +41,84 @@ bool to_tensor(const schema::BundledTensor* t, TensorPtr* out, std::string* why)
   return true;
 }
 
-// Compares output `index`; false with `result.message` set at the first mismatch.
-bool compare(const Tensor& got, const Tensor& want, size_t index, double rtol, double atol, BundledCaseResult& result) {
+// Compares output `index` (BundledTolerance in module.h); false with `result.message` set at
+// the first failing output.
+bool compare(const Tensor& got, const Tensor& want, size_t index, const VerifyOptions& options,
+             BundledCaseResult& result) {
+  BundledOutputResult o;
+  o.dtype = want.dtype;
+  const BundledTolerance fallback = default_bundled_tolerance(want.dtype);
+  o.tolerance.rtol = options.rtol >= 0 ? options.rtol : fallback.rtol;
+  o.tolerance.atol = options.atol >= 0 ? options.atol : fallback.atol;
   if (got.dtype != want.dtype || got.rank != want.rank ||
       std::memcmp(got.sizes, want.sizes, sizeof(int64_t) * want.rank) != 0) {
+    result.outputs.push_back(o);
     if (!result.message.empty()) return false;  // keep the first mismatch
     result.message = "output " + std::to_string(index) + " is " + scalar_type_name(got.dtype) +
                      shape_text(got.sizes, got.rank) + ", expected " + scalar_type_name(want.dtype) +
                      shape_text(want.sizes, want.rank);
     return false;
   }
-  bool ok = true;
-  for (int64_t i = 0; i < want.numel(); ++i) {
+  const int64_t n = want.numel();
+  double max_want = 0.0, want_sq = 0.0, err_sq = 0.0;
+  int64_t worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
     const double g = element_as_double(got, i), w = element_as_double(want, i);
-    if (std::isnan(g) && std::isnan(w)) continue;
-    const double err = std::fabs(g - w);
-    if (!(err <= result.max_abs_error)) result.max_abs_error = std::isnan(err) ? INFINITY : err;
-    if (w != 0.0 && err / std::fabs(w) > result.max_rel_error) result.max_rel_error = err / std::fabs(w);
-    if (ok && !(err <= atol + rtol * std::fabs(w))) {
-      ok = false;
-      if (!result.message.empty()) continue;  // keep the first mismatch
-      char text[200];
-      std::snprintf(text, sizeof(text), "output %zu element %lld is %.9g, expected %.9g (|diff| %.3g > atol %.3g + rtol %.3g * |expected|)",
-                    index, static_cast<long long>(i), g, w, err, atol, rtol);
-      result.message = text;
+    if (std::isfinite(w)) {
+      max_want = std::max(max_want, std::fabs(w));
+      want_sq += w * w;
     }
+    if (g == w || (std::isnan(g) && std::isnan(w))) continue;  // also equal infinities
+    double err = std::fabs(g - w);
+    if (std::isnan(err)) err = INFINITY;
+    if (err > o.max_abs_error) {
+      o.max_abs_error = err;
+      worst = i;
+    }
+    err_sq += err * err;
+    if (w != 0.0 && err / std::fabs(w) > result.max_rel_error) result.max_rel_error = err / std::fabs(w);
   }
-  return ok;
+  const double rtol = o.tolerance.rtol, atol = o.tolerance.atol;
+  o.max_abs_limit = atol + rtol * max_want;
+  o.rel_l2_error = want_sq > 0 ? std::sqrt(err_sq / want_sq) : (err_sq > 0 ? INFINITY : 0.0);
+  const double rms_err = n > 0 ? std::sqrt(err_sq / n) : 0.0;
+  const double rms_want = n > 0 ? std::sqrt(want_sq / n) : 0.0;
+  const double rms_limit = atol + rtol * rms_want;
+  o.passed = o.max_abs_error <= o.max_abs_limit && rms_err <= rms_limit;
+  result.max_abs_error = std::max(result.max_abs_error, o.max_abs_error);
+  result.rel_l2_error = std::max(result.rel_l2_error, o.rel_l2_error);
+  result.outputs.push_back(o);
+  if (o.passed || !result.message.empty()) return o.passed;  // keep the first mismatch
+  char text[320];
+  if (!(o.max_abs_error <= o.max_abs_limit)) {
+    std::snprintf(text, sizeof(text),
+                  "output %zu element %lld is %.9g, expected %.9g (|diff| %.3g > %.3g = atol %.3g + rtol %.3g * "
+                  "max|expected| %.3g)",
+                  index, static_cast<long long>(worst), element_as_double(got, worst), element_as_double(want, worst),
+                  o.max_abs_error, o.max_abs_limit, atol, rtol, max_want);
+  } else {
+    std::snprintf(text, sizeof(text),
+                  "output %zu: relative L2 error %.3g (RMS error %.3g > %.3g = atol %.3g + rtol %.3g * "
+                  "RMS(expected) %.3g)",
+                  index, o.rel_l2_error, rms_err, rms_limit, atol, rtol, rms_want);
+  }
+  result.message = text;
+  return false;
 }
 
 }  // namespace
 
-Expected<std::vector<BundledCaseResult>> Module::verify_bundled_cases(double rtol, double atol) {
+BundledTolerance default_bundled_tolerance(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::Float32:
+    case ScalarType::Float64: return {1e-4, 1e-5};
+    case ScalarType::Float16: return {1e-2, 1e-3};
+    case ScalarType::BFloat16: return {5e-2, 1e-2};
+    default: return {0.0, 0.0};  // integers and bool: exact
+  }
+}
+
+Expected<std::vector<BundledCaseResult>> Module::verify_bundled_cases(const VerifyOptions& options) {
   Status s = load();
   if (!s.ok()) return s;
   const auto* cases = program_->flatbuffer()->bundled_cases();
@@ -118,7 +166,7 @@ Expected<std::vector<BundledCaseResult>> Module::verify_bundled_cases(double rto
         r.message = "output " + std::to_string(k) + " is not a tensor";
         break;
       }
-      if (!compare(outputs->at(k).tensor(), want.tensor(), k, rtol, atol, r)) r.passed = false;
+      if (!compare(outputs->at(k).tensor(), want.tensor(), k, options, r)) r.passed = false;
     }
     results.push_back(r);
   }

@@ -104,13 +104,48 @@ struct ModuleOptions {
   EventTracer* event_tracer = nullptr;
 };
 
+// How close a bundled output must be to its expected value (Module::verify_bundled_cases).
+// Besides the expected dtype and shape, an output passes when, over its n elements (NaN
+// matches NaN, infinities match exactly),
+//   max |got - want|     <= atol + rtol * max |want|
+//   ||got - want||_2 / sqrt(n) <= atol + rtol * ||want||_2 / sqrt(n)   (RMS: relative L2)
+// Both bounds scale with the output as a whole, not each element: a correct fp32 program
+// differs from PyTorch by rounding relative to the output's large values, which can be far
+// more than rtol of a near-zero element. rtol = atol = 0 asks for exact equality.
+struct BundledTolerance {
+  double rtol = 0.0;
+  double atol = 0.0;
+};
+// The defaults by output dtype: float32 and float64 rtol 1e-4, atol 1e-5 (rounding passes, a
+// 1% error fails); float16 rtol 1e-2, atol 1e-3; bfloat16 rtol 5e-2, atol 1e-2; integer and
+// bool outputs exact.
+BundledTolerance default_bundled_tolerance(ScalarType dtype);
+
+struct VerifyOptions {
+  // Override the per-dtype default for every output when >= 0.
+  double rtol = -1.0;
+  double atol = -1.0;
+};
+
+// One output of a bundled test case.
+struct BundledOutputResult {
+  ScalarType dtype = ScalarType::Float32;  // the expected dtype
+  BundledTolerance tolerance;              // what was applied
+  bool passed = false;
+  double max_abs_error = 0.0;
+  double max_abs_limit = 0.0;  // atol + rtol * max |want|
+  double rel_l2_error = 0.0;   // ||got - want||_2 / ||want||_2 (inf when want is 0 and got is not)
+};
+
 // The outcome of one bundled test case (Module::verify_bundled_cases).
 struct BundledCaseResult {
   std::string name;    // the case's name (its --bundle directory)
   std::string method;
   bool passed = false;
   double max_abs_error = 0.0;  // over every element of every output
-  double max_rel_error = 0.0;  // |got - want| / |want| where want != 0
+  double max_rel_error = 0.0;  // |got - want| / |want| where want != 0 (elementwise; not a criterion)
+  double rel_l2_error = 0.0;   // the largest over the outputs
+  std::vector<BundledOutputResult> outputs;  // those compared
   std::string message;         // why it failed: the first mismatch or the run's error
 };
 
@@ -167,10 +202,17 @@ class Module {
   Method* method(const std::string& name);
 
   // Runs every test case bundled in the program (`ember export --bundle`), each from the
-  // method's initial state. A case passes when every output has the expected dtype and shape
-  // and every element satisfies |got - want| <= atol + rtol * |want| (NaN matches NaN).
+  // method's initial state. A case passes when every output passes BundledTolerance's check,
+  // with default_bundled_tolerance() of its dtype unless `options` overrides rtol / atol.
   // NotFound when the program has no bundled cases; a failing case is a result, not an error.
-  Expected<std::vector<BundledCaseResult>> verify_bundled_cases(double rtol = 1e-5, double atol = 1e-6);
+  Expected<std::vector<BundledCaseResult>> verify_bundled_cases(const VerifyOptions& options = VerifyOptions());
+  // The same rtol and atol for every output.
+  Expected<std::vector<BundledCaseResult>> verify_bundled_cases(double rtol, double atol) {
+    VerifyOptions options;
+    options.rtol = rtol;
+    options.atol = atol;
+    return verify_bundled_cases(options);
+  }
 
  private:
   struct LoadedMethod;

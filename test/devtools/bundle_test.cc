@@ -4,6 +4,8 @@
 // `ember verify` exits 0 iff every case passes.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -46,8 +48,15 @@ class BundleTest : public ::testing::Test {
     o.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
     return o;
   }
-  // Exports with `cases` and verifies through the Module API.
   std::vector<BundledCaseResult> export_and_verify(std::vector<BundledCaseData> cases, double rtol, double atol) {
+    VerifyOptions options;
+    options.rtol = rtol;
+    options.atol = atol;
+    return export_and_verify(std::move(cases), options);
+  }
+  // Exports with `cases` and verifies through the Module API.
+  std::vector<BundledCaseResult> export_and_verify(std::vector<BundledCaseData> cases,
+                                                   const VerifyOptions& options = VerifyOptions()) {
     exporter::ExportOptions o = xnnpack();
     o.bundled_cases = std::move(cases);
     auto r = exporter::export_pt2_file(model_dir_ + "/model.pt2", o);
@@ -58,13 +67,34 @@ class BundleTest : public ::testing::Test {
     std::memcpy(aligned, r->pte.data(), r->pte.size());
     bytes_ = r->pte;
     Module module(aligned, r->pte.size());
-    Expected<std::vector<BundledCaseResult>> results = module.verify_bundled_cases(rtol, atol);
+    Expected<std::vector<BundledCaseResult>> results = module.verify_bundled_cases(options);
     EXPECT_TRUE(results.ok()) << results.error().to_string();
     return results.ok() ? *results : std::vector<BundledCaseResult>();
   }
   std::string model_dir_;
   std::vector<uint8_t> pte_, bytes_;
 };
+
+// `ember verify` on the last exported program, with `flags`.
+int verify_cli(const std::vector<uint8_t>& pte, std::vector<std::string> flags) {
+  const std::string path = temp_dir("bundle") + "/verify_cli.pte";
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(pte.data()),
+                                              static_cast<std::streamsize>(pte.size()));
+  std::vector<std::string> args = {"verify", path};
+  args.insert(args.end(), flags.begin(), flags.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(&a[0]);
+  return tools::verify_command(static_cast<int>(argv.size()), argv.data());
+}
+
+// Every expected element scaled by (1 + rel), alternating the sign of the change.
+BundledCaseData scaled(const BundledCaseData& c, const char* name, double rel) {
+  BundledCaseData out = c;
+  out.name = name;
+  float* v = reinterpret_cast<float*>(out.expected_outputs[0].data.data());
+  for (int64_t i = 0; i < out.expected_outputs[0].numel(); ++i) v[i] *= static_cast<float>(1 + (i % 2 ? rel : -rel));
+  return out;
+}
 
 TEST_F(BundleTest, PassesOnCorrectOutputsFailsOnAPerturbedOne) {
   auto good = tools::read_bundle_dir(model_dir_);
@@ -98,6 +128,82 @@ TEST_F(BundleTest, PassesOnCorrectOutputsFailsOnAPerturbedOne) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes_.data()),
                                               static_cast<std::streamsize>(bytes_.size()));
   EXPECT_EQ(tools::verify_command(4, argv), 0);
+}
+
+TEST(BundledToleranceTest, DefaultsByDtype) {
+  EXPECT_EQ(default_bundled_tolerance(ScalarType::Float32).rtol, 1e-4);
+  EXPECT_EQ(default_bundled_tolerance(ScalarType::Float32).atol, 1e-5);
+  EXPECT_EQ(default_bundled_tolerance(ScalarType::Float64).rtol, 1e-4);
+  EXPECT_GT(default_bundled_tolerance(ScalarType::Float16).rtol, 1e-4);
+  EXPECT_GT(default_bundled_tolerance(ScalarType::BFloat16).rtol, default_bundled_tolerance(ScalarType::Float16).rtol);
+  for (ScalarType t : {ScalarType::Int8, ScalarType::Int32, ScalarType::Int64, ScalarType::UInt8, ScalarType::Bool}) {
+    EXPECT_EQ(default_bundled_tolerance(t).rtol, 0.0);
+    EXPECT_EQ(default_bundled_tolerance(t).atol, 0.0);
+  }
+}
+
+TEST_F(BundleTest, DefaultTolerancesPassRoundingAndFailAOnePercentError) {
+  auto good = tools::read_bundle_dir(model_dir_);
+  ASSERT_TRUE(good.ok()) << good.status();
+  const BundledCaseData rounding = scaled(*good, "rounding", 1e-6), off = scaled(*good, "one_percent", 1e-2);
+  std::vector<BundledCaseResult> r = export_and_verify({*good, rounding, off});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_TRUE(r[0].passed) << r[0].message;
+  EXPECT_TRUE(r[1].passed) << r[1].message;
+  EXPECT_FALSE(r[2].passed);
+  EXPECT_NEAR(r[2].rel_l2_error, 1e-2, 1e-3);
+  EXPECT_NE(r[2].message.find("output 0 element"), std::string::npos) << r[2].message;
+  ASSERT_EQ(r[2].outputs.size(), 1u);
+  EXPECT_EQ(r[2].outputs[0].dtype, ScalarType::Float32);
+  EXPECT_EQ(r[2].outputs[0].tolerance.rtol, 1e-4);
+  EXPECT_EQ(r[2].outputs[0].tolerance.atol, 1e-5);
+  EXPECT_GT(r[2].outputs[0].max_abs_error, r[2].outputs[0].max_abs_limit);
+  EXPECT_LT(r[1].rel_l2_error, 1e-5);
+  // The CLI: 1 with the perturbed case, 0 when explicit tolerances allow it.
+  EXPECT_EQ(verify_cli(bytes_, {}), 1);
+  EXPECT_EQ(verify_cli(bytes_, {"--rtol", "0.05", "--atol", "0.05"}), 0);
+  r = export_and_verify({*good, rounding});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(verify_cli(bytes_, {}), 0);
+  EXPECT_EQ(verify_cli(bytes_, {"--rtol", "0", "--atol", "0"}), 1);  // exact: rounding fails
+}
+
+TEST_F(BundleTest, ABiasWithinTheMaxBoundFailsTheRmsBound) {
+  auto good = tools::read_bundle_dir(model_dir_);
+  ASSERT_TRUE(good.ok()) << good.status();
+  BundledCaseData biased = *good;
+  biased.name = "biased";
+  float* v = reinterpret_cast<float*>(biased.expected_outputs[0].data.data());
+  const int64_t n = biased.expected_outputs[0].numel();
+  double max_want = 0, sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    max_want = std::max(max_want, std::fabs(static_cast<double>(v[i])));
+    sq += static_cast<double>(v[i]) * v[i];
+  }
+  // rtol alone, so the two bounds differ by max|expected| / RMS(expected).
+  const double rtol = 1e-3, max_limit = rtol * max_want, rms_limit = rtol * std::sqrt(sq / n);
+  ASSERT_GT(max_limit, 1.3 * rms_limit) << "small_cnn's outputs are too even for this test";
+  const double bias = 0.5 * (max_limit + rms_limit);  // every element off by this much
+  for (int64_t i = 0; i < n; ++i) v[i] += static_cast<float>(bias);
+  std::vector<BundledCaseResult> r = export_and_verify({biased}, rtol, 0.0);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(r[0].passed);
+  ASSERT_EQ(r[0].outputs.size(), 1u);
+  EXPECT_LE(r[0].outputs[0].max_abs_error, r[0].outputs[0].max_abs_limit);
+  EXPECT_NE(r[0].message.find("output 0: relative L2 error"), std::string::npos) << r[0].message;
+}
+
+// Issue 34: PyTorch's fp32 outputs for MobileNetV2 (max abs error a few 1e-6) failed
+// `ember verify` under its former elementwise check (atol 1e-6 + rtol 1e-5 * |expected|).
+TEST_F(BundleTest, MobileNetV2AgainstPyTorchPassesTheDefaults) {
+  const std::string mv2 = testing::shared_dir() + "/models/mobilenet_v2";
+  auto c = tools::read_bundle_dir(mv2);
+  ASSERT_TRUE(c.ok()) << c.status();
+  exporter::ExportOptions o = xnnpack();
+  o.bundled_cases = {*c};
+  auto e = exporter::export_pt2_file(mv2 + "/model.pt2", o);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(verify_cli(e->pte, {}), 0);
 }
 
 TEST_F(BundleTest, OutputsComputedWithThePortableKernelsMatchPyTorch) {

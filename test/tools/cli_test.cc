@@ -1,5 +1,5 @@
-// Command-line tests: `ember export / inspect / ops / run / bench` output formats, files and
-// exit codes, on real models from shared/ (skipped when absent).
+// Command-line tests: `ember export / inspect / ops / run / bench / generate` output formats,
+// files and exit codes, on real models from shared/ (skipped when absent).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -98,10 +98,65 @@ TEST_F(CliTest, RunWritesOutputsMatchingPyTorch) {
   EXPECT_LE(max_abs_diff(*ours, *ref), 1e-5);
 }
 
-TEST_F(CliTest, RunGeneratesInputsWhenNoneGiven) {
+TEST_F(CliTest, RunWithoutInputsRefusesAndDescribesThem) {
+  // Outputs of made-up inputs would look as real as any others: no silent default.
   CommandResult r = run("run " + pte_ + " --threads 2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("ember run: method 'forward' takes 1 input and none was given:\n"
+                          "  input 0: float32[1, 3, 32, 32]\n"),
+            std::string::npos) << r.output;
+  for (const char* hint : {"--input FILE.npy", "--zeros", "--random"}) {
+    EXPECT_NE(r.output.find(hint), std::string::npos) << hint << " in\n" << r.output;
+  }
+  EXPECT_EQ(r.output.find("call 0 output"), std::string::npos) << r.output;
+
+  // Also when only a later call (--then) lacks inputs: nothing runs.
+  CommandResult later = run("run " + pte_ + " --input " + model_dir_ + "/input_0.npy --then");
+  EXPECT_EQ(later.exit_code, 2) << later.output;
+  EXPECT_NE(later.output.find("a call (--then) gives none"), std::string::npos) << later.output;
+  EXPECT_EQ(later.output.find("call 0 output"), std::string::npos) << later.output;
+
+  EXPECT_EQ(run("run " + pte_ + " --zeros --random").exit_code, 2);
+}
+
+TEST_F(CliTest, RunWithoutInputsNamesDynamicBounds) {
+  std::string pte = tmpdir() + "/dynamic_mlp.pte";
+  CommandResult e = run("export " + shared_ + "/models/dynamic_mlp/model.pt2 -o " + pte);
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  CommandResult r = run("run " + pte);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("  input 0: float32[<="), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(dynamic, up to these sizes)"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, RunZerosRunsOnAllZeroInputs) {
+  const std::string zeros_npy = tmpdir() + "/zeros.npy";
+  ASSERT_TRUE(write_npy(zeros_npy, zeros({1, 3, 32, 32}).tensor()).ok());
+  CommandResult given = run("run " + pte_ + " --input " + zeros_npy + " --output-dir " + tmpdir() + "/zeros_given");
+  ASSERT_EQ(given.exit_code, 0) << given.output;
+  CommandResult r = run("run " + pte_ + " --zeros --threads 2 --output-dir " + tmpdir() + "/zeros_flag");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("call 0 output 0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("call 0 output 0: float32 1x10"), std::string::npos) << r.output;
+  auto a = read_npy(tmpdir() + "/zeros_given/output_0.npy");
+  auto b = read_npy(tmpdir() + "/zeros_flag/output_0.npy");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(max_abs_diff(*a, *b), 0.0);
+}
+
+TEST_F(CliTest, RunRandomIsSeededAndDeterministic) {
+  std::string d1 = tmpdir() + "/random1", d2 = tmpdir() + "/random2", dz = tmpdir() + "/random_zeros";
+  CommandResult r1 = run("run " + pte_ + " --random --then --output-dir " + d1);
+  ASSERT_EQ(r1.exit_code, 0) << r1.output;
+  CommandResult r2 = run("run " + pte_ + " --random --then --output-dir " + d2);
+  ASSERT_EQ(r2.exit_code, 0) << r2.output;
+  EXPECT_EQ(r1.output, r2.output);
+  ASSERT_EQ(run("run " + pte_ + " --zeros --output-dir " + dz).exit_code, 0);
+  auto a = read_npy(d1 + "/output_0.npy"), b = read_npy(d2 + "/output_0.npy");
+  auto a1 = read_npy(d1 + "/call1_output_0.npy"), z = read_npy(dz + "/output_0.npy");
+  ASSERT_TRUE(a.ok() && b.ok() && a1.ok() && z.ok());
+  EXPECT_EQ(max_abs_diff(*a, *b), 0.0);   // same values every run
+  EXPECT_GT(max_abs_diff(*a, *a1), 0.0);  // each call its own seed
+  EXPECT_GT(max_abs_diff(*a, *z), 0.0);   // not zeros
 }
 
 TEST_F(CliTest, RunThenMakesSeveralCallsWithNumberedOutputs) {
@@ -192,10 +247,14 @@ TEST_F(CliTest, GenerateStreamsTokensAndWritesJsonFromProgramMetadata) {
   for (const char* key : {"load_ms", "ttft_ms", "prefill_tokens_per_s", "decode_tokens_per_s", "peak_rss_bytes"}) {
     EXPECT_GT(j[key].get<double>(), 0) << key;
   }
-  // The streamed ids are the JSON's.
+  // The streamed ids are the JSON's, and their line ends before the statistics (stderr),
+  // even with stdout a pipe.
   std::string streamed;
   for (const auto& t : j["generated_tokens"]) streamed += std::to_string(t.get<int>()) + " ";
-  EXPECT_NE(r.output.find(streamed), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(streamed + "\nember generate: 4 prompt tokens"), std::string::npos) << r.output;
+  CommandResult quiet = run("generate " + pte + " --prompt-tokens 489,258,282,434 --max-new-tokens 5 --quiet");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+  EXPECT_EQ(quiet.output.rfind("ember generate: 4 prompt tokens", 0), 0u) << quiet.output;  // no empty line
 
   EXPECT_EQ(run("generate " + pte + " --prompt hello").exit_code, 2);  // no tokenizer
   EXPECT_EQ(run("generate " + pte + " --prompt-tokens 1,2 --top-p 3").exit_code, 2);

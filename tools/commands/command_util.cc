@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 
 namespace ember {
 namespace tools {
@@ -42,6 +43,77 @@ Expected<std::vector<TensorPtr>> generate_inputs(const MethodMeta& meta, uint64_
     out.push_back(rand(sizes, info->dtype, seed * 1000 + i, 2));
   }
   return out;
+}
+
+Expected<std::vector<TensorPtr>> synthetic_inputs(const MethodMeta& meta, SyntheticInputs kind, uint64_t seed) {
+  std::vector<TensorPtr> out;
+  for (size_t i = 0; i < meta.num_inputs(); ++i) {
+    Result<TensorInfo> info = meta.input_tensor_info(i);
+    if (!info.ok()) {
+      return Status(Error::NotSupported, "input " + std::to_string(i) +
+                                             " is not a tensor; pass inputs with --input");
+    }
+    std::vector<int64_t> sizes(info->max_sizes.begin(), info->max_sizes.end());
+    TensorPtr t = zeros(sizes, info->dtype);
+    if (kind == SyntheticInputs::kRandom) {
+      // mt19937_64's output is fixed by the standard; the distributions are not, so the
+      // values are derived from its bits directly.
+      std::mt19937_64 gen(seed * 1000 + i);
+      for (int64_t k = 0; k < t.numel(); ++k) {
+        const uint64_t bits = gen();
+        double v;
+        if (is_floating(info->dtype)) {
+          v = static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0;  // [-1, 1)
+        } else if (info->dtype == ScalarType::Bool) {
+          v = static_cast<double>(bits >> 63);
+        } else {
+          v = static_cast<double>((bits >> 32) % 10);
+        }
+        set_element_from_double(t.tensor(), k, v);
+      }
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::string describe_inputs(const MethodMeta& meta) {
+  std::string s;
+  for (size_t i = 0; i < meta.num_inputs(); ++i) {
+    s += "  input " + std::to_string(i) + ": ";
+    Result<TensorInfo> info = meta.input_tensor_info(i);
+    if (!info.ok()) {
+      switch (meta.input_tag(i)) {
+        case ValueTag::Int: s += "int (not a tensor)"; break;
+        case ValueTag::Double: s += "double (not a tensor)"; break;
+        case ValueTag::Bool: s += "bool (not a tensor)"; break;
+        default: s += "not a tensor"; break;
+      }
+      s += "\n";
+      continue;
+    }
+    s += std::string(scalar_type_name(info->dtype)) + "[";
+    for (size_t d = 0; d < info->max_sizes.size(); ++d) {
+      s += (d ? ", " : "") + std::string(info->dynamic ? "<=" : "") + std::to_string(info->max_sizes[d]);
+    }
+    s += "]";
+    if (info->dynamic) s += " (dynamic, up to these sizes)";
+    s += "\n";
+  }
+  return s;
+}
+
+void TextStream::write(std::string_view text) {
+  if (text.empty()) return;
+  std::fwrite(text.data(), 1, text.size(), out_);
+  std::fflush(out_);  // the user watches it stream
+  at_line_start_ = text.back() == '\n';
+}
+
+void TextStream::finish() {
+  if (!at_line_start_) std::fputc('\n', out_);
+  at_line_start_ = true;
+  std::fflush(out_);
 }
 
 }  // namespace tools

@@ -174,25 +174,25 @@ int generate_command(int argc, char** argv) {
     ids = *list;
   }
   const bool has_tokenizer = generator.tokenizer() != nullptr;
-  if (!quiet && has_tokenizer) {
-    std::fwrite(prompt.data(), 1, prompt.size(), stdout);
-    std::fflush(stdout);
-  }
+  TextStream out(stdout);
+  if (!quiet && has_tokenizer) out.write(prompt);
   llm::GenerationResult result;
   Status s = generator.generate(
       ids, config,
       [&](int32_t token, std::string_view text) {
         if (quiet) return true;
         if (has_tokenizer) {
-          std::fwrite(text.data(), 1, text.size(), stdout);
+          out.write(text);
         } else if (token >= 0) {
-          std::printf("%d ", token);
+          char id[24];  // no allocation per token: the decode rate includes this callback
+          const int n = std::snprintf(id, sizeof(id), "%d ", token);
+          out.write(std::string_view(id, static_cast<size_t>(n)));
         }
-        std::fflush(stdout);
         return true;
       },
       &result);
-  if (!quiet) std::printf("\n");
+  // The text's line ends (once) before the statistics or an error go to stderr.
+  out.finish();
   if (!s.ok()) return report_error("generate", s);
 
   const int64_t rss = peak_rss_bytes();

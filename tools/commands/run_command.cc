@@ -1,5 +1,7 @@
 // `ember run MODEL.pte [--method NAME] [--input FILE.npy ...] [--then --input FILE.npy ...]
-//  [--output-dir DIR] [--threads N]`: one call per input group on the same loaded method.
+//  [--zeros | --random] [--output-dir DIR] [--threads N]`: one call per input group on the
+// same loaded method. A call without --input needs --zeros or --random: outputs of made-up
+// inputs look just as real as any others, so they are never the silent default.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,17 @@
 namespace ember {
 namespace tools {
 namespace {
+
+constexpr const char* kUsage =
+    "usage: ember run MODEL.pte [--method NAME] [--input FILE.npy ...] [--then --input FILE.npy ...]\n"
+    "         [--zeros | --random] [--output-dir DIR] [--threads N]\n"
+    "Runs a method once per input group (--then starts the next call on the same loaded method).\n"
+    "  --input FILE.npy   one per method input, in order (`ember inspect` lists them)\n"
+    "  --zeros            run calls without --input on all-zero inputs\n"
+    "  --random           run calls without --input on seeded random inputs: floats uniform\n"
+    "                     in [-1, 1), integers in [0, 10), bools 0/1 (the same every run)\n"
+    "  --output-dir DIR   write output_<i>.npy (call k > 0: call<k>_output_<i>.npy)\n"
+    "  --threads N        CPU threads (default 1)\n";
 
 void print_summary(size_t call, size_t index, const Output& out) {
   if (!out.is_tensor()) {
@@ -56,6 +70,7 @@ int run_command(int argc, char** argv) {
   std::string model_path, method = "forward", output_dir;
   std::vector<std::vector<std::string>> groups(1);
   size_t threads = 1;
+  std::optional<SyntheticInputs> synthetic;  // --zeros / --random
   for (int i = 1; i < argc; ++i) {  // argv[0] is the subcommand name
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -71,13 +86,16 @@ int run_command(int argc, char** argv) {
       groups.back().push_back(value("--input"));
     } else if (a == "--then") {
       groups.emplace_back();
+    } else if (a == "--zeros" || a == "--random") {
+      const SyntheticInputs kind = a == "--zeros" ? SyntheticInputs::kZeros : SyntheticInputs::kRandom;
+      if (synthetic && *synthetic != kind) return usage_error("run", "give at most one of --zeros and --random");
+      synthetic = kind;
     } else if (a == "--output-dir") {
       output_dir = value("--output-dir");
     } else if (a == "--threads") {
       if (!parse_count(value("--threads"), &threads)) return usage_error("run", "--threads must be a positive integer");
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: ember run MODEL.pte [--method NAME] [--input FILE.npy ...] "
-                  "[--then --input FILE.npy ...] [--output-dir DIR] [--threads N]\n");
+      std::printf("%s", kUsage);
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("run", ("unknown flag " + a).c_str());
@@ -94,6 +112,19 @@ int run_command(int argc, char** argv) {
   if (status.ok()) status = module.load_method(method);
   if (!status.ok()) return report_error("run", status);
   MethodMeta meta = *module.method_meta(method);
+  bool some_call_without_inputs = false;
+  for (const auto& files : groups) some_call_without_inputs = some_call_without_inputs || files.empty();
+  if (some_call_without_inputs && meta.num_inputs() > 0 && !synthetic) {
+    const size_t n = meta.num_inputs();
+    std::fprintf(stderr,
+                 "ember run: method '%s' takes %zu input%s and %s:\n%s"
+                 "Pass one --input FILE.npy per input, in this order, or opt in to synthetic inputs: "
+                 "--zeros (all zeros) or --random (seeded: floats in [-1, 1), integers in [0, 10)).\n",
+                 method.c_str(), n, n == 1 ? "" : "s",
+                 groups.size() == 1 ? "none was given" : "a call (--then) gives none",
+                 describe_inputs(meta).c_str());
+    return 2;
+  }
   if (!output_dir.empty()) mkdir(output_dir.c_str(), 0755);
 
   for (size_t call = 0; call < groups.size(); ++call) {
@@ -105,11 +136,11 @@ int run_command(int argc, char** argv) {
                                             " inputs, call " + std::to_string(call) + " gave " +
                                             std::to_string(files.size())));
     }
-    if (files.empty()) {
-      Expected<std::vector<TensorPtr>> generated = generate_inputs(meta, call);
+    if (files.empty() && synthetic) {
+      Expected<std::vector<TensorPtr>> generated = synthetic_inputs(meta, *synthetic, call);
       if (!generated.ok()) return report_error("run", generated.error());
       tensors = std::move(*generated);
-    } else {
+    } else {  // the files, or none for a method without inputs
       for (const std::string& f : files) {
         Expected<TensorPtr> t = read_npy(f);
         if (!t.ok()) return report_error("run", t.error());

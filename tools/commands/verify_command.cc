@@ -1,10 +1,13 @@
 // `ember verify MODEL.pte [--rtol R] [--atol A] [--threads N]`: runs every test case bundled
 // in the program (`ember export --bundle DIR`) and compares its outputs with the expected
-// ones: |got - want| <= atol + rtol * |want| elementwise. Exit 0 iff every case passes; 1 if
-// any fails or the program has no bundled cases; 2 on usage errors.
+// ones, with tolerances by output dtype (kUsage; BundledTolerance in runtime/module/module.h).
+// Exit 0 iff every case passes; 1 if any fails or the program has no bundled cases; 2 on
+// usage errors.
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "runtime/module/module.h"
 #include "tools/commands/command_registry.h"
@@ -13,6 +16,20 @@
 namespace ember {
 namespace tools {
 namespace {
+
+constexpr const char* kUsage =
+    "usage: ember verify MODEL.pte [--rtol R] [--atol A] [--threads N]\n"
+    "Runs the test cases bundled with `ember export --bundle DIR`; exit 0 iff all pass.\n"
+    "An output passes when it has the expected dtype and shape and\n"
+    "  max |got - expected| <= atol + rtol * max |expected|   and\n"
+    "  RMS(got - expected)  <= atol + rtol * RMS(expected)     (relative L2 error about rtol)\n"
+    "(NaN matches NaN). Default tolerances by output dtype:\n"
+    "  float32, float64   rtol 1e-4, atol 1e-5  (fp32 rounding against PyTorch passes, a 1% error fails)\n"
+    "  float16            rtol 1e-2, atol 1e-3\n"
+    "  bfloat16           rtol 5e-2, atol 1e-2\n"
+    "  integer, bool      exact\n"
+    "  --rtol R, --atol A  use R / A for every output instead (0 0: exact)\n"
+    "  --threads N         CPU threads (default 1)\n";
 
 bool parse_tolerance(const char* text, double* out) {
   char* end = nullptr;
@@ -26,7 +43,7 @@ bool parse_tolerance(const char* text, double* out) {
 
 int verify_command(int argc, char** argv) {
   std::string model_path;
-  double rtol = 1e-5, atol = 1e-6;
+  VerifyOptions options;  // rtol / atol < 0: by output dtype
   size_t threads = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -38,14 +55,13 @@ int verify_command(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--rtol") {
-      if (!parse_tolerance(value("--rtol"), &rtol)) return usage_error("verify", "--rtol must be a number >= 0");
+      if (!parse_tolerance(value("--rtol"), &options.rtol)) return usage_error("verify", "--rtol must be a number >= 0");
     } else if (a == "--atol") {
-      if (!parse_tolerance(value("--atol"), &atol)) return usage_error("verify", "--atol must be a number >= 0");
+      if (!parse_tolerance(value("--atol"), &options.atol)) return usage_error("verify", "--atol must be a number >= 0");
     } else if (a == "--threads") {
       if (!parse_count(value("--threads"), &threads)) return usage_error("verify", "--threads must be a positive integer");
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: ember verify MODEL.pte [--rtol R (1e-5)] [--atol A (1e-6)] [--threads N]\n"
-                  "Runs the test cases bundled with `ember export --bundle DIR`; exit 0 iff all pass.\n");
+      std::printf("%s", kUsage);
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("verify", ("unknown flag " + a).c_str());
@@ -59,16 +75,30 @@ int verify_command(int argc, char** argv) {
   Module module(model_path);
   Status status = module.set_num_threads(threads);
   if (!status.ok()) return report_error("verify", status);
-  Expected<std::vector<BundledCaseResult>> results = module.verify_bundled_cases(rtol, atol);
+  Expected<std::vector<BundledCaseResult>> results = module.verify_bundled_cases(options);
   if (!results.ok()) return report_error("verify", results.error());
   size_t passed = 0;
+  std::set<std::tuple<std::string, double, double>> applied;  // dtype, rtol, atol
   for (const BundledCaseResult& r : *results) {
     passed += r.passed ? 1 : 0;
-    std::printf("%s %s (%s): max abs error %.3g, max rel error %.3g%s%s\n", r.passed ? "PASS" : "FAIL", r.name.c_str(),
-                r.method.c_str(), r.max_abs_error, r.max_rel_error, r.message.empty() ? "" : "; ",
-                r.message.c_str());
+    std::printf("%s %s (%s): max abs error %.3g, rel L2 error %.3g%s%s\n", r.passed ? "PASS" : "FAIL", r.name.c_str(),
+                r.method.c_str(), r.max_abs_error, r.rel_l2_error, r.message.empty() ? "" : "; ", r.message.c_str());
+    for (const BundledOutputResult& o : r.outputs) {
+      applied.emplace(scalar_type_name(o.dtype), o.tolerance.rtol, o.tolerance.atol);
+    }
   }
-  std::printf("%zu of %zu cases passed (rtol %g, atol %g)\n", passed, results->size(), rtol, atol);
+  std::string tolerances;
+  for (const auto& t : applied) {
+    char text[96];
+    if (std::get<1>(t) == 0 && std::get<2>(t) == 0) {
+      std::snprintf(text, sizeof(text), "%s exact", std::get<0>(t).c_str());
+    } else {
+      std::snprintf(text, sizeof(text), "%s rtol %g atol %g", std::get<0>(t).c_str(), std::get<1>(t), std::get<2>(t));
+    }
+    tolerances += (tolerances.empty() ? "" : "; ") + std::string(text);
+  }
+  std::printf("%zu of %zu cases passed (%s)\n", passed, results->size(),
+              tolerances.empty() ? "no outputs compared" : tolerances.c_str());
   return passed == results->size() ? 0 : 1;
 }
 

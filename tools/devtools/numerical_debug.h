@@ -61,7 +61,7 @@ struct NumericalDebugReport {
 
 // Exports `pt2_path` twice (see above) and compares. `backend` is the partitioner under
 // test (XNNPACK, Vulkan or a test backend). `inputs` must match the method's inputs; when
-// empty they are generated as `ember run` does (float uniform [0, 1), integers in [0, 2)).
+// empty they are generated as `ember bench` does (float uniform [0, 1), integers in [0, 2)).
 absl::StatusOr<NumericalDebugReport> debug_numerics(const std::string& pt2_path,
                                                     std::shared_ptr<exporter::Partitioner> backend,
                                                     const std::vector<TensorPtr>& inputs,
