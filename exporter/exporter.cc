@@ -67,8 +67,14 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     std::map<std::string, int> before;
     for (const Node& n : g.nodes) if (!n.erased) before[n.kernel_name()]++;
     const size_t live_before = g.num_live_nodes();
-    auto n = apply_partitioner(g, *p, &delegates);
+    PartitionOptions partition_options;
+    partition_options.strict = options.strict_delegation;
+    PartitionReport report;
+    auto n = apply_partitioner(g, *p, &delegates, partition_options, &report);
     if (!n.ok()) return n.status();
+    summary.notes = report.notes;
+    summary.fallbacks = static_cast<int>(report.fallbacks.size());
+    for (const std::string& f : report.fallbacks) r.warnings.push_back(f);
     std::map<std::string, int> after;
     for (const Node& node : g.nodes) if (!node.erased) after[node.kernel_name()]++;
     for (const auto& [op, count] : before) {

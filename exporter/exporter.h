@@ -21,6 +21,9 @@ namespace exporter {
 struct ExportOptions {
   std::string method_name = "forward";
   std::vector<std::shared_ptr<Partitioner>> partitioners;  // in priority order
+  // A claimed node its backend then fails to lower: false, it runs on the portable kernels
+  // (ExportResult::warnings says which and why); true, the export fails.
+  bool strict_delegation = false;
   bool fold_conv_bn = true;
   bool fold_constants = true;  // needs the kernel library linked (it runs the kernels)
   // PT2E Q/DQ chains around conv2d/linear become ember_quantized:: integer ops (int8 weights
@@ -43,6 +46,8 @@ struct BackendSummary {
   int delegates = 0;               // delegate calls created
   int nodes = 0;                   // original nodes they replaced
   std::map<std::string, int> ops;  // "aten::conv2d.default" -> count
+  std::vector<std::string> notes;  // how claimed sets were re-formed into calls (verbose output)
+  int fallbacks = 0;               // claimed nodes it could not lower (left on portable kernels)
 };
 
 struct ExportResult {

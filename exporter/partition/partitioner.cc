@@ -1,5 +1,7 @@
 #include "exporter/partition/partitioner.h"
 
+#include "exporter/partition/schedulable_groups.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -130,25 +132,71 @@ bool cluster_supported_nodes(Graph& g, const std::function<bool(int)>& supported
   return order && !std::is_sorted(order->begin(), order->end());
 }
 
-absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
-                                      std::vector<DelegateRecord>* delegates) {
+namespace {
+
+using Lowered = std::vector<std::pair<Partition, DelegateBlob>>;
+
+// Lowers `nodes` (convex, in graph order) as one delegate call. When the backend fails, the
+// set is split in two halves of the graph order and each half lowered on its own (a prefix or
+// suffix of a convex set is convex, and splitting a call keeps the calls schedulable); a node
+// that fails alone stays on the portable kernels, with the backend's reason in `report`.
+absl::Status lower_or_fall_back(const Graph& g, Partitioner& partitioner, const std::vector<int>& nodes,
+                                const PartitionOptions& options, Lowered* made, PartitionReport* report) {
+  auto p = make_partition(g, nodes);
+  if (!p.ok()) return absl::InvalidArgumentError(partitioner.backend_id() + ": " + std::string(p.status().message()));
+  auto blob = partitioner.preprocess(g, *p);
+  if (blob.ok()) {
+    made->emplace_back(std::move(*p), std::move(*blob));
+    return absl::OkStatus();
+  }
+  if (options.strict) return blob.status();
+  if (nodes.size() == 1) {
+    const Node& n = g.nodes[nodes[0]];
+    report->fallbacks.push_back(partitioner.backend_id() + " could not lower node '" + n.name + "' (" +
+                                n.kernel_name() + "); it runs on the portable kernels: " +
+                                std::string(blob.status().message()));
+    return absl::OkStatus();
+  }
+  const size_t half = nodes.size() / 2;
+  const std::vector<int> first(nodes.begin(), nodes.begin() + long(half)), second(nodes.begin() + long(half), nodes.end());
+  if (auto s = lower_or_fall_back(g, partitioner, first, options, made, report); !s.ok()) return s;
+  return lower_or_fall_back(g, partitioner, second, options, made, report);
+}
+
+}  // namespace
+
+absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner, std::vector<DelegateRecord>* delegates,
+                                      const PartitionOptions& options, PartitionReport* report) {
+  PartitionReport local_report;
+  if (report == nullptr) report = &local_report;
   if (partitioner.prefers_clustering()) {
     cluster_supported_nodes(g, [&](int i) { return partitioner.supports(g, i); });
   }
   std::vector<std::vector<int>> sets = partitioner.claim(g);
+  sets.erase(std::remove_if(sets.begin(), sets.end(), [](const std::vector<int>& s) { return s.empty(); }), sets.end());
   std::set<int> taken;
-  std::vector<std::pair<Partition, DelegateBlob>> made;
   for (auto& s : sets) {
     for (int i : s) {
+      if (i < 0 || i >= static_cast<int>(g.nodes.size()) || g.nodes[i].erased) {
+        return absl::InvalidArgumentError(partitioner.backend_id() + " claimed an invalid node " + std::to_string(i));
+      }
       if (!taken.insert(i).second) {
         return absl::InvalidArgumentError(partitioner.backend_id() + " claimed node " + std::to_string(i) + " twice");
       }
     }
-    auto p = make_partition(g, s);
-    if (!p.ok()) return absl::InvalidArgumentError(partitioner.backend_id() + ": " + std::string(p.status().message()));
-    auto blob = partitioner.preprocess(g, *p);
-    if (!blob.ok()) return blob.status();
-    made.emplace_back(std::move(*p), std::move(*blob));
+  }
+  const size_t claimed_sets = sets.size();
+  sets = schedulable_groups(g.node_dependencies(), sets, &report->regrouping);
+  if (report->regrouping > 1) {
+    report->notes.push_back(partitioner.backend_id() + ": " + std::to_string(claimed_sets) +
+                            " claimed node sets were not schedulable as delegate calls (" +
+                            (report->regrouping == 2 ? "a path left a set and re-entered it"
+                                                     : "sets fed each other") +
+                            "); re-formed as " + std::to_string(sets.size()) + " calls");
+  }
+  Lowered made;
+  for (const auto& s : sets) {
+    if (auto st = lower_or_fall_back(g, partitioner, s, options, &made, report); !st.ok()) return st;
   }
   const std::vector<std::vector<int>> deps = g.node_dependencies();
   std::vector<int> rep(g.nodes.size());
@@ -197,10 +245,9 @@ absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
   // A delegate node sits where its last member was, but a node outside the partition that
   // came before that point may read one of its outputs (the partition is convex, so it never
   // feeds back in): such nodes move after it. Otherwise the order is kept.
-  if (!reorder_nodes(g, deps, rep, [](int) { return 0; })) {
-    return absl::InvalidArgumentError(partitioner.backend_id() +
-                                      ": a claimed partition is not convex (a path leaves it and re-enters it); the "
-                                      "partitioner must not claim such sets");
+  if (!reorder_nodes(g, deps, rep, [](int) { return 0; })) {  // schedulable_groups rules this out
+    return absl::InternalError(partitioner.backend_id() +
+                               ": delegate calls left the graph cyclic after regrouping; please report this graph");
   }
   return static_cast<int>(made.size());
 }

@@ -99,13 +99,31 @@ struct DelegateRecord {
   DelegateBlob blob;
 };
 
-// Runs `partitioner` over `g`: every claimed set is replaced by one node with
-// op == "delegate::<index>" (index into `delegates`), args = Tensors(inputs) and
-// outputs = the partition outputs, and the nodes are put back in a dependency order (see
-// Graph::node_dependencies). Fails when a claimed set is not convex. Returns the number of
-// partitions created.
-absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
-                                      std::vector<DelegateRecord>* delegates);
+// How apply_partitioner treats a claimed node that the backend's preprocess then fails on.
+struct PartitionOptions {
+  // false: the node runs on the portable kernels, the rest of its set is lowered around it,
+  // and PartitionReport::fallbacks says which node and why. true: the export fails with the
+  // backend's error (`ember export --strict-delegation`).
+  bool strict = false;
+};
+
+// What apply_partitioner changed in what the backend claimed.
+struct PartitionReport {
+  int regrouping = 1;  // schedulable_groups' step: 1 as claimed, 2 split convex, 3 acyclic levels
+  std::vector<std::string> notes;      // regrouping, for --verbose output
+  std::vector<std::string> fallbacks;  // one per claimed node left on the portable kernels
+};
+
+// Runs `partitioner` over `g`: the claimed sets are re-formed into schedulable delegate calls
+// (exporter/partition/schedulable_groups.h: convex, acyclic together; unchanged when they
+// already are), each is replaced by one node with op == "delegate::<index>" (index into
+// `delegates`), args = Tensors(inputs) and outputs = the partition outputs, and the nodes are
+// put back in a dependency order (see Graph::node_dependencies). A set whose preprocess fails
+// is lowered in halves, down to the nodes that fail alone, which stay on the portable kernels
+// (unless options.strict). Returns the number of partitions created.
+absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner, std::vector<DelegateRecord>* delegates,
+                                      const PartitionOptions& options = PartitionOptions(),
+                                      PartitionReport* report = nullptr);
 
 // Reorders g's live nodes (keeping Graph::node_dependencies) so that nodes for which
 // `supported` is false run as early as their inputs allow: among ready nodes, unsupported
@@ -113,9 +131,9 @@ absl::StatusOr<int> apply_partitioner(Graph& g, Partitioner& partitioner,
 bool cluster_supported_nodes(Graph& g, const std::function<bool(int)>& supported);
 
 // Builds the Partition (inputs/outputs) of a node set. Fails when the set contains erased
-// or invalid nodes. Convexity (no path leaves the set and re-enters it) is checked by
-// apply_partitioner, which also moves nodes that read a partition output after the
-// delegate call that now produces it.
+// or invalid nodes. Convexity (no path leaves the set and re-enters it) is apply_partitioner's
+// business (it re-forms sets that are not), which also moves nodes that read a partition
+// output after the delegate call that now produces it.
 absl::StatusOr<Partition> make_partition(const Graph& g, std::vector<int> nodes);
 
 // Name prefix of delegate nodes.

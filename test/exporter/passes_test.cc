@@ -225,7 +225,9 @@ TEST(Partitioner, ClaimedNodesBecomeOneDelegateCall) {
   EXPECT_EQ(g.nodes[1].args[0].ref, b);
 }
 
-TEST(Partitioner, RejectsNonConvexClaims) {
+// A claimed set a path leaves and re-enters cannot be one call (it would need its own output
+// as an input): it becomes one call per convex piece, the outside node between them.
+TEST(Partitioner, SplitsNonConvexClaimsIntoConvexCalls) {
   Graph g;
   int x = tensor(g, "x", {4}, ValueRole::UserInput);
   g.inputs = {x};
@@ -236,9 +238,99 @@ TEST(Partitioner, RejectsNonConvexClaims) {
   g.outputs = {GraphOutput{y}};
   FakePartitioner p;  // claims {neg, exp}: relu leaves the set and re-enters it
   std::vector<DelegateRecord> delegates;
+  PartitionReport report;
+  auto n = apply_partitioner(g, p, &delegates, PartitionOptions(), &report);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 2);
+  EXPECT_EQ(report.regrouping, 2);
+  ASSERT_EQ(report.notes.size(), 1u);
+  ASSERT_EQ(g.nodes.size(), 3u);
+  EXPECT_EQ(g.nodes[0].op, "delegate::0");
+  EXPECT_EQ(g.nodes[0].output_values(), (std::vector<int>{a}));
+  EXPECT_EQ(g.nodes[1].op, "aten::relu");
+  EXPECT_EQ(g.nodes[2].op, "delegate::1");
+  EXPECT_EQ(g.nodes[2].args[0].refs, (std::vector<int>{b}));
+}
+
+// The dependencies a backend does not see: an in-place write to a mutable buffer (a KV cache)
+// orders its earlier readers before it and its later readers after it. A backend that claims
+// both readers by their producers (the buffer has none) claims a set that is not convex
+// (Hugging Face's static-cache Llama failed --backend xnnpack on this).
+TEST(Partitioner, SplitsClaimsAroundInPlaceBufferWrites) {
+  Graph g;
+  int buf = tensor(g, "buf", {4}, ValueRole::MutableState);
+  int x = tensor(g, "x", {4}, ValueRole::UserInput);
+  g.inputs = {x};
+  int r = tensor(g, "r", {4}), e = tensor(g, "e", {4}), y = tensor(g, "y", {4});
+  add_node(g, node("aten::neg", "default", {Arg::tensor(buf)}, {r}));                     // 0 reads buf
+  add_node(g, node("aten::copy_", "default", {Arg::tensor(buf), Arg::tensor(x)}, {buf}));  // 1 writes it
+  add_node(g, node("aten::exp", "default", {Arg::tensor(buf)}, {e}));                     // 2 reads the new buf
+  add_node(g, node("aten::neg", "default", {Arg::tensor(e)}, {y}));                       // 3
+  g.outputs = {GraphOutput{r}, GraphOutput{y}};
+  FakePartitioner p;  // claims {0, 2, 3}
+  std::vector<DelegateRecord> delegates;
   auto n = apply_partitioner(g, p, &delegates);
-  ASSERT_FALSE(n.ok());
-  EXPECT_NE(std::string(n.status().message()).find("not convex"), std::string::npos) << n.status();
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 2);
+  ASSERT_EQ(g.nodes.size(), 3u);
+  EXPECT_EQ(g.nodes[0].op, "delegate::0");  // the read of the old buffer
+  EXPECT_EQ(g.nodes[0].output_values(), (std::vector<int>{r}));
+  EXPECT_EQ(g.nodes[1].op, "aten::copy_");
+  EXPECT_EQ(g.nodes[2].op, "delegate::1");  // exp + neg of the new one
+  EXPECT_EQ(g.nodes[2].output_values(), (std::vector<int>{y}));
+}
+
+// A backend whose preprocess fails on some claimed nodes (here every exp).
+class FailingPartitioner : public FakePartitioner {
+ public:
+  absl::StatusOr<DelegateBlob> preprocess(const Graph& g, const Partition& p) override {
+    for (int i : p.nodes) {
+      if (g.nodes[i].op == "aten::exp") return absl::InvalidArgumentError("exp is not lowered here");
+    }
+    return FakePartitioner::preprocess(g, p);
+  }
+};
+
+// One node the backend cannot lower never fails the export: it runs on the portable kernels,
+// the rest of its set is lowered around it, and the report says which node and why.
+TEST(Partitioner, NodesThatFailToLowerFallBackToPortableKernels) {
+  auto build = [](Graph& g) {
+    int x = tensor(g, "x", {4}, ValueRole::UserInput);
+    g.inputs = {x};
+    int a = tensor(g, "a", {4}), b = tensor(g, "b", {4}), c = tensor(g, "c", {4}), y = tensor(g, "y", {4});
+    add_node(g, node("aten::neg", "default", {Arg::tensor(x)}, {a}));
+    add_node(g, node("aten::neg", "default", {Arg::tensor(a)}, {b}));
+    add_node(g, node("aten::exp", "default", {Arg::tensor(b)}, {c}));
+    add_node(g, node("aten::neg", "default", {Arg::tensor(c)}, {y}));
+    g.outputs = {GraphOutput{y}};
+    g.nodes[2].name = "the_exp";
+  };
+  Graph g;
+  build(g);
+  FailingPartitioner p;
+  std::vector<DelegateRecord> delegates;
+  PartitionReport report;
+  auto n = apply_partitioner(g, p, &delegates, PartitionOptions(), &report);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 2);  // {neg, neg} and {neg}, the exp between them
+  ASSERT_EQ(report.fallbacks.size(), 1u);
+  EXPECT_NE(report.fallbacks[0].find("the_exp"), std::string::npos) << report.fallbacks[0];
+  EXPECT_NE(report.fallbacks[0].find("exp is not lowered here"), std::string::npos) << report.fallbacks[0];
+  ASSERT_EQ(g.nodes.size(), 3u);
+  EXPECT_EQ(g.nodes[0].op, "delegate::0");
+  EXPECT_EQ(g.nodes[1].op, "aten::exp");
+  EXPECT_EQ(g.nodes[2].op, "delegate::1");
+  EXPECT_EQ(delegates[0].blob.data[0], 2);  // two nodes in the first call
+  EXPECT_EQ(delegates[1].blob.data[0], 1);
+
+  Graph strict_graph;  // --strict-delegation: the backend's error fails the export
+  build(strict_graph);
+  PartitionOptions strict;
+  strict.strict = true;
+  std::vector<DelegateRecord> none;
+  auto failed = apply_partitioner(strict_graph, p, &none, strict);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(std::string(failed.status().message()).find("exp is not lowered here"), std::string::npos);
 }
 
 // A node outside the partition that sits between its members and reads a partition value

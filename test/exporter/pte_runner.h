@@ -17,6 +17,11 @@ namespace testing {
 
 class PteRunner {
  public:
+  // The method and temp allocators' sizes: zero-filled at each load, so tests that load
+  // hundreds of small programs pass smaller ones (the defaults fit every shared model).
+  explicit PteRunner(size_t method_bytes = 16 << 20, size_t temp_bytes = 64 << 20)
+      : method_bytes_(method_bytes), temp_bytes_(temp_bytes) {}
+
   // Returns "" on success, else why loading failed.
   // `tracer` (optional, must outlive the runner) is given to load_method (event_tracer.h).
   std::string load(const std::vector<uint8_t>& pte, const char* method = "forward", EventTracer* tracer = nullptr) {
@@ -31,8 +36,8 @@ class PteRunner {
     if (!meta.ok()) return "no method";
     for (size_t i = 0; i < meta->num_arenas(); ++i) arenas_.emplace_back(meta->arena_size(i).get() + 64);
     for (auto& a : arenas_) spans_.emplace_back(reinterpret_cast<uint8_t*>(align(a.data())), a.size() - 64);
-    method_mem_.resize(16 << 20);
-    temp_mem_.resize(64 << 20);
+    method_mem_.resize(method_bytes_);
+    temp_mem_.resize(temp_bytes_);
     method_alloc_ = std::make_unique<MemoryAllocator>(method_mem_.data(), method_mem_.size());
     temp_alloc_ = std::make_unique<MemoryAllocator>(temp_mem_.data(), temp_mem_.size());
     mm_.method_allocator = method_alloc_.get();
@@ -84,6 +89,7 @@ class PteRunner {
     return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63});
   }
   struct alignas(64) Block { uint8_t b[64]; };
+  size_t method_bytes_, temp_bytes_;
   std::vector<Block> file_;
   std::unique_ptr<BufferDataLoader> loader_;
   std::unique_ptr<Program> program_;

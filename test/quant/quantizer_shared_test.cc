@@ -62,9 +62,16 @@ TEST(QuantizerShared, TinyLlamaInt4Weight) {
   ASSERT_EQ(fr.run(inputs), "");
   ASSERT_EQ(qr.run(inputs), "");
   ASSERT_EQ(xr.run(inputs), "");
-  EXPECT_LT(testing::relative_l2(qr.output(0), fr.output(0)), 0.15);
-  EXPECT_LT(testing::relative_l2(xr.output(0), fr.output(0)), 0.15);
-  EXPECT_LT(testing::relative_l2(xr.output(0), qr.output(0)), 0.02);
+  const double portable_vs_float = testing::relative_l2(qr.output(0), fr.output(0));
+  const double xnnpack_vs_float = testing::relative_l2(xr.output(0), fr.output(0));
+  const double xnnpack_vs_portable = testing::relative_l2(xr.output(0), qr.output(0));
+  // The figures docs/quantization.md quotes per CPU (issue 26: 0.251 vs portable on Zen 5).
+  std::printf("[tiny_llama int4 g32] relative L2: portable vs float %.4f, XNNPACK vs float %.4f, XNNPACK vs "
+              "portable %.4f\n",
+              portable_vs_float, xnnpack_vs_float, xnnpack_vs_portable);
+  EXPECT_LT(portable_vs_float, 0.15);
+  EXPECT_LT(xnnpack_vs_float, 0.15);
+  EXPECT_LT(xnnpack_vs_portable, 0.02);
 }
 
 // MobileNetV2 and ResNet18 from ../shared (seeded random weights, so only the distance to

@@ -42,3 +42,13 @@ cc_library(
     linkstatic = 1,
     deps = [":microkernels", ":cpuinfo", ":pthreadpool"],
 )
+
+# XNNPACK's internal headers (src/xnnpack/*.h): microkernel declarations and configurations.
+# Test only (third_party/system:xnnpack_internal); they are not a stable interface.
+cc_library(
+    name = "xnnpack_internal",
+    testonly = True,
+    hdrs = glob(["internal/xnnpack/*.h"]),
+    includes = ["internal"],
+    deps = [":xnnpack"],
+)

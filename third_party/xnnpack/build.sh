@@ -27,7 +27,7 @@ PTHREADPOOL_VERSION="0.0~git20240616.560c60d"
 PTHREADPOOL_DEB_VERSION="${PTHREADPOOL_VERSION}-1"
 CPUINFO_DEB_VERSION="0.0~git20250327.39ea79a-1"
 # Bump when the build recipe below changes: part of the cache key.
-RECIPE=2
+RECIPE=4
 
 TARGET="${1:-host}"
 case "${TARGET}" in
@@ -124,6 +124,32 @@ mkdir -p "${PREFIX}/lib"
 # XNNPACK: static library + production microkernels, no tests or benchmarks.
 mkdir -p "${WORK}/src/xnnpack" "${WORK}/build/xnnpack"
 tar -xf "${XNN_TAR}" -C "${WORK}/src/xnnpack" || fail "unpacking xnnpack"
+# Dynamic quantization parameters (qd8: one zero point and scale per row) are padded past a
+# tensor's last row with XNN_EXTRA_QUANTIZATION_PARAMS (10) copies of that row's, because
+# XNNPACK's qd8 GEMM microkernels read the parameters of all MR rows of a tile, rows past the
+# batch included (they alias the last row, and the alias stored last wins). A tile starting at
+# the last row reads MR - 1 of them, so a kernel with MR > 11 reads past the padding: on Zen 5
+# and Sapphire Rapids XNNPACK 2024 picks the 14-row qd8-f32-qb4w AVX512-VNNI+GFNI kernel, and
+# int4 linear layers gave wrong rows for M % 14 in {1, 2, 3} (issue 26). Pad for the largest MR
+# of any GEMM configuration in these sources instead, so a newer snapshot stays covered.
+# //test/delegates/xnnpack:xnnpack_quantized_gemm_sweep_test checks the selected MR against it.
+XNN_SRC="${WORK}/src/xnnpack"
+MAX_MR=$(grep -ohE '_config\.mr = [0-9]+' "${XNN_SRC}/src/configs/gemm-config.c" | grep -oE '[0-9]+$' | sort -n | tail -1)
+[ -n "${MAX_MR}" ] || fail "reading the largest GEMM MR from src/configs/gemm-config.c"
+sed -i -E "s/^#define XNN_EXTRA_QUANTIZATION_PARAMS [0-9]+$/#define XNN_EXTRA_QUANTIZATION_PARAMS ${MAX_MR}/" \
+  "${XNN_SRC}/include/xnnpack.h"
+grep -q "^#define XNN_EXTRA_QUANTIZATION_PARAMS ${MAX_MR}$" "${XNN_SRC}/include/xnnpack.h" \
+  || fail "raising XNN_EXTRA_QUANTIZATION_PARAMS to ${MAX_MR} in include/xnnpack.h"
+# The SSE2 / SSE4.1 / AVX qd8-f32-qb4w kernels (x86 without AVX2) load each 4-column tile's
+# row sums with an aligned 16-byte load, but a tile is 4 * (K / 2 + 8 + 2 * blocks) bytes, a
+# multiple of 16 only for an even number of blocks: an int4 layer with an odd number of groups
+# (K = 96, group 32) crashed there (general protection fault; found by forcing each kernel
+# family in the sweep test above). Unaligned loads cost nothing on these CPUs for this one load.
+QB4W_LD=("${XNN_SRC}"/src/qd8-f32-qb4w-gemm/gen/qd8-f32-qb4w-gemm-*-minmax-*-ld*.c)
+sed -i 's/_mm_load_ps((const float\*) w)/_mm_loadu_ps((const float*) w)/' "${QB4W_LD[@]}"
+if grep -l "_mm_load_ps((const float\*) w)" "${QB4W_LD[@]}" >/dev/null; then
+  fail "making the qd8-f32-qb4w SSE / AVX kernels' row-sum loads unaligned"
+fi
 cmake -G Ninja -S "${WORK}/src/xnnpack" -B "${WORK}/build/xnnpack" "${CMAKE_CROSS[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
   -DXNNPACK_USE_SYSTEM_LIBS=ON -DXNNPACK_LIBRARY_TYPE=static \
@@ -138,6 +164,9 @@ mkdir -p "${PREFIX}/include"
 cp "${WORK}/src/xnnpack/include/xnnpack.h" "${WORK}/src/xnnpack/include/experiments-config.h" \
   "${PREFIX}/include/" 2>/dev/null || cp "${WORK}/src/xnnpack/include/xnnpack.h" "${PREFIX}/include/"
 cp "${WORK}/src/pthreadpool/include/pthreadpool.h" "${PREFIX}/include/"
+# Internal headers for tests that report or force microkernel choices (BUILD.local.tpl).
+mkdir -p "${PREFIX}/internal/xnnpack"
+cp "${XNN_SRC}"/src/xnnpack/*.h "${PREFIX}/internal/xnnpack/"
 cp "${PREFIX}/usr/include/cpuinfo.h" "${PREFIX}/include/"
 # Only the shared cpuinfo (run path) is linked from usr/lib; the .deb's libpthreadpool.so
 # is removed so nothing can pick it up instead of the static archive.

@@ -1,6 +1,6 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
-//                              [--xnnpack-fp16] [--xnnpack-conv-block-bytes N] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--verbose]
+//                              [--xnnpack-fp16] [--xnnpack-conv-block-bytes N] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--strict-delegation] [--verbose]
 //                              [--quantize int8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
 //                               [--observer minmax|percentile]
 //                               [--percentile P] [--bias-correction] [--quantize-skip PATTERN]...]
@@ -75,6 +75,8 @@ void usage() {
       "  --metadata K=V      store a program-level key/value string (repeatable), readable without\n"
       "                      loading a method (Module::metadata, ember inspect); e.g. the LLM\n"
       "                      runner's max_seq_len, vocab_size, bos_id, eos_id\n"
+      "  --strict-delegation fail when a backend cannot lower a node it claimed (default: that node\n"
+      "                      runs on the portable kernels, with a warning saying which and why)\n"
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
 }
 
@@ -174,6 +176,8 @@ int export_command(int argc, char** argv) {
         std::fprintf(stderr, "ember export: %s\n", std::string(ms.message()).c_str());
         return 2;
       }
+    } else if (a == "--strict-delegation") {
+      options.strict_delegation = true;
     } else if (a == "--no-fold") {
       options.fold_conv_bn = false;
     } else if (a == "--no-fuse-llm") {
@@ -351,6 +355,8 @@ int export_command(int argc, char** argv) {
     for (const exporter::BackendSummary& b : r->backends) {
       std::printf("  %s took:\n", b.backend_id.c_str());
       for (const auto& [op, n] : b.ops) std::printf("    %5d x %s\n", n, op.c_str());
+      for (const std::string& note : b.notes) std::printf("    note: %s\n", note.c_str());
+      if (b.fallbacks > 0) std::printf("    %d claimed nodes left on the portable kernels (warnings above)\n", b.fallbacks);
     }
     std::printf("  portable kernels run:\n");
     for (const auto& [op, n] : r->portable_ops) std::printf("    %5d x %s\n", n, op.c_str());

@@ -306,6 +306,8 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
     const Value* w = tensor_arg(g, n, 1);
     const Value* b = tensor_arg(g, n, 2);
     if (rank != 4 || !is_const(w) || w->sizes.size() != 4) return "needs a 4D input and constant 4D weight";
+    // A constant image (RAFT's coordinate grid, folded at export) is not an XNNPACK activation.
+    if (is_const(x)) return "the input is a constant";
     if (n.args.size() > 2 && n.args[2].kind != Arg::Kind::None && !is_const(b)) return "bias must be constant";
     if (n.args.size() > 4 && n.args[4].kind == Arg::Kind::String) return "string padding";
     if (k == "aten::convolution.default" && flag(n, 6)) return "transposed convolution";
@@ -414,6 +416,8 @@ std::string XnnpackPartitioner::unsupported_reason(const Graph& g, int index) {
   if (k == "aten::conv_transpose2d.input") {  // UNet upsampling: XNNPACK's deconvolution
     const Value* w = tensor_arg(g, n, 1);
     if (rank != 4 || !is_const(w) || w->sizes.size() != 4) return "needs a 4D input and constant 4D weight";
+    // A constant image (RAFT's coordinate grid, folded at export) is not an XNNPACK activation.
+    if (is_const(x)) return "the input is a constant";
     if (n.args.size() > 2 && n.args[2].kind != Arg::Kind::None && !is_const(tensor_arg(g, n, 2))) {
       return "bias must be constant";
     }

@@ -1,0 +1,171 @@
+#include "test/delegates/xnnpack/xnnpack_kernel_selection.h"
+
+#include <xnnpack.h>
+
+#include <cstring>
+
+#include "xnnpack/config.h"
+#include "xnnpack/gemm.h"
+#include "xnnpack/hardware-config.h"
+
+namespace ember {
+namespace testing {
+
+namespace {
+
+#if XNN_ARCH_X86_64
+// gemm-config.c's x86 qd8-f32-qb4w branches, most capable first. The packing function and the
+// parameter initialiser are the same for all of them; tile shape and kernels differ.
+struct Qb4wConfig {
+  const char* name;
+  const char* needs;
+  bool (*supported)(const xnn_hardware_config&);
+  xnn_dqgemm_ukernel_fn one_row, many_rows;
+  uint8_t mr, nr, log2_kr, planes;
+};
+
+xnn_dqgemm_ukernel_fn fn(decltype(&xnn_qd8_f32_qb4w_gemm_minmax_ukernel_3x8c8__avx2) f) {
+  return reinterpret_cast<xnn_dqgemm_ukernel_fn>(f);
+}
+
+const std::vector<Qb4wConfig>& qb4w_configs() {
+  static const std::vector<Qb4wConfig> configs = {
+      {"14x16c8__avx512vnnigfni_prfm", "avx512vnni gfni",
+       [](const xnn_hardware_config& h) { return h.use_x86_avx512vnnigfni; },
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x16c8__avx512vnnigfni_prfm),
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_14x16c8__avx512vnnigfni_prfm), 14, 16, 3, 2},
+      {"8x16c8__avx512vnni_prfm", "avx512vnni", [](const xnn_hardware_config& h) { return h.use_x86_avx512vnni; },
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x16c8__avx512vnni_prfm),
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_8x16c8__avx512vnni_prfm), 8, 16, 3, 2},
+      {"3x8c8__avx2", "avx2", [](const xnn_hardware_config& h) { return h.use_x86_avx2; },
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x8c8__avx2), fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_3x8c8__avx2), 3,
+       8, 3, 2},
+      {"4x4c8__avx_ld128", "avx", [](const xnn_hardware_config& h) { return h.use_x86_avx; },
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x4c8__avx_ld128),
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_4x4c8__avx_ld128), 4, 4, 3, 1},
+      {"3x4c8__sse41_ld128", "sse4.1", [](const xnn_hardware_config& h) { return h.use_x86_sse4_1; },
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x4c8__sse41_ld128),
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_3x4c8__sse41_ld128), 3, 4, 3, 1},
+      {"4x4c8__sse2_ld128", "sse2", [](const xnn_hardware_config&) { return true; },
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x4c8__sse2_ld128),
+       fn(xnn_qd8_f32_qb4w_gemm_minmax_ukernel_4x4c8__sse2_ld128), 4, 4, 3, 1},
+  };
+  return configs;
+}
+#endif
+
+const xnn_hardware_config* hardware() {
+  xnn_initialize(nullptr);
+  return xnn_init_hardware_config();
+}
+
+std::string qb4w_kernel_name(const xnn_gemm_config& c) {
+#if XNN_ARCH_X86_64
+  if (c.mr == 0) return "";
+  const xnn_dqgemm_ukernel_fn many = c.minmax.dqgemm[c.mr - 1].function[0];
+  for (const Qb4wConfig& q : qb4w_configs()) {
+    if (q.many_rows == many) return q.name;
+  }
+#else
+  (void)c;
+#endif
+  return "";
+}
+
+GemmSelection describe(const char* path, const xnn_gemm_config* c, bool qd8) {
+  GemmSelection s;
+  s.path = path;
+  s.reads_row_params = qd8;
+  if (c == nullptr) return s;  // XNNPACK has no such GEMM on this CPU
+  s.mr = c->mr;
+  s.nr = c->nr;
+  s.kr = 1 << c->log2_kr;
+  s.planes = c->planes;
+  if (std::strcmp(path, "qd8-f32-qb4w") == 0) s.kernel = qb4w_kernel_name(*c);
+  return s;
+}
+
+}  // namespace
+
+std::vector<GemmSelection> quantized_gemm_selections() {
+  hardware();
+  return {
+      describe("qd8-f32-qb4w", xnn_init_qd8_f32_qb4w_gemm_config(), true),  // int4 weight-only
+      describe("qd8-f32-qc8w", xnn_init_qd8_f32_qc8w_gemm_config(), true),  // int8 weight-only
+      describe("qd8-f32-qc4w", xnn_init_qd8_f32_qc4w_gemm_config(), true),
+      describe("qs8-qc8w", xnn_init_qs8_qc8w_gemm_config(), false),  // static int8
+  };
+}
+
+std::string cpu_features() {
+  const xnn_hardware_config* h = hardware();
+  std::string s;
+  if (h == nullptr) return s;
+#if XNN_ARCH_X86_64
+  const std::pair<bool, const char*> flags[] = {
+      {h->use_x86_sse4_1, "sse4.1"},       {h->use_x86_avx, "avx"},
+      {h->use_x86_fma3, "fma3"},           {h->use_x86_avx2, "avx2"},
+      {h->use_x86_avxvnni, "avxvnni"},     {h->use_x86_avx256skx, "avx256skx"},
+      {h->use_x86_avx512f, "avx512f"},     {h->use_x86_avx512skx, "avx512skx"},
+      {h->use_x86_avx512vbmi, "avx512vbmi"}, {h->use_x86_avx512vnni, "avx512vnni"},
+      {h->use_x86_avx512vnnigfni, "avx512vnni+gfni"}, {h->use_x86_avx512fp16, "avx512fp16"},
+      {h->use_x86_avx512amx, "amx"},
+  };
+  for (const auto& [on, name] : flags) {
+    if (on) s += std::string(s.empty() ? "" : " ") + name;
+  }
+#elif XNN_ARCH_ARM64
+  const std::pair<bool, const char*> flags[] = {
+      {h->use_arm_neon_dot, "dotprod"}, {h->use_arm_neon_i8mm, "i8mm"}, {h->use_arm_neon_fp16_arith, "fp16"}};
+  for (const auto& [on, name] : flags) {
+    if (on) s += std::string(s.empty() ? "" : " ") + name;
+  }
+#endif
+  return s;
+}
+
+int extra_quantization_params() { return XNN_EXTRA_QUANTIZATION_PARAMS; }
+
+std::vector<Qb4wVariant> qb4w_variants() {
+  std::vector<Qb4wVariant> v;
+#if XNN_ARCH_X86_64
+  const xnn_hardware_config* h = hardware();
+  for (const Qb4wConfig& q : qb4w_configs()) v.push_back({q.name, h != nullptr && q.supported(*h), q.needs});
+#endif
+  return v;
+}
+
+ScopedQb4wVariant::ScopedQb4wVariant(const std::string& name) {
+#if XNN_ARCH_X86_64
+  const xnn_hardware_config* h = hardware();
+  const xnn_gemm_config* current = xnn_init_qd8_f32_qb4w_gemm_config();
+  if (h == nullptr || current == nullptr) return;
+  for (const Qb4wConfig& q : qb4w_configs()) {
+    if (name != q.name || !q.supported(*h)) continue;
+    // XNNPACK hands out this one static configuration to every operator it creates.
+    xnn_gemm_config* config = const_cast<xnn_gemm_config*>(current);
+    xnn_gemm_config* saved = new xnn_gemm_config(*config);
+    std::memset(&config->minmax, 0, sizeof config->minmax);
+    config->minmax.dqgemm[0] = xnn_init_hmp_dqgemm_ukernel(q.one_row);
+    config->minmax.dqgemm[q.mr - 1] = xnn_init_hmp_dqgemm_ukernel(q.many_rows);
+    config->mr = q.mr;
+    config->nr = q.nr;
+    config->log2_kr = q.log2_kr;
+    config->planes = q.planes;
+    saved_ = saved;
+    return;
+  }
+#else
+  (void)name;
+#endif
+}
+
+ScopedQb4wVariant::~ScopedQb4wVariant() {
+  if (saved_ == nullptr) return;
+  xnn_gemm_config* saved = static_cast<xnn_gemm_config*>(saved_);
+  *const_cast<xnn_gemm_config*>(xnn_init_qd8_f32_qb4w_gemm_config()) = *saved;
+  delete saved;
+}
+
+}  // namespace testing
+}  // namespace ember
