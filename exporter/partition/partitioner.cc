@@ -94,14 +94,9 @@ namespace {
 std::optional<std::vector<int>> reorder_nodes(Graph& g, const std::vector<std::vector<int>>& deps,
                                               const std::vector<int>& rep, const std::function<int(int)>& rank) {
   const int n = static_cast<int>(g.nodes.size());
-  std::vector<std::set<int>> succ(n);
-  std::vector<int> indegree(n, 0);
-  for (int i = 0; i < n; ++i) {
-    for (int d : deps[i]) {
-      const int a = rep[d], b = rep[i];
-      if (a != b && succ[a].insert(b).second) indegree[b]++;
-    }
-  }
+  std::vector<std::set<int>> succ;
+  std::vector<int> indegree;
+  contract_dependencies(deps, rep, &succ, &indegree);
   std::set<std::pair<int, int>> ready;
   for (int i = 0; i < n; ++i) if (!g.nodes[i].erased && indegree[i] == 0) ready.insert({rank(i), i});
   std::vector<int> order;

@@ -32,6 +32,19 @@ std::vector<std::vector<int>> sorted_by_first_node(std::vector<std::vector<int>>
 
 }  // namespace
 
+void contract_dependencies(const std::vector<std::vector<int>>& deps, const std::vector<int>& rep,
+                           std::vector<std::set<int>>* succ, std::vector<int>* indegree) {
+  const size_t n = deps.size();
+  succ->assign(n, {});
+  indegree->assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    for (int d : deps[i]) {
+      const int a = rep[size_t(d)], b = rep[i];
+      if (a != b && (*succ)[size_t(a)].insert(b).second) (*indegree)[size_t(b)]++;
+    }
+  }
+}
+
 bool contraction_is_acyclic(const std::vector<std::vector<int>>& deps, const std::vector<std::vector<int>>& sets) {
   const int n = int(deps.size());
   // Representative of each node: its set's first node, or itself.
@@ -42,14 +55,9 @@ bool contraction_is_acyclic(const std::vector<std::vector<int>>& deps, const std
     const int r = *std::min_element(s.begin(), s.end());
     for (int i : s) rep[i] = r;
   }
-  std::vector<std::set<int>> succ(n);
-  std::vector<int> indegree(n, 0);
-  for (int i = 0; i < n; ++i) {
-    for (int d : deps[i]) {
-      const int a = rep[d], b = rep[i];
-      if (a != b && succ[a].insert(b).second) indegree[b]++;
-    }
-  }
+  std::vector<std::set<int>> succ;
+  std::vector<int> indegree;
+  contract_dependencies(deps, rep, &succ, &indegree);
   std::vector<int> ready;
   int seen = 0, reps = 0;
   for (int i = 0; i < n; ++i) {

@@ -18,13 +18,20 @@
 // node order is an execution order), as Graph::node_dependencies() returns them.
 #pragma once
 
+#include <set>
 #include <vector>
 
 namespace ember {
 namespace exporter {
 
+// The dependency edges between representatives: node i stands for rep[i], edges inside one
+// representative vanish. (*succ)[a]: the representatives that must follow a; (*indegree)[b]:
+// how many distinct ones b must follow.
+void contract_dependencies(const std::vector<std::vector<int>>& deps, const std::vector<int>& rep,
+                           std::vector<std::set<int>>* succ, std::vector<int>* indegree);
+
 // True when contracting each set of `sets` (disjoint) to one node leaves the dependency graph
-// of `num_nodes` nodes acyclic.
+// acyclic.
 bool contraction_is_acyclic(const std::vector<std::vector<int>>& deps, const std::vector<std::vector<int>>& sets);
 
 // Step 2 for one set: its convex pieces, each in graph order (one piece when it is convex).

@@ -31,7 +31,12 @@ std::string shape_string(const Tensor& t) {
   return t.rank == 0 ? "scalar" : s;
 }
 
-Expected<std::vector<TensorPtr>> generate_inputs(const MethodMeta& meta, uint64_t seed) {
+namespace {
+
+// One tensor per method input at its largest sizes, made by make(sizes, dtype, index); an
+// error when an input is not a tensor.
+template <typename Make>
+Expected<std::vector<TensorPtr>> make_inputs(const MethodMeta& meta, Make make) {
   std::vector<TensorPtr> out;
   for (size_t i = 0; i < meta.num_inputs(); ++i) {
     Result<TensorInfo> info = meta.input_tensor_info(i);
@@ -39,22 +44,22 @@ Expected<std::vector<TensorPtr>> generate_inputs(const MethodMeta& meta, uint64_
       return Status(Error::NotSupported, "input " + std::to_string(i) +
                                              " is not a tensor; pass inputs with --input");
     }
-    std::vector<int64_t> sizes(info->max_sizes.begin(), info->max_sizes.end());
-    out.push_back(rand(sizes, info->dtype, seed * 1000 + i, 2));
+    out.push_back(make(std::vector<int64_t>(info->max_sizes.begin(), info->max_sizes.end()), info->dtype, i));
   }
   return out;
 }
 
+}  // namespace
+
+Expected<std::vector<TensorPtr>> generate_inputs(const MethodMeta& meta, uint64_t seed) {
+  return make_inputs(meta, [&](const std::vector<int64_t>& sizes, ScalarType dtype, size_t i) {
+    return rand(sizes, dtype, seed * 1000 + i, 2);
+  });
+}
+
 Expected<std::vector<TensorPtr>> synthetic_inputs(const MethodMeta& meta, SyntheticInputs kind, uint64_t seed) {
-  std::vector<TensorPtr> out;
-  for (size_t i = 0; i < meta.num_inputs(); ++i) {
-    Result<TensorInfo> info = meta.input_tensor_info(i);
-    if (!info.ok()) {
-      return Status(Error::NotSupported, "input " + std::to_string(i) +
-                                             " is not a tensor; pass inputs with --input");
-    }
-    std::vector<int64_t> sizes(info->max_sizes.begin(), info->max_sizes.end());
-    TensorPtr t = zeros(sizes, info->dtype);
+  return make_inputs(meta, [&](const std::vector<int64_t>& sizes, ScalarType dtype, size_t i) {
+    TensorPtr t = zeros(sizes, dtype);
     if (kind == SyntheticInputs::kRandom) {
       // mt19937_64's output is fixed by the standard; the distributions are not, so the
       // values are derived from its bits directly.
@@ -62,9 +67,9 @@ Expected<std::vector<TensorPtr>> synthetic_inputs(const MethodMeta& meta, Synthe
       for (int64_t k = 0; k < t.numel(); ++k) {
         const uint64_t bits = gen();
         double v;
-        if (is_floating(info->dtype)) {
+        if (is_floating(dtype)) {
           v = static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0;  // [-1, 1)
-        } else if (info->dtype == ScalarType::Bool) {
+        } else if (dtype == ScalarType::Bool) {
           v = static_cast<double>(bits >> 63);
         } else {
           v = static_cast<double>((bits >> 32) % 10);
@@ -72,9 +77,8 @@ Expected<std::vector<TensorPtr>> synthetic_inputs(const MethodMeta& meta, Synthe
         set_element_from_double(t.tensor(), k, v);
       }
     }
-    out.push_back(t);
-  }
-  return out;
+    return t;
+  });
 }
 
 std::string describe_inputs(const MethodMeta& meta) {
