@@ -77,6 +77,28 @@ TEST_F(CliTest, ExportReportsWhatItWrote) {
   EXPECT_NE(r.output.find("memory plan"), std::string::npos) << r.output;
 }
 
+// Backends come from the exporter's registry by name; their options are NAME.KEY=VALUE, typed
+// and checked by the backend, and the older --xnnpack-* flags set the same options.
+TEST_F(CliTest, BackendOptionsAreCheckedByTheBackend) {
+  const std::string model = model_dir_ + "/model.pt2", out = tmpdir() + "/opts.pte";
+  CommandResult ok = run("export " + model + " -o " + out + " --backend xnnpack --backend-option xnnpack.threads=2");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  CommandResult specs = run("inspect " + out);
+  EXPECT_NE(specs.output.find("num_threads"), std::string::npos) << specs.output;
+  CommandResult key = run("export " + model + " -o " + out + " --backend xnnpack --backend-option xnnpack.fp17=1");
+  EXPECT_EQ(key.exit_code, 2);
+  EXPECT_NE(key.output.find("it takes: threads, fp16, conv_block_bytes"), std::string::npos) << key.output;
+  CommandResult value = run("export " + model + " -o " + out + " --backend xnnpack --backend-option xnnpack.threads=x");
+  EXPECT_EQ(value.exit_code, 2);
+  EXPECT_NE(value.output.find("expected an integer"), std::string::npos) << value.output;
+  CommandResult unused = run("export " + model + " -o " + out + " --backend-option vulkan.fp16=1");
+  EXPECT_EQ(unused.exit_code, 2);
+  EXPECT_NE(unused.output.find("need --backend vulkan"), std::string::npos) << unused.output;
+  CommandResult name = run("export " + model + " -o " + out + " --backend npu");
+  EXPECT_EQ(name.exit_code, 2);
+  EXPECT_NE(name.output.find("known: portable, vulkan, xnnpack"), std::string::npos) << name.output;
+}
+
 TEST_F(CliTest, InspectDescribesTheProgram) {
   CommandResult r = run("inspect " + pte_);
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -11,8 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "delegates/vulkan/exporter/vulkan_partitioner.h"
-#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
+#include "exporter/partition/backend_registry.h"
 #include "tools/commands/command_registry.h"
 #include "tools/commands/command_util.h"
 #include "tools/devtools/numerical_debug.h"
@@ -82,17 +81,15 @@ int debug_command(int argc, char** argv) {
     }
   }
   if (model.empty()) return usage_error("debug", "missing MODEL.pt2");
-  std::shared_ptr<exporter::Partitioner> partitioner;
-  if (backend == "xnnpack") {
-    partitioner = std::make_shared<xnnpack::XnnpackPartitioner>(0, fp16);
-  } else if (backend == "vulkan") {
-    vulkan::VulkanPartitionerOptions vo;
-    vo.allow_cpu = true;  // debugging numerics is as meaningful on lavapipe
-    vo.fp16 = fp16;
-    partitioner = std::make_shared<vulkan::VulkanPartitioner>(vo);
-  } else {
-    return usage_error("debug", "--backend must be xnnpack or vulkan");
+  if (backend == "portable" || exporter::find_backend(backend) == nullptr) {
+    return usage_error("debug", "--backend must name a delegate backend (xnnpack or vulkan)");
   }
+  exporter::BackendOptions backend_options;
+  if (fp16) backend_options["fp16"] = "1";
+  if (backend == "vulkan") backend_options["allow_cpu"] = "1";  // debugging numerics is as meaningful on lavapipe
+  auto made = exporter::make_partitioner(backend, backend_options);
+  if (!made.ok()) return usage_error("debug", std::string(made.status().message()).c_str());
+  std::shared_ptr<exporter::Partitioner> partitioner = *made;
   std::vector<TensorPtr> inputs;
   for (const std::string& f : input_files) {
     Expected<TensorPtr> t = read_npy(f);

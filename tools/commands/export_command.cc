@@ -6,17 +6,18 @@
 //                               [--percentile P] [--bias-correction] [--quantize-skip PATTERN]...]
 // Backends are tried in the order given: each partitioner claims what it supports among the
 // nodes the earlier ones left; the rest runs on the portable kernels.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "delegates/vulkan/exporter/vulkan_partitioner.h"
-#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "exporter/exporter.h"
+#include "exporter/partition/backend_registry.h"
 #include "tools/commands/command_registry.h"
 #include "tools/commands/command_util.h"
 #include "tools/devtools/bundle.h"
@@ -75,6 +76,10 @@ void usage() {
       "  --metadata K=V      store a program-level key/value string (repeatable), readable without\n"
       "                      loading a method (Module::metadata, ember inspect); e.g. the LLM\n"
       "                      runner's max_seq_len, vocab_size, bos_id, eos_id\n"
+      "  --backend-option NAME.KEY=VALUE\n"
+      "                      an option of backend NAME (repeatable): xnnpack.threads=N, xnnpack.fp16=1,\n"
+      "                      xnnpack.conv_block_bytes=N, vulkan.allow_cpu=1, vulkan.fp16=1,\n"
+      "                      vulkan.min_nodes=N (the --xnnpack-* / --vulkan-* flags set the same)\n"
       "  --strict-delegation fail when a backend cannot lower a node it claimed (default: that node\n"
       "                      runs on the portable kernels, with a warning saying which and why)\n"
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
@@ -84,6 +89,7 @@ int export_command(int argc, char** argv) {
   std::string in, out;
   exporter::ExportOptions options;
   std::vector<std::string> backends, bundle_dirs;
+  std::map<std::string, exporter::BackendOptions> backend_options;  // --backend-option NAME.KEY=VALUE
   bool verbose = false, vulkan_allow_cpu = false, vulkan_fp16 = false;
   int xnnpack_threads = 0;
   bool xnnpack_fp16 = false;
@@ -124,8 +130,10 @@ int export_command(int argc, char** argv) {
         std::string b = list.substr(start, comma - start);
         start = comma + 1;
         if (b.empty()) continue;
-        if (b != "portable" && b != "xnnpack" && b != "vulkan") {
-          std::fprintf(stderr, "ember export: unknown backend '%s' (known: portable, xnnpack, vulkan)\n", b.c_str());
+        if (b != "portable" && exporter::find_backend(b) == nullptr) {
+          std::string known = "portable";
+          for (const exporter::BackendEntry* e : exporter::registered_backends()) known += std::string(", ") + e->name;
+          std::fprintf(stderr, "ember export: unknown backend '%s' (known: %s)\n", b.c_str(), known.c_str());
           return 2;
         }
         bool seen = false;
@@ -176,6 +184,17 @@ int export_command(int argc, char** argv) {
         std::fprintf(stderr, "ember export: %s\n", std::string(ms.message()).c_str());
         return 2;
       }
+    } else if (a == "--backend-option") {
+      const char* v = value("--backend-option");
+      if (!v) return 2;
+      const std::string kv = v;
+      const size_t dot = kv.find('.'), eq = kv.find('=');
+      if (dot == std::string::npos || eq == std::string::npos || dot == 0 || eq < dot + 2) {
+        std::fprintf(stderr, "ember export: --backend-option takes NAME.KEY=VALUE (e.g. xnnpack.fp16=1), got '%s'\n",
+                     v);
+        return 2;
+      }
+      backend_options[kv.substr(0, dot)][kv.substr(dot + 1, eq - dot - 1)] = kv.substr(eq + 1);
     } else if (a == "--strict-delegation") {
       options.strict_delegation = true;
     } else if (a == "--no-fold") {
@@ -269,16 +288,26 @@ int export_command(int argc, char** argv) {
       return 2;
     }
   }
-  for (const std::string& b : backends) {
-    if (b == "xnnpack") {
-      options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>(xnnpack_threads, xnnpack_fp16,
-                                                                                 xnnpack_conv_block_bytes));
-    } else if (b == "vulkan") {
-      vulkan::VulkanPartitionerOptions vo;
-      vo.allow_cpu = vulkan_allow_cpu;
-      vo.fp16 = vulkan_fp16;
-      options.partitioners.push_back(std::make_shared<vulkan::VulkanPartitioner>(vo));
+  // The older per-backend flags are options of the registry's backends.
+  if (xnnpack_threads > 0) backend_options["xnnpack"]["threads"] = std::to_string(xnnpack_threads);
+  if (xnnpack_fp16) backend_options["xnnpack"]["fp16"] = "1";
+  if (xnnpack_conv_block_bytes >= 0) backend_options["xnnpack"]["conv_block_bytes"] = std::to_string(xnnpack_conv_block_bytes);
+  if (vulkan_allow_cpu) backend_options["vulkan"]["allow_cpu"] = "1";
+  if (vulkan_fp16) backend_options["vulkan"]["fp16"] = "1";
+  for (const auto& [name, opts] : backend_options) {
+    if (std::find(backends.begin(), backends.end(), name) == backends.end()) {
+      std::fprintf(stderr, "ember export: options for backend %s need --backend %s\n", name.c_str(), name.c_str());
+      return 2;
     }
+  }
+  for (const std::string& b : backends) {
+    if (b == "portable") continue;
+    auto p = exporter::make_partitioner(b, backend_options[b]);
+    if (!p.ok()) {
+      std::fprintf(stderr, "ember export: %s\n", std::string(p.status().message()).c_str());
+      return 2;
+    }
+    options.partitioners.push_back(*p);
   }
   size_t computed = 0;
   for (const std::string& dir : bundle_dirs) {
