@@ -10,6 +10,31 @@
 namespace ember {
 namespace exporter {
 
+namespace {
+
+// The cache length of a decoder in the LLM runner's convention (runtime/llm/text_generator.h:
+// tokens int64 [1, T], positions int64 [T]) whose KV cache is mutable state [B, H, S, D]: S,
+// when every rank-4 state tensor agrees on it and it exceeds T's bound; else 0. Hugging Face's
+// static-cache export has T = 1, so without this the runner took 1 for the context length.
+int64_t kv_cache_length(const Graph& g) {
+  if (g.inputs.size() != 2) return 0;
+  const Value& tokens = g.values[g.inputs[0]];
+  const Value& positions = g.values[g.inputs[1]];
+  if (tokens.dtype != ScalarType::Int64 || tokens.sizes.size() != 2 || tokens.sizes[0] != 1 ||
+      positions.dtype != ScalarType::Int64 || positions.sizes.size() != 1 || positions.sizes[0] != tokens.sizes[1]) {
+    return 0;
+  }
+  int64_t length = 0;
+  for (const Value& v : g.values) {
+    if (v.role != ValueRole::MutableState || v.type != ValueType::Tensor || v.sizes.size() != 4) continue;
+    if (length != 0 && v.sizes[2] != length) return 0;
+    length = v.sizes[2];
+  }
+  return length > tokens.sizes[1] ? length : 0;
+}
+
+}  // namespace
+
 absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options) {
   ExportResult r;
   r.num_nodes_imported = g.num_live_nodes();
@@ -22,6 +47,14 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
   }
   auto c = canonicalize(g);
   if (!c.ok()) return c.status();
+  // After canonicalize: buffers written in place are mutable state only from here on.
+  ProgramMetadata metadata = options.metadata;
+  bool has_max_seq_len = false;
+  for (const auto& [key, value] : metadata) has_max_seq_len |= key == "max_seq_len";
+  if (const int64_t cache = kv_cache_length(g); cache > 0 && !has_max_seq_len) {
+    metadata.emplace_back("max_seq_len", std::to_string(cache));
+    r.inferred_metadata.emplace_back("max_seq_len", std::to_string(cache));
+  }
   if (options.check_kernels) {
     auto d = decompose_composites(g, [](const std::string& name) { return find_kernel(name.c_str()) != nullptr; });
     if (!d.ok()) return d.status();
@@ -94,8 +127,7 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     if (!n.erased && n.op.rfind(kDelegateOpPrefix, 0) != 0) r.portable_ops[n.kernel_name()]++;
   }
   r.plan = plan_memory(g);
-  auto bytes = emit_pte(g, r.plan, delegates, options.method_name, &r.stats, options.bundled_cases,
-                        options.metadata);
+  auto bytes = emit_pte(g, r.plan, delegates, options.method_name, &r.stats, options.bundled_cases, metadata);
   if (!bytes.ok()) return bytes.status();
   r.pte = std::move(*bytes);
   return r;

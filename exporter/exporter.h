@@ -64,6 +64,9 @@ struct ExportResult {
   std::vector<BackendSummary> backends;    // one per partitioner, in priority order
   std::map<std::string, int> portable_ops; // ops left on the portable kernels (final graph)
   std::vector<std::string> warnings;       // worth a user's attention; the program is valid
+  // Metadata the exporter added from the graph (not given in ExportOptions::metadata):
+  // max_seq_len of a decoder whose KV cache is mutable state (the LLM runner's context length).
+  ProgramMetadata inferred_metadata;
 };
 
 // Runs every stage after import on `g`.

@@ -338,6 +338,10 @@ int export_command(int argc, char** argv) {
     return 1;
   }
   for (const std::string& w : r->warnings) std::fprintf(stderr, "ember export: warning: %s\n", w.c_str());
+  for (const auto& [key, value] : r->inferred_metadata) {
+    std::printf("metadata %s=%s (the KV cache's length; --metadata %s=N overrides)\n", key.c_str(), value.c_str(),
+                key.c_str());
+  }
   if (!bundle_dirs.empty()) {
     // The bundle must match the method (input/output counts, dtypes, sizes): say so now.
     absl::Status s = check_program(r->pte);

@@ -41,14 +41,18 @@ def save(out, name, ep, inputs, outputs, extra=None):
     return d
 
 
-def hf_llama(out):
+def hf_llama(out, tiny=False):
     import transformers
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
     from transformers.integrations.executorch import convert_and_export_with_cache
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    if tiny:  # small enough to check in (test/models/hf_llama_static_cache)
+        cfg = LlamaConfig(vocab_size=96, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                          num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)
+    else:
+        cfg = LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
     model = LlamaForCausalLM(cfg).eval()
     model.generation_config = GenerationConfig(
         use_cache=True, cache_implementation="static", max_length=32,
@@ -65,8 +69,25 @@ def hf_llama(out):
         second = m(input_ids=step_ids, cache_position=step_pos)
     first = first if isinstance(first, torch.Tensor) else first[0]
     second = second if isinstance(second, torch.Tensor) else second[0]
-    d = save(out, "hf_llama_static_cache", ep, [ids, pos], [first],
-             {"transformers": transformers.__version__, "max_cache_len": 32})
+    # PyTorch's greedy continuation of a prompt, token by token through a fresh instance of
+    # the exported program (what `ember generate` does): the reference for the generate test.
+    prompt, new_tokens = [5, 17, 42, 3], 8
+    g = ep.module()
+    with torch.no_grad():
+        tokens = list(prompt)
+        for p in range(len(prompt) + new_tokens - 1):
+            logits = g(input_ids=torch.tensor([[tokens[p]]]), cache_position=torch.tensor([p]))
+            logits = logits if isinstance(logits, torch.Tensor) else logits[0]
+            if p >= len(prompt) - 1:
+                tokens.append(int(logits[0, -1].argmax()))
+    # The same from transformers' own generate() on the eager model with its static cache.
+    with torch.no_grad():
+        hf = model.generate(torch.tensor([prompt]), max_new_tokens=new_tokens, do_sample=False,
+                            cache_implementation="static")
+    name = "hf_llama_static_cache_tiny" if tiny else "hf_llama_static_cache"
+    d = save(out, name, ep, [ids, pos], [first],
+             {"transformers": transformers.__version__, "max_cache_len": 32, "prompt": prompt,
+              "greedy": tokens[len(prompt):], "hf_generate": hf[0, len(prompt):].tolist()})
     np.save(os.path.join(d, "step_input_0.npy"), step_ids.numpy())
     np.save(os.path.join(d, "step_input_1.npy"), step_pos.numpy())
     np.save(os.path.join(d, "step_output_0.npy"), second.detach().float().numpy())
@@ -99,16 +120,16 @@ def raft(out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-o", "--out", default="/tmp/ember_partition")
-    ap.add_argument("only", nargs="*", help="hf_llama and/or raft (default: both)")
+    ap.add_argument("only", nargs="*", help="hf_llama, hf_llama_tiny and/or raft (default: hf_llama raft)")
     args = ap.parse_args()
-    names = {"hf_llama": hf_llama, "raft": raft}
-    for fn in [names[n] for n in (args.only or names)]:
+    names = {"hf_llama": hf_llama, "raft": raft, "hf_llama_tiny": lambda o: hf_llama(o, tiny=True)}
+    for fn in [names[n] for n in (args.only or ["hf_llama", "raft"])]:
         try:
             fn(args.out)
         except Exception as e:  # report and go on with the other model
             import traceback
             traceback.print_exc()
-            print(fn.__name__, "FAILED:", e)
+            print(getattr(fn, "__name__", "model"), "FAILED:", e)
 
 
 if __name__ == "__main__":
