@@ -2,6 +2,7 @@
 // runtime backend at init. One definition for both sides.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ember {
@@ -25,6 +26,33 @@ constexpr const char* kFp16Spec = "fp16";
 // `ember export --xnnpack-conv-block-bytes N`.
 constexpr const char* kConvBlockBytesSpec = "conv_block_bytes";
 constexpr uint64_t kDefaultConvBlockBytes = uint64_t{1} << 20;  // 1 MiB: within the L2 of current big cores
+
+// The options above as one typed struct: the partitioner encodes it into a delegate's compile
+// specs, the backend decodes it at init. One encode / decode pair, so both sides agree on keys,
+// sizes and ranges.
+struct CompileOptions {
+  uint32_t num_threads = 0;  // 0: not written (the method's thread pool decides)
+  bool fp16 = false;         // false: not written
+  // Written only when set: programs without it get the runtime's default.
+  bool has_conv_block_bytes = false;
+  uint64_t conv_block_bytes = kDefaultConvBlockBytes;
+};
+constexpr uint32_t kMaxNumThreads = 1024;
+
+// One encoded spec: `key` (one of the constants above) and its little-endian bytes.
+struct EncodedSpec {
+  const char* key;
+  uint8_t bytes[8];
+  uint8_t size;
+};
+constexpr size_t kMaxCompileSpecs = 3;
+// Writes the specs `options` needs into out[0..n) and returns n (<= kMaxCompileSpecs).
+size_t encode_compile_options(const CompileOptions& options, EncodedSpec out[kMaxCompileSpecs]);
+// Reads one spec into `options` when `key` is one of the constants above (other keys are left
+// to their readers and return true). False, with `*why` a static description of what the value
+// must be, when the value is malformed or out of range.
+bool decode_compile_option(const char* key, const uint8_t* value, size_t size, CompileOptions* options,
+                           const char** why);
 
 }  // namespace xnnpack
 }  // namespace ember

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/core/little_endian.h"
+
 namespace ember {
 
 constexpr char kPteMagic[8] = {'E', 'M', 'B', 'E', 'R', 'P', 'T', 'E'};
@@ -33,16 +35,6 @@ struct FileHeader {
   uint64_t segment_area_offset = 0;
   uint64_t segment_area_size = 0;
 };
-
-inline uint64_t read_le(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-inline void write_le(uint8_t* p, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
 
 // Parses the header; false when the magic does not match.
 inline bool parse_file_header(const uint8_t* bytes, FileHeader* out) {

@@ -1110,15 +1110,15 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   if (!folded.empty()) summary += " (" + std::to_string(folded.size()) + " activations fused)";
   if (quantized.fused_ops > 0) summary += " (" + std::to_string(quantized.fused_ops) + " ops in int8)";
   blob.compile_specs.push_back({exporter::kSummarySpec, std::vector<uint8_t>(summary.begin(), summary.end())});
-  if (num_threads_ > 0) {
-    const uint32_t t = uint32_t(num_threads_);
-    blob.compile_specs.push_back({kNumThreadsSpec, {uint8_t(t), uint8_t(t >> 8), uint8_t(t >> 16), uint8_t(t >> 24)}});
-  }
-  if (fp16_) blob.compile_specs.push_back({kFp16Spec, {uint8_t{1}}});
-  if (conv_block_bytes_ >= 0) {
-    std::vector<uint8_t> le(8);
-    for (size_t k = 0; k < 8; ++k) le[k] = uint8_t(uint64_t(conv_block_bytes_) >> (8 * k));
-    blob.compile_specs.push_back({kConvBlockBytesSpec, std::move(le)});
+  CompileOptions options;
+  options.num_threads = uint32_t(std::max(0, num_threads_));
+  options.fp16 = fp16_;
+  options.has_conv_block_bytes = conv_block_bytes_ >= 0;
+  if (options.has_conv_block_bytes) options.conv_block_bytes = uint64_t(conv_block_bytes_);
+  EncodedSpec specs[kMaxCompileSpecs];
+  const size_t n = encode_compile_options(options, specs);
+  for (size_t k = 0; k < n; ++k) {
+    blob.compile_specs.push_back({specs[k].key, std::vector<uint8_t>(specs[k].bytes, specs[k].bytes + specs[k].size)});
   }
   return blob;
 }

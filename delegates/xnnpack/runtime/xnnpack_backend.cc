@@ -11,7 +11,6 @@
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "delegates/xnnpack/xnnpack_compile_specs.h"
 #include "runtime/platform/platform.h"
-#include "runtime/program/file_header.h"
 
 namespace ember {
 namespace xnnpack {
@@ -46,46 +45,16 @@ void xnn_dims(const ExternalPort& port, const Tensor& t, Dims* dims) {
 // True when NCHW and NHWC order the elements identically (C == 1 or H*W == 1).
 bool layout_trivial(const Dims& nhwc) { return nhwc.d[3] == 1 || nhwc.d[1] * nhwc.d[2] == 1; }
 
-Error read_num_threads(Span<const CompileSpecView> specs, size_t* threads, Diagnostic* diag) {
-  *threads = 0;
+// The delegate's compile specs as one CompileOptions (xnnpack_compile_specs.h: the exporter
+// writes them with the same encode / decode pair).
+Error read_compile_options(Span<const CompileSpecView> specs, CompileOptions* options, Diagnostic* diag) {
+  *options = CompileOptions();
   for (const CompileSpecView& spec : specs) {
-    if (spec.key == nullptr || std::strcmp(spec.key, kNumThreadsSpec) != 0) continue;
-    const size_t n = spec.value.size();
-    if (n != 4 && n != 8) {
-      return fail(diag, Error::InvalidProgram,
-                  "xnnpack: compile spec num_threads must be a 4- or 8-byte little-endian integer, got %zu bytes", n);
+    const char* why = nullptr;
+    if (!decode_compile_option(spec.key, spec.value.data(), spec.value.size(), options, &why)) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: compile spec %s (%zu bytes): %s; re-export the program",
+                  spec.key, spec.value.size(), why);
     }
-    const uint64_t v = read_le(spec.value.data(), int(n));
-    if (v > 1024) return fail(diag, Error::InvalidProgram, "xnnpack: num_threads %llu is out of range",
-                              static_cast<unsigned long long>(v));
-    *threads = static_cast<size_t>(v);
-  }
-  return Error::Ok;
-}
-
-Error read_fp16(Span<const CompileSpecView> specs, bool* fp16, Diagnostic* diag) {
-  *fp16 = false;
-  for (const CompileSpecView& spec : specs) {
-    if (spec.key == nullptr || std::strcmp(spec.key, kFp16Spec) != 0) continue;
-    if (spec.value.size() != 1 || spec.value[0] > 1) {
-      return fail(diag, Error::InvalidProgram, "xnnpack: compile spec fp16 must be one byte, 0 or 1; re-export the program");
-    }
-    *fp16 = spec.value[0] == 1;
-  }
-  return Error::Ok;
-}
-
-Error read_conv_block_bytes(Span<const CompileSpecView> specs, uint64_t* bytes, Diagnostic* diag) {
-  *bytes = kDefaultConvBlockBytes;
-  for (const CompileSpecView& spec : specs) {
-    if (spec.key == nullptr || std::strcmp(spec.key, kConvBlockBytesSpec) != 0) continue;
-    if (spec.value.size() != 8) {
-      return fail(diag, Error::InvalidProgram,
-                  "xnnpack: compile spec conv_block_bytes must be an 8-byte little-endian integer, got %zu bytes; "
-                  "re-export the program",
-                  spec.value.size());
-    }
-    *bytes = read_le(spec.value.data(), 8);
   }
   return Error::Ok;
 }
@@ -377,10 +346,11 @@ class XnnpackBackend final : public Backend {
  private:
   static Error init_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8_t> blob,
                              Span<const CompileSpecView> specs) {
-    size_t threads = 0;
-    EMBER_TRY(read_num_threads(specs, &threads, ctx.diag));
-    EMBER_TRY(read_fp16(specs, &d->fp16, ctx.diag));
-    EMBER_TRY(read_conv_block_bytes(specs, &d->conv_block_bytes, ctx.diag));
+    CompileOptions options;
+    EMBER_TRY(read_compile_options(specs, &options, ctx.diag));
+    size_t threads = options.num_threads;
+    d->fp16 = options.fp16;
+    d->conv_block_bytes = options.conv_block_bytes;
     d->weights = acquire_weights_cache(ctx.program);
     pthreadpool_t shared = ctx.thread_pool != nullptr ? static_cast<pthreadpool_t>(ctx.thread_pool->native_handle())
                                                       : nullptr;
