@@ -319,23 +319,6 @@ std::string check_value(const Value& v) {
 
 }  // namespace
 
-std::string VulkanPartitioner::unsupported_reason(const Graph& g, int index) {
-  const Node& n = g.nodes[index];
-  if (n.erased) return "erased";
-  for (const Arg& a : n.args)
-    for (int v : a.value_refs())
-      if (g.values[v].type != exporter::ValueType::Tensor) return "symbolic argument";
-  VulkanBlobBuilder b;
-  std::map<int, int> ids;
-  for (int v : tensor_inputs(g, n)) {
-    if (ids.count(v)) continue;
-    std::string e = check_value(g.values[v]);
-    if (!e.empty()) return e;
-    ids[v] = b.input(g.values[v].sizes, vk_dtype(g.values[v].dtype));
-  }
-  return lower(g, n, b, ids);
-}
-
 namespace {
 
 // Ops that only move or relabel data: a run of nothing else costs a GPU round trip (upload,
@@ -353,6 +336,29 @@ bool moves_data_only(const Node& n) {
 }
 
 }  // namespace
+
+std::string VulkanPartitioner::unsupported_reason(const Graph& g, int index) {
+  const Node& n = g.nodes[index];
+  if (n.erased) return "erased";
+  for (const Arg& a : n.args)
+    for (int v : a.value_refs())
+      if (g.values[v].type != exporter::ValueType::Tensor) return "symbolic argument";
+  VulkanBlobBuilder b;
+  std::map<int, int> ids;
+  // Integer tensors are moved (views, slices, ...) or used as indices (embedding rows,
+  // index.Tensor); every shader that computes does so on float32 (RAFT's integer coordinate
+  // grid reached a unary op, was claimed, and failed at load).
+  const std::string k = n.kernel_name();
+  const bool takes_indices = k == "aten::embedding.default" || k == "aten::index.Tensor" || moves_data_only(n);
+  for (int v : tensor_inputs(g, n)) {
+    if (ids.count(v)) continue;
+    std::string e = check_value(g.values[v]);
+    if (!e.empty()) return e;
+    if (!takes_indices && g.values[v].dtype != ScalarType::Float32) return "an integer tensor input";
+    ids[v] = b.input(g.values[v].sizes, vk_dtype(g.values[v].dtype));
+  }
+  return lower(g, n, b, ids);
+}
 
 std::vector<std::vector<int>> VulkanPartitioner::claim(const Graph& g) {
   std::vector<std::vector<int>> sets;

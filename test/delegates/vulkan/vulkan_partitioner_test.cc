@@ -57,6 +57,23 @@ void node(Graph& g, const std::string& op, const std::string& overload, std::vec
   g.nodes.push_back(n);
 }
 
+// Integer tensors reach the GPU only to be moved or used as indices: an op computing on one
+// (RAFT's integer coordinate grid converted to float) stays on the CPU; it used to be claimed
+// and then failed at load ("tensor 2 is not float32").
+TEST(VulkanPartitionerTest, IntegerInputsOnlyAsIndices) {
+  Graph g;
+  int idx = tensor(g, "idx", {4}, ValueRole::UserInput);
+  g.values[idx].dtype = ScalarType::Int64;
+  Floats table = random_floats(12, 70);
+  int w = tensor(g, "w", {4, 3}, ValueRole::Constant, &table);
+  int f = tensor(g, "f", {4}), e = tensor(g, "e", {4, 3});
+  g.inputs = {idx};
+  node(g, "aten::_to_copy", "default", {Arg::tensor(idx)}, f);  // int64 -> float32
+  node(g, "aten::embedding", "default", {Arg::tensor(w), Arg::tensor(idx)}, e);
+  EXPECT_EQ(VulkanPartitioner::unsupported_reason(g, 0), "an integer tensor input");
+  EXPECT_EQ(VulkanPartitioner::unsupported_reason(g, 1), "");  // indices are what embedding takes
+}
+
 TEST(VulkanPartitionerTest, ClaimsLinearReluAndRunsTheBlob) {
   Floats w = random_floats(15, 60), bias = random_floats(3, 61), xv = random_floats(10, 62);
   Graph g;
