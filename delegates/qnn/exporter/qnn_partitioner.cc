@@ -1,0 +1,139 @@
+#include "delegates/qnn/exporter/qnn_partitioner.h"
+
+#include <numeric>
+
+#include "delegates/qnn/exporter/qnn_lowering.h"
+#include "delegates/qnn/qnn_blob_generated.h"
+#include "delegates/qnn/qnn_blob_version.h"
+
+namespace ember {
+namespace qnn {
+namespace {
+
+using exporter::Graph;
+using exporter::Node;
+using exporter::Partition;
+using exporter::ValueRole;
+
+bool is_qdq(const Node& n) {
+  const std::string k = n.kernel_name();
+  return k == kQuantizeOp || k == kDequantizeOp;
+}
+
+int find_root(std::vector<int>& parent, int i) {
+  while (parent[static_cast<size_t>(i)] != i) {
+    parent[static_cast<size_t>(i)] = parent[static_cast<size_t>(parent[static_cast<size_t>(i)])];
+    i = parent[static_cast<size_t>(i)];
+  }
+  return i;
+}
+
+}  // namespace
+
+QnnPartitioner::QnnPartitioner(QnnPartitionerOptions options) : options_(std::move(options)) {
+  if (!options_.library.empty()) QnnLibrary::set_library_path(options_.library);
+}
+
+std::string QnnPartitioner::unsupported_reason(const Graph& g, int index) {
+  const QuantAnalysis analysis(g);
+  const QnnLowering ctx(g, analysis, nullptr);
+  return qnn_op_table().check(ctx, g.nodes[static_cast<size_t>(index)]);
+}
+
+std::vector<std::vector<int>> QnnPartitioner::claim(const Graph& g) {
+  const QuantAnalysis analysis(g);
+  const QnnLowering ctx(g, analysis, nullptr);
+  const size_t n = g.nodes.size();
+  std::vector<bool> supported(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    supported[i] = !g.nodes[i].erased && qnn_op_table().check(ctx, g.nodes[i]).empty();
+  }
+  // Claimed nodes joined through the values they share.
+  std::vector<int> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (!supported[i]) continue;
+    for (int v : g.nodes[i].output_values()) {
+      for (int reader : analysis.readers(v)) {
+        if (reader >= 0 && supported[static_cast<size_t>(reader)]) {
+          parent[static_cast<size_t>(find_root(parent, reader))] = find_root(parent, static_cast<int>(i));
+        }
+      }
+    }
+  }
+  std::vector<std::vector<int>> groups(n);
+  std::vector<bool> computes(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    if (!supported[i]) continue;
+    const int r = find_root(parent, static_cast<int>(i));
+    groups[static_cast<size_t>(r)].push_back(static_cast<int>(i));
+    if (!is_qdq(g.nodes[i])) computes[static_cast<size_t>(r)] = true;
+  }
+  std::vector<std::vector<int>> claims;
+  for (size_t r = 0; r < n; ++r) {
+    if (!groups[r].empty() && computes[r]) claims.push_back(groups[r]);
+  }
+  return claims;
+}
+
+absl::StatusOr<exporter::DelegateBlob> QnnPartitioner::preprocess(const Graph& g, const Partition& p) {
+  std::string error;
+  const QnnLibrary* lib = QnnLibrary::get(&error);
+  if (lib == nullptr) return absl::FailedPreconditionError(error);
+  const QuantAnalysis analysis(g);
+  exporter::DelegateBlob blob;
+  std::vector<int> call_inputs;
+  for (int v : p.inputs) {
+    const exporter::Value& value = g.values[static_cast<size_t>(v)];
+    if (value.role == ValueRole::Constant && value.constant >= 0) {
+      blob.replaced.push_back(value.constant);  // compiled into the context binary
+    } else {
+      call_inputs.push_back(v);
+    }
+  }
+  QnnGraphBuilder builder(*lib, "ember_qnn");
+  QnnLowering ctx(g, analysis, &builder);
+  ctx.set_boundary(call_inputs, p.outputs);
+  for (int i : p.nodes) {
+    const Node& node = g.nodes[static_cast<size_t>(i)];
+    std::string why = qnn_op_table().check(ctx, node);
+    if (why.empty()) why = qnn_op_table().lower(ctx, node);
+    if (why.empty() && !builder.ok()) why = builder.error();
+    if (!why.empty()) {
+      return absl::InvalidArgumentError("qnn preprocess: node " + std::to_string(i) + " (" + node.kernel_name() +
+                                        "): " + why);
+    }
+  }
+  if (std::string why = ctx.finish_outputs(); !why.empty()) return absl::InvalidArgumentError(why);
+  const std::vector<uint8_t> binary = builder.finish();
+  if (!builder.ok()) return absl::InvalidArgumentError(builder.error());
+
+  flatbuffers::FlatBufferBuilder fbb;
+  auto io = [&](const std::vector<int>& values, const std::vector<int>& tensors) {
+    std::vector<flatbuffers::Offset<fb::IoTensor>> out;
+    for (size_t i = 0; i < values.size(); ++i) {
+      const exporter::Value& v = g.values[static_cast<size_t>(values[i])];
+      const TensorSpec& s = builder.spec(tensors[i]);
+      std::vector<uint32_t> dims(v.sizes.begin(), v.sizes.end());
+      out.push_back(fb::CreateIoTensor(fbb, builder.tensor(tensors[i]).v1.id, fbb.CreateString(s.name), s.data_type,
+                                       s.quant.scale, s.quant.offset, fbb.CreateVector(dims),
+                                       static_cast<int8_t>(v.dtype), v.nbytes()));
+    }
+    return fbb.CreateVector(out);
+  };
+  auto inputs = io(call_inputs, ctx.io_inputs);
+  auto outputs = io(p.outputs, ctx.io_outputs);
+  auto root = fb::CreateBlob(fbb, kQnnBlobVersion, fbb.CreateString(builder.graph_name()), inputs, outputs,
+                             fbb.CreateVector(binary), lib->api_version().core_api.major,
+                             lib->api_version().core_api.minor, lib->api_version().backend_api.major,
+                             lib->api_version().backend_api.minor, fbb.CreateString(lib->build_id()), 0, 0,
+                             fbb.CreateString("int8"), static_cast<uint32_t>(builder.num_ops()));
+  fb::FinishBlobBuffer(fbb, root);
+  blob.data.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  const std::string summary = exporter::summarize_partition(g, p);
+  blob.compile_specs.push_back({exporter::kSummarySpec, std::vector<uint8_t>(summary.begin(), summary.end())});
+  return blob;
+}
+
+}  // namespace qnn
+}  // namespace ember

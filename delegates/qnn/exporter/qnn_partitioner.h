@@ -1,0 +1,48 @@
+// QnnPartitioner: claims the quantized parts of a graph that Qualcomm's HTP runs and compiles
+// each partition AT EXPORT into a QNN context binary (graph built and finalized by the QNN
+// library, then serialized), stored in the blob (delegates/qnn/qnn_blob.fbs) with the I/O
+// tensor descriptions the runtime binds Ember's tensors to. The runtime never compiles.
+//
+// What it claims: the op table's entries (delegates/qnn/exporter/ops/, listed by
+// qnn_op_table().ops()) on int8 programs: Ember's `--quantize int8` output and PT2E int8
+// programs, both lowered to ember_quantized:: operators with quantize / dequantize around the
+// float ops (see qnn_lowering.h for how those run quantized). Claimed nodes connected through
+// their values form one claim each; claims of only quantize / dequantize nodes are dropped (a
+// delegate call to convert a tensor costs more than the portable kernel). Weights become static
+// tensors inside the context binary: they are not call arguments and not emitted unless a
+// portable node reads them.
+//
+// The library is needed at export (it compiles): QnnLibrary (qnn_library.h) finds it; without
+// it preprocess fails with the install hint, and apply_partitioner leaves the nodes on the
+// portable kernels (or fails the export under --strict-delegation).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "exporter/partition/partitioner.h"
+
+namespace ember {
+namespace qnn {
+
+struct QnnPartitionerOptions {
+  std::string library;  // libQnnHtp.so to compile with ("" = QnnLibrary's search order)
+};
+
+class QnnPartitioner final : public exporter::Partitioner {
+ public:
+  explicit QnnPartitioner(QnnPartitionerOptions options = {});
+  std::string backend_id() const override { return "qnn"; }
+  std::vector<std::vector<int>> claim(const exporter::Graph& g) override;
+  absl::StatusOr<exporter::DelegateBlob> preprocess(const exporter::Graph& g, const exporter::Partition& p) override;
+  bool supports(const exporter::Graph& g, int node) const override { return unsupported_reason(g, node).empty(); }
+
+  // Why node `index` is not claimed ("" when it is supported).
+  static std::string unsupported_reason(const exporter::Graph& g, int index);
+
+ private:
+  QnnPartitionerOptions options_;
+};
+
+}  // namespace qnn
+}  // namespace ember

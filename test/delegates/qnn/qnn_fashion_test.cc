@@ -1,0 +1,109 @@
+// The Fashion-MNIST CNN's int8 programs on Qualcomm's HTP (the simulator library on x86-64):
+// the PT2E twin and Ember's own --quantize int8, exported with the QNN partitioner, run every
+// operator in one QNN delegate and match the portable int8 program within a quantization step
+// of the logits on every checked-in test image, with the same predictions (up to one image).
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "delegates/qnn/exporter/qnn_partitioner.h"
+#include "exporter/exporter.h"
+#include "exporter/util/npy.h"
+#include "gtest/gtest.h"
+#include "test/delegates/qnn/qnn_test_util.h"
+#include "test/exporter/pte_runner.h"
+#include "test/quant/quant_test_data.h"
+
+namespace ember {
+namespace {
+
+using testing::repo_path;
+
+int64_t argmax(const float* row, int64_t n) {
+  int64_t best = 0;
+  for (int64_t c = 1; c < n; ++c) {
+    if (row[c] > row[best]) best = c;
+  }
+  return best;
+}
+
+exporter::ExportOptions options_for(const std::string& model, bool qnn) {
+  exporter::ExportOptions o;
+  if (qnn) o.partitioners.push_back(std::make_shared<qnn::QnnPartitioner>());
+  if (model == "fashion_cnn") {  // Ember's own quantizer, calibrated on 64 training images
+    o.quantize.mode = exporter::QuantizeMode::Int8;
+    auto samples = exporter::read_calibration_samples(repo_path("test/quant/data/calibration.npy"));
+    EXPECT_TRUE(samples.ok()) << samples.status();
+    if (samples.ok()) o.quantize.calibration = *samples;
+  }
+  return o;
+}
+
+class QnnFashion : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(QnnFashion, OneDelegateMatchesPortableInt8WithinAStep) {
+  EMBER_REQUIRE_QNN();
+  const std::string model = GetParam();
+  const std::string path = repo_path("examples/models/" + model + ".pt2");
+  auto portable = exporter::export_pt2_file(path, options_for(model, false));
+  ASSERT_TRUE(portable.ok()) << portable.status();
+  auto on_qnn = exporter::export_pt2_file(path, options_for(model, true));
+  ASSERT_TRUE(on_qnn.ok()) << on_qnn.status();
+  for (const std::string& w : on_qnn->warnings) std::printf("warning: %s\n", w.c_str());
+  for (const std::string& w : on_qnn->backends[0].notes) std::printf("note: %s\n", w.c_str());
+  // Everything on the HTP in one delegate: the integer layers, pooling, flatten and the Q/DQ.
+  ASSERT_EQ(on_qnn->backends.size(), 1u);
+  EXPECT_EQ(on_qnn->backends[0].backend_id, "qnn");
+  EXPECT_EQ(on_qnn->backends[0].delegates, 1);
+  EXPECT_TRUE(on_qnn->portable_ops.empty());
+  EXPECT_EQ(on_qnn->backends[0].ops["ember_quantized::conv2d.default"], 2);
+  EXPECT_EQ(on_qnn->backends[0].ops["ember_quantized::linear.default"], 2);
+
+  testing::PteRunner ref, npu;
+  ASSERT_EQ(ref.load(portable->pte), "");
+  ASSERT_EQ(npu.load(on_qnn->pte), "");
+  const exporter::NpyArray images = testing::load_repo_npy("test/quant/data/images.npy");
+  const exporter::NpyArray labels = testing::load_repo_npy("test/quant/data/labels.npy");
+  const int64_t n = images.shape[0], per_image = 28 * 28;
+  std::vector<float> seen;  // every portable logit: their spacing gives the quantization step
+  int disagreements = 0, correct_ref = 0, correct_npu = 0;
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    exporter::NpyArray x;
+    x.dtype = ScalarType::Float32;
+    x.shape = {1, 1, 28, 28};
+    const uint8_t* src = images.data.data() + i * per_image * 4;
+    x.data.assign(src, src + per_image * 4);
+    ASSERT_EQ(ref.run({x}), "");
+    ASSERT_EQ(npu.run({x}), "");
+    const exporter::NpyArray a = ref.output(0), b = npu.output(0);
+    ASSERT_EQ(b.shape, a.shape);
+    seen.insert(seen.end(), a.as<float>(), a.as<float>() + 10);
+    for (int c = 0; c < 10; ++c) worst = std::max(worst, std::fabs(double(a.as<float>()[c]) - b.as<float>()[c]));
+    const int64_t pa = argmax(a.as<float>(), 10), pb = argmax(b.as<float>(), 10);
+    disagreements += pa != pb;
+    correct_ref += pa == labels.as<int64_t>()[i];
+    correct_npu += pb == labels.as<int64_t>()[i];
+  }
+  // The logits are (q - zero_point) * scale: the smallest gap between distinct values is one step.
+  std::sort(seen.begin(), seen.end());
+  double step = 1e30;
+  for (size_t i = 1; i < seen.size(); ++i) {
+    if (seen[i] - seen[i - 1] > 1e-6) step = std::min(step, double(seen[i] - seen[i - 1]));
+  }
+  ASSERT_LT(step, 1.0);
+  std::printf("[%s qnn] worst logit difference %.4f (%.2f steps of %.4f), %d of %lld predictions differ; correct: "
+              "portable int8 %d, qnn %d\n",
+              model.c_str(), worst, worst / step, step, disagreements, static_cast<long long>(n), correct_ref,
+              correct_npu);
+  // Integer sums are exact on both sides; the HTP requantizes with its own rounding, so a logit
+  // may land one step away (measured: exactly one step at worst, on both programs).
+  EXPECT_LE(worst, step * 1.001);
+  EXPECT_LE(disagreements, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, QnnFashion, ::testing::Values("fashion_cnn_int8_pt2e", "fashion_cnn"));
+
+}  // namespace
+}  // namespace ember
