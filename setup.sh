@@ -33,3 +33,7 @@ fi
 # Cached by version: prints nothing when the build is current.
 "$(dirname "${BASH_SOURCE[0]}")/third_party/xnnpack/build.sh"
 
+
+# Qualcomm's QNN HTP library (the NPU delegate's simulator on x86-64) from the pinned
+# onnxruntime-qnn wheel into ~/.cache/ember/qnn. Cached by version: prints nothing when current.
+"$(dirname "${BASH_SOURCE[0]}")/third_party/qnn/install.sh"
