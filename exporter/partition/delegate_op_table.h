@@ -11,6 +11,9 @@
 // `check` must be cheap and side-effect free; a delegate that can only tell by trying may
 // leave it null and let the table fall back to lowering into a throwaway context.
 //
+// A delegate may also declare per-op Traits (its own struct: layout needs, fusions) stored in
+// the entry beside check and lower; without it, entries carry none.
+//
 // Adding an op is one entry (plus its tests); the partitioner's claim() and preprocess() are
 // generic loops over the table. Lifetime: tables are built once (function-local static in
 // the delegate) and read-only afterwards, so lookups are thread-safe.
@@ -27,18 +30,21 @@
 namespace ember {
 namespace exporter {
 
-template <typename Context>
+struct NoOpTraits {};
+
+template <typename Context, typename Traits = NoOpTraits>
 struct DelegateOpEntry {
   using Check = std::string (*)(const Context& ctx, const Node& node);
   using Lower = std::string (*)(Context& ctx, const Node& node);
   Check check = nullptr;  // null: supported when lower() succeeds (the caller tries it)
   Lower lower = nullptr;
+  Traits traits{};
 };
 
-template <typename Context>
+template <typename Context, typename Traits = NoOpTraits>
 class DelegateOpTable {
  public:
-  using Entry = DelegateOpEntry<Context>;
+  using Entry = DelegateOpEntry<Context, Traits>;
 
   // Registers `entry` for every kernel name in `ops` ("aten::add.Tensor"). A name registered
   // twice is a programming error caught by the delegate's table test (duplicates()).
@@ -47,10 +53,12 @@ class DelegateOpTable {
       if (!entries_.emplace(op, entry).second) duplicates_.push_back(op);
     }
   }
-  void add(std::initializer_list<const char*> ops, typename Entry::Check check, typename Entry::Lower lower) {
+  void add(std::initializer_list<const char*> ops, typename Entry::Check check, typename Entry::Lower lower,
+           Traits traits = Traits()) {
     Entry e;
     e.check = check;
     e.lower = lower;
+    e.traits = traits;
     add(ops, e);
   }
 
