@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "delegates/xnnpack/exporter/graph_access.h"
+#include "delegates/xnnpack/exporter/xnnpack_lowering.h"
 
 namespace ember {
 namespace xnnpack {
@@ -155,8 +156,6 @@ bool same_params(const XnnTensorSpec& t, double scale, int64_t zp) {
 
 }  // namespace
 
-bool is_quantized_op(const std::string& k) { return k == kQuantize || k == kDequantize || k == kConv || k == kLinear; }
-
 std::string quantized_unsupported_reason(const Graph& g, const Node& n) {
   const std::string k = key(n);
   if (n.output_values().size() != 1) return "not a single-output op";
@@ -226,18 +225,13 @@ QuantizedFusion plan_quantized_fusion(const Graph& g, const exporter::Partition&
   for (int i : p.nodes) {
     if (folded.count(i)) continue;
     const Node& n = g.nodes[i];
-    const std::string k = key(n);
-    const bool reshape = k == "aten::view.default" || k == "aten::reshape.default" ||
-                         k == "aten::_unsafe_view.default" || k == "aten::flatten.using_ints";
-    const bool passes = k == "aten::max_pool2d.default" || k == "aten::cat.default" || k == "aten::relu.default" ||
-                        k == "aten::relu6.default" || k == "aten::hardtanh.default" || k == "aten::clamp.default" ||
-                        reshape;
-    const bool mul = k == "aten::mul.Tensor";
-    const bool add = k == "aten::add.Tensor" || mul;  // two dequantized operands, requantized
-    const bool mean = k == "aten::mean.dim" || k == "aten::adaptive_avg_pool2d.default";
-    if (!passes && !add && !mean) continue;
+    const XnnOpTraits& traits = op_traits(n);  // which int8 kernel, if any, runs the op
+    if (traits.int8 == Int8Fusion::kNone) continue;
+    const bool passes = traits.int8 == Int8Fusion::kExact;
+    const bool mul = traits.int8 == Int8Fusion::kMul;
+    const bool add = traits.int8 == Int8Fusion::kAdd || mul;  // two dequantized operands, requantized
     std::vector<int> ins;
-    if (k == "aten::cat.default") {
+    if (traits.tensor_list_input) {
       ins = n.args[0].refs;
     } else {
       ins.push_back(n.args[0].ref);
@@ -377,6 +371,41 @@ absl::Status lower_quantized_node(const Graph& g, int index, XnnBlobBuilder& b, 
   *out = b.node(op, ins, prm);
   b.set_qint8(*out, float(out_scale), int32_t(out_zp));
   return absl::OkStatus();
+}
+
+std::string alias_folded_qdq(XnnLowering& ctx, const Node& n) {
+  const int from = n.args[0].ref, to = n.output_values()[0];
+  auto it = ctx.id.find(from);
+  if (it == ctx.id.end()) return "xnnpack preprocess: folded Q/DQ input not mapped";
+  if (key(n) == kQuantize) {  // the op's output becomes int8
+    ctx.b->set_qint8(it->second, float(n.args[1].kind == Arg::Kind::Double ? n.args[1].d : double(n.args[1].i)),
+                     int32_t(n.args[2].i));
+  }
+  ctx.id[to] = it->second;
+  return "";
+}
+
+namespace {
+
+std::string check_quantized(const XnnLowering& ctx, const Node& n) { return quantized_unsupported_reason(ctx.g, n); }
+
+std::string lower_quantized(XnnLowering& ctx, const Node& n) {
+  const absl::Status st = lower_quantized_node(ctx.g, int(&n - ctx.g.nodes.data()), *ctx.b, *ctx.slots, ctx.id, &ctx.result);
+  return st.ok() ? "" : std::string(st.message());
+}
+
+}  // namespace
+
+void add_quantized_ops(XnnOpTable& t) {
+  XnnOpTraits quantized;  // int8 tensors keep the layout they are made in
+  quantized.quantized = true;
+  XnnOpTraits convert = quantized;  // Convert nodes are elementwise
+  convert.layout = any_layout;
+  t.add({kQuantize, kDequantize}, check_quantized, lower_quantized, convert);
+  XnnOpTraits conv = quantized;
+  conv.layout = nhwc_layout;
+  t.add({kConv}, check_quantized, lower_quantized, conv);
+  t.add({kLinear}, check_quantized, lower_quantized, quantized);
 }
 
 }  // namespace xnnpack

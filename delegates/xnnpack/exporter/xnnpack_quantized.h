@@ -1,4 +1,5 @@
-// The XNNPACK partitioner's quantized part (internal to delegates/xnnpack/exporter).
+// The XNNPACK partitioner's quantized part (internal to delegates/xnnpack/exporter); its op
+// table entries are registered by add_quantized_ops (xnnpack_lowering.h).
 //
 // Claimed: ember_quantized::conv2d (regular, grouped, depthwise) and ::linear with int8
 // activations (XNNPACK qs8 with qc8w per-channel weights: QInt8 / QCInt8 / QCInt32 tensors),
@@ -31,8 +32,6 @@
 namespace ember {
 namespace xnnpack {
 
-// "ember_quantized::conv2d.default" and the other operator keys handled here.
-bool is_quantized_op(const std::string& key);
 // Why the quantized node `n` cannot run on XNNPACK ("" when it can).
 std::string quantized_unsupported_reason(const exporter::Graph& g, const exporter::Node& n);
 
@@ -44,6 +43,11 @@ struct QuantizedFusion {
 // producer to the clamp folded into it, `folded` holds those clamps.
 QuantizedFusion plan_quantized_fusion(const exporter::Graph& g, const exporter::Partition& p,
                                       const std::map<int, int>& fused_into, const std::set<int>& folded);
+
+struct XnnLowering;
+// A dequantize / quantize node of QuantizedFusion::aliases: its output aliases its input (a
+// quantize gives the int8 op's output its parameters). "" or the error.
+std::string alias_folded_qdq(XnnLowering& ctx, const exporter::Node& n);
 
 // Gives the int8 activation `value` its QInt8 parameters, taken from its producer or a reader
 // (partition inputs); false when no node says what they are.

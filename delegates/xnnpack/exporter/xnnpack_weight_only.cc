@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "delegates/xnnpack/exporter/graph_access.h"
+#include "delegates/xnnpack/exporter/xnnpack_lowering.h"
 #include "runtime/core/float16.h"
 
 namespace ember {
@@ -29,10 +30,6 @@ constexpr size_t kInput = 0, kWeight = 1, kScales = 2, kGroup = 3, kBits = 4, kB
 
 
 }  // namespace
-
-bool is_weight_only_op(const std::string& key) {
-  return key == kLinearWeightOnly || key == kChooseQparams || key == kQuantizeTensor || key == kDequantizeTensor;
-}
 
 bool dynamic_activation_chain(const Graph& g, const Node& n, DynamicChain* chain) {
   // Any member leads to choose_qparams: it is the producer of a q / dq node's scale.
@@ -200,6 +197,44 @@ absl::Status lower_weight_only_node(const Graph& g, int index, XnnBlobBuilder& b
   if (is_const(bias)) ins.push_back(b.constant_in_slot({rows}, int32_t(slots.existing(bias->constant))));
   *out = b.node(fb::OpType::FullyConnected, ins);
   return absl::OkStatus();
+}
+
+bool fold_dynamic_activation(XnnLowering& ctx, const Node& n, std::string* error) {
+  DynamicChain chain;
+  if (!dynamic_activation_chain(ctx.g, n, &chain)) return false;
+  // choose_qparams' scale and zero point are read by the quantize / dequantize only: nothing to emit.
+  if (&n - ctx.g.nodes.data() == chain.choose) return true;
+  auto it = ctx.id.find(n.args[0].ref);
+  if (it == ctx.id.end()) {
+    *error = "xnnpack preprocess: dynamic quantization input not mapped";
+    return true;
+  }
+  ctx.id[n.output_values()[0]] = it->second;
+  return true;
+}
+
+namespace {
+
+std::string check_weight_only(const XnnLowering& ctx, const Node& n) { return weight_only_unsupported_reason(ctx.g, n); }
+
+std::string lower_weight_only(XnnLowering& ctx, const Node& n) {
+  const absl::Status st =
+      lower_weight_only_node(ctx.g, int(&n - ctx.g.nodes.data()), *ctx.b, *ctx.slots, ctx.id, &ctx.result);
+  return st.ok() ? "" : std::string(st.message());
+}
+
+// The dynamic activation quantization is folded (fold_dynamic_activation) before lowering.
+std::string lower_unfolded_chain(XnnLowering&, const Node& n) {
+  return "xnnpack preprocess: " + n.name + " is lowered only as part of a weight-only linear layer's input";
+}
+
+}  // namespace
+
+void add_weight_only_ops(XnnOpTable& t) {
+  XnnOpTraits quantized;  // int8 tensors keep the layout they are made in
+  quantized.quantized = true;
+  t.add({kLinearWeightOnly}, check_weight_only, lower_weight_only, quantized);
+  t.add({kChooseQparams, kQuantizeTensor, kDequantizeTensor}, check_weight_only, lower_unfolded_chain, quantized);
 }
 
 }  // namespace xnnpack
