@@ -145,6 +145,11 @@ std::vector<OpCase> cases() {
     int y = o.node("aten::addmm", "default", {t(b), t(x), t(w), A::integer(1), A::integer(1)}, {2, 5});
     o.output(o.node("aten::relu", "default", {t(y)}, {2, 5}));
   }});
+  c.push_back({"mm_of_activations_then_relu", [](OpGraph& o) {  // the relu folded into mm is kept
+    int x = o.input({3, 4}), y = o.input({4, 5});
+    int m = o.node("aten::mm", "default", {t(x), t(y)}, {3, 5});
+    o.output(o.node("aten::relu", "default", {t(m)}, {3, 5}));
+  }});
   c.push_back({"bmm_3d", [](OpGraph& o) {
     int x = o.input({2, 3, 4}), y = o.input({2, 4, 5});
     o.output(o.node("aten::bmm", "default", {t(x), t(y)}, {2, 3, 5}));

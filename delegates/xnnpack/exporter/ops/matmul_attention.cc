@@ -78,8 +78,13 @@ std::string lower_batch_matmul(XnnLowering& ctx, const Node& n) {
 
 std::string lower_mm(XnnLowering& ctx, const Node& n) {  // a constant mat2 is a fully connected weight
   const Value* m2 = tensor_arg(ctx.g, n, 1);
-  if (!is_const(m2)) return lower_batch_matmul(ctx, n);
-  return lower_fully_connected(ctx, n, tensor_arg(ctx.g, n, 0), m2, nullptr);
+  if (is_const(m2)) return lower_fully_connected(ctx, n, tensor_arg(ctx.g, n, 0), m2, nullptr);
+  lower_batch_matmul(ctx, n);
+  // XNNPACK's batch matrix multiply has no output range: a clamp folded into mm runs after it.
+  if (ctx.params.output_min != XnnNodeParams().output_min || ctx.params.output_max != XnnNodeParams().output_max) {
+    ctx.result = ctx.b->node(fb::OpType::Clamp, {ctx.result}, ctx.params);
+  }
+  return "";
 }
 
 template <bool kBmm>
