@@ -18,6 +18,8 @@
 // activations as XNNPACK's qs8-qc8w kernels, quantize/dequantize_per_tensor as Convert nodes,
 // and dequantize -> max_pool2d / cat / clamp / reshape / add / mul / mean -> quantize chains
 // folded into XNNPACK's int8 kernels; int8 tensors may cross the partition boundary.
+// Each op's check, lowering and traits are one entry of the op table (xnnpack_lowering.h;
+// family files in ops/); this class runs the loops over it.
 // In-place writes must have been made SSA first (exporter::make_activations_ssa; the
 // exporter does this whenever partitioners are given).
 //
