@@ -97,51 +97,78 @@ bool keeps_quantization_grid(const std::string& k) {
 }
 
 QuantAnalysis::QuantAnalysis(const Graph& g) : reps_(g.values.size()), readers_(g.value_readers()) {
-  for (const Node& n : g.nodes) {
-    if (n.erased || n.outputs.size() != 1 || n.outputs[0].kind != Arg::Kind::Tensor) continue;
-    const int out = n.outputs[0].ref;
-    const std::string k = n.kernel_name();
-    QRep r;
-    if (k == kQuantizeOp) {
-      r = qdq_params(n);
-      if (r.valid && g.values[out].dtype != r.dtype) r.valid = false;
-    } else if (k == kDequantizeOp) {
-      r = qdq_params(n);
-      const int in = n.args.empty() || n.args[0].kind != Arg::Kind::Tensor ? -1 : n.args[0].ref;
-      if (in < 0 || g.values[in].dtype != r.dtype) r.valid = false;
-    } else if (k == kQuantizedConvOp || k == kQuantizedLinearOp) {
-      const size_t o = k == kQuantizedConvOp ? 10 : 6;
-      const ScalarType t = g.values[out].dtype;
-      if (n.args.size() == o + 4 && n.args[o + 1].kind == Arg::Kind::Int &&
-          (t == ScalarType::Int8 || t == ScalarType::UInt8)) {
-        r.valid = true;
-        r.scale = number_arg(n, o, 0);
-        r.zero_point = n.args[o + 1].i;
-        r.dtype = t;
+  // Forward: integer tensors and the outputs of quantize / dequantize / integer layers carry
+  // their parameters; a float op's output takes the grid of a quantize node that reads it
+  // (calibrated on this very value), or its input's when the op keeps the grid.
+  auto forward = [&] {
+    for (const Node& n : g.nodes) {
+      if (n.erased || n.outputs.size() != 1 || n.outputs[0].kind != Arg::Kind::Tensor) continue;
+      const int out = n.outputs[0].ref;
+      QRep& r = reps_[static_cast<size_t>(out)];
+      if (r.valid) continue;
+      const std::string k = n.kernel_name();
+      if (k == kQuantizeOp) {
+        r = qdq_params(n);
+        if (r.valid && g.values[out].dtype != r.dtype) r.valid = false;
+      } else if (k == kDequantizeOp) {
+        r = qdq_params(n);
+        const int in = n.args.empty() || n.args[0].kind != Arg::Kind::Tensor ? -1 : n.args[0].ref;
+        if (in < 0 || g.values[in].dtype != r.dtype) r.valid = false;
+      } else if (k == kQuantizedConvOp || k == kQuantizedLinearOp) {
+        const size_t o = k == kQuantizedConvOp ? 10 : 6;
+        const ScalarType t = g.values[out].dtype;
+        if (n.args.size() == o + 4 && n.args[o + 1].kind == Arg::Kind::Int &&
+            (t == ScalarType::Int8 || t == ScalarType::UInt8)) {
+          r.valid = true;
+          r.scale = number_arg(n, o, 0);
+          r.zero_point = n.args[o + 1].i;
+          r.dtype = t;
+        }
+      } else if (g.values[out].dtype == ScalarType::Float32) {
+        for (int reader : readers_[static_cast<size_t>(out)]) {
+          if (reader >= 0 && g.nodes[reader].kernel_name() == kQuantizeOp) {
+            r = qdq_params(g.nodes[reader]);
+            if (r.valid) break;
+          }
+        }
+        if (!r.valid && keeps_quantization_grid(k) && !n.args.empty() && n.args[0].kind == Arg::Kind::Tensor) {
+          r = reps_[static_cast<size_t>(n.args[0].ref)];
+        }
       }
-    } else if (g.values[out].dtype == ScalarType::Float32) {
-      // Every reader a quantize node with the same parameters: the output's grid.
-      const std::vector<int>& rd = readers_[static_cast<size_t>(out)];
-      bool all_quantize = !rd.empty();
-      for (int reader : rd) {
-        if (reader < 0 || g.nodes[reader].kernel_name() != kQuantizeOp) {
-          all_quantize = false;
+    }
+  };
+  // Backward: a float value read only by grid-keeping ops (avg pool -> flatten -> quantize,
+  // add -> relu) takes their output's grid.
+  auto backward = [&] {
+    for (size_t i = g.nodes.size(); i-- > 0;) {
+      const Node& n = g.nodes[i];
+      if (n.erased || n.outputs.size() != 1 || n.outputs[0].kind != Arg::Kind::Tensor) continue;
+      const int out = n.outputs[0].ref;
+      if (reps_[static_cast<size_t>(out)].valid || g.values[out].dtype != ScalarType::Float32) continue;
+      const std::string k = n.kernel_name();
+      if (k == kQuantizeOp || k == kDequantizeOp || k == kQuantizedConvOp || k == kQuantizedLinearOp) continue;
+      QRep r;
+      bool agree = !readers_[static_cast<size_t>(out)].empty();
+      for (int reader : readers_[static_cast<size_t>(out)]) {
+        const Node* rn = reader >= 0 ? &g.nodes[reader] : nullptr;
+        if (rn == nullptr || !keeps_quantization_grid(rn->kernel_name()) || rn->outputs.size() != 1 ||
+            rn->outputs[0].kind != Arg::Kind::Tensor) {
+          agree = false;
           break;
         }
-        QRep q = qdq_params(g.nodes[reader]);
+        const QRep& q = reps_[static_cast<size_t>(rn->outputs[0].ref)];
         if (!q.valid || (r.valid && !(q == r))) {
-          all_quantize = false;
+          agree = false;
           break;
         }
         r = q;
       }
-      if (!all_quantize) r = QRep();
-      if (!r.valid && keeps_quantization_grid(k) && !n.args.empty() && n.args[0].kind == Arg::Kind::Tensor) {
-        r = reps_[static_cast<size_t>(n.args[0].ref)];
-      }
+      if (agree) reps_[static_cast<size_t>(out)] = r;
     }
-    reps_[static_cast<size_t>(out)] = r;
-  }
+  };
+  forward();
+  backward();
+  forward();
 }
 
 int QnnLowering::arg_value(const Node& n, size_t i) const {
