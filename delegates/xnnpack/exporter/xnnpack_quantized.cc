@@ -156,29 +156,6 @@ bool same_params(const XnnTensorSpec& t, double scale, int64_t zp) {
 
 }  // namespace
 
-std::string quantized_unsupported_reason(const Graph& g, const Node& n) {
-  const std::string k = key(n);
-  if (n.output_values().size() != 1) return "not a single-output op";
-  if (k == kConv || k == kLinear) return quantized_layer_reason(g, n, k == kConv);
-  TensorQ q;
-  if (!qdq_params(n, &q)) return "quantization parameters are not constants";
-  if (q.dtype != int64_t(ScalarType::Int8)) return "not int8 (XNNPACK's qs8 only)";
-  if (!good_scale(q.scale) || !int8_zero_point(q.zero_point)) return "scale or zero point out of XNNPACK's range";
-  const Value* x = tensor_arg(g, n, 0);
-  const Value& out = g.values[n.output_values()[0]];
-  if (k == kQuantize) {
-    if (q.qmin != -128 || q.qmax != 127) return "restricted quant_min/quant_max (XNNPACK converts to [-128, 127])";
-    if (!activation(x, ScalarType::Float32) || !activation(&out, ScalarType::Int8)) return "not float32 -> int8";
-    return "";
-  }
-  if (n.args.size() > 6 && n.args[6].kind != Arg::Kind::None &&
-      !(n.args[6].kind == Arg::Kind::Int && n.args[6].i == int64_t(ScalarType::Float32))) {
-    return "dequantizes to another float type";
-  }
-  if (!activation(x, ScalarType::Int8) || !activation(&out, ScalarType::Float32)) return "not int8 -> float32";
-  return "";
-}
-
 bool int8_value_params(const Graph& g, int value, float* scale, int32_t* zero_point) {
   auto from = [&](const Node& n, bool output) {
     const std::string k = key(n);
@@ -281,36 +258,107 @@ QuantizedFusion plan_quantized_fusion(const Graph& g, const exporter::Partition&
   return plan;
 }
 
-absl::Status lower_quantized_node(const Graph& g, int index, XnnBlobBuilder& b, exporter::ConstantSlots& slots,
-                                  const std::map<int, uint32_t>& id, uint32_t* out) {
-  const Node& n = g.nodes[index];
-  const std::string k = key(n);
-  *out = kInvalidId;
-  auto it = id.find(n.args[0].ref);
-  if (it == id.end()) return absl::InternalError("xnnpack preprocess: " + k + " input not mapped");
-  const uint32_t in = it->second;
-  auto mismatch = [&](double scale, int64_t zp) {
-    return absl::InvalidArgumentError(
-        "xnnpack preprocess: node " + n.name + " (" + k + ") reads an int8 tensor quantized with scale " +
-        std::to_string(b.tensor(in).quant.scale) + ", zero point " + std::to_string(b.tensor(in).quant.zero_point) +
-        " as scale " + std::to_string(scale) + ", zero point " + std::to_string(zp) +
-        ": inconsistent quantization parameters");
-  };
-  if (k == kQuantize || k == kDequantize) {
-    TensorQ q;
-    qdq_params(n, &q);
-    if (k == kDequantize && !same_params(b.tensor(in), q.scale, q.zero_point)) return mismatch(q.scale, q.zero_point);
-    *out = b.node(fb::OpType::Convert, {in});
-    if (k == kQuantize) b.set_qint8(*out, float(q.scale), int32_t(q.zero_point));
-    return absl::OkStatus();
+std::string alias_folded_qdq(XnnLowering& ctx, const Node& n) {
+  const int from = n.args[0].ref, to = n.output_values()[0];
+  auto it = ctx.id.find(from);
+  if (it == ctx.id.end()) return "xnnpack preprocess: folded Q/DQ input not mapped";
+  if (key(n) == kQuantize) {  // the op's output becomes int8
+    ctx.b->set_qint8(it->second, float(n.args[1].kind == Arg::Kind::Double ? n.args[1].d : double(n.args[1].i)),
+                     int32_t(n.args[2].i));
   }
-  const bool conv = k == kConv;
-  const size_t o = op_args(k).out_first;
+  ctx.id[to] = it->second;
+  return "";
+}
+
+namespace {
+
+// The blob tensor of n's int8 (or float, quantize) input; "" or why not.
+std::string mapped_input(const XnnLowering& ctx, const Node& n, uint32_t* in) {
+  auto it = ctx.id.find(n.args[0].ref);
+  if (it == ctx.id.end()) return "xnnpack preprocess: " + key(n) + " input not mapped";
+  *in = it->second;
+  return "";
+}
+
+std::string mismatch(const XnnBlobBuilder& b, const Node& n, uint32_t in, double scale, int64_t zp) {
+  return "xnnpack preprocess: node " + n.name + " (" + key(n) + ") reads an int8 tensor quantized with scale " +
+         std::to_string(b.tensor(in).quant.scale) + ", zero point " + std::to_string(b.tensor(in).quant.zero_point) +
+         " as scale " + std::to_string(scale) + ", zero point " + std::to_string(zp) +
+         ": inconsistent quantization parameters";
+}
+
+// quantize / dequantize_per_tensor: int8 with XNNPACK's scale and zero-point ranges.
+std::string convert_reason(const Graph& g, const Node& n, TensorQ* q) {
+  if (n.output_values().size() != 1) return "not a single-output op";
+  if (!qdq_params(n, q)) return "quantization parameters are not constants";
+  if (q->dtype != int64_t(ScalarType::Int8)) return "not int8 (XNNPACK's qs8 only)";
+  if (!good_scale(q->scale) || !int8_zero_point(q->zero_point)) return "scale or zero point out of XNNPACK's range";
+  return "";
+}
+
+std::string check_quantize(const XnnLowering& ctx, const Node& n) {
+  TensorQ q;
+  const std::string reason = convert_reason(ctx.g, n, &q);
+  if (!reason.empty()) return reason;
+  if (q.qmin != -128 || q.qmax != 127) return "restricted quant_min/quant_max (XNNPACK converts to [-128, 127])";
+  if (!activation(tensor_arg(ctx.g, n, 0), ScalarType::Float32) ||
+      !activation(&ctx.g.values[n.output_values()[0]], ScalarType::Int8)) {
+    return "not float32 -> int8";
+  }
+  return "";
+}
+
+std::string check_dequantize(const XnnLowering& ctx, const Node& n) {
+  TensorQ q;
+  const std::string reason = convert_reason(ctx.g, n, &q);
+  if (!reason.empty()) return reason;
+  if (n.args.size() > 6 && n.args[6].kind != Arg::Kind::None &&
+      !(n.args[6].kind == Arg::Kind::Int && n.args[6].i == int64_t(ScalarType::Float32))) {
+    return "dequantizes to another float type";
+  }
+  if (!activation(tensor_arg(ctx.g, n, 0), ScalarType::Int8) ||
+      !activation(&ctx.g.values[n.output_values()[0]], ScalarType::Float32)) {
+    return "not int8 -> float32";
+  }
+  return "";
+}
+
+// A Convert node (f32 <-> qint8); a dequantize must read the int8 tensor as it was quantized.
+template <bool kQuantizeOp>
+std::string lower_convert(XnnLowering& ctx, const Node& n) {
+  XnnBlobBuilder& b = *ctx.b;
+  uint32_t in = kInvalidId;
+  const std::string unmapped = mapped_input(ctx, n, &in);
+  if (!unmapped.empty()) return unmapped;
+  TensorQ q;
+  qdq_params(n, &q);
+  if (!kQuantizeOp && !same_params(b.tensor(in), q.scale, q.zero_point)) return mismatch(b, n, in, q.scale, q.zero_point);
+  ctx.result = b.node(fb::OpType::Convert, {in});
+  if (kQuantizeOp) b.set_qint8(ctx.result, float(q.scale), int32_t(q.zero_point));
+  return "";
+}
+
+template <bool kConv2d>
+std::string check_quantized_layer(const XnnLowering& ctx, const Node& n) {
+  if (n.output_values().size() != 1) return "not a single-output op";
+  return quantized_layer_reason(ctx.g, n, kConv2d);
+}
+
+// ember_quantized::conv2d / linear as XNNPACK's qs8-qc8w (depthwise) convolution / fully connected.
+template <bool kConv2d>
+std::string lower_quantized_layer(XnnLowering& ctx, const Node& n) {
+  const Graph& g = ctx.g;
+  XnnBlobBuilder& b = *ctx.b;
+  exporter::ConstantSlots& slots = *ctx.slots;
+  uint32_t in = kInvalidId;
+  const std::string unmapped = mapped_input(ctx, n, &in);
+  if (!unmapped.empty()) return unmapped;
+  const size_t o = op_args(key(n)).out_first;
   double in_scale = 0, out_scale = 0;
   int64_t in_zp = 0, out_zp = 0, out_min = 0, out_max = 0;
   number(n, 1, &in_scale), integer(n, 2, &in_zp), number(n, o, &out_scale), integer(n, o + 1, &out_zp);
   integer(n, o + 2, &out_min), integer(n, o + 3, &out_max);
-  if (!same_params(b.tensor(in), in_scale, in_zp)) return mismatch(in_scale, in_zp);
+  if (!same_params(b.tensor(in), in_scale, in_zp)) return mismatch(b, n, in, in_scale, in_zp);
   const Value* w = tensor_arg(g, n, 3);
   const Value* bias = tensor_arg(g, n, 5);
   const float* ws = float_data(g, tensor_arg(g, n, 4));
@@ -323,7 +371,7 @@ absl::Status lower_quantized_node(const Graph& g, int index, XnnBlobBuilder& b, 
   prm.output_max = real_bound(out_max, 127, out_scale, out_zp, std::numeric_limits<float>::infinity());
   fb::OpType op = fb::OpType::FullyConnected;
   uint32_t filter = kInvalidId;
-  if (conv) {
+  if (kConv2d) {
     const std::vector<int64_t> stride = pair(n, 6), pad = pair(n, 7), dil = pair(n, 8);
     const int64_t groups = n.args[9].i, in_channels = g.values[n.args[0].ref].sizes[1];
     const size_t I = size_t(w->sizes[1]), KH = size_t(w->sizes[2]), KW = size_t(w->sizes[3]);
@@ -368,30 +416,9 @@ absl::Status lower_quantized_node(const Graph& g, int index, XnnBlobBuilder& b, 
                                     std::move(bytes));
     ins.push_back(b.quantized_constant_in_slot(fb::DataType::QCInt32, {channels}, std::move(bq), int32_t(slot)));
   }
-  *out = b.node(op, ins, prm);
-  b.set_qint8(*out, float(out_scale), int32_t(out_zp));
-  return absl::OkStatus();
-}
-
-std::string alias_folded_qdq(XnnLowering& ctx, const Node& n) {
-  const int from = n.args[0].ref, to = n.output_values()[0];
-  auto it = ctx.id.find(from);
-  if (it == ctx.id.end()) return "xnnpack preprocess: folded Q/DQ input not mapped";
-  if (key(n) == kQuantize) {  // the op's output becomes int8
-    ctx.b->set_qint8(it->second, float(n.args[1].kind == Arg::Kind::Double ? n.args[1].d : double(n.args[1].i)),
-                     int32_t(n.args[2].i));
-  }
-  ctx.id[to] = it->second;
+  ctx.result = b.node(op, ins, prm);
+  b.set_qint8(ctx.result, float(out_scale), int32_t(out_zp));
   return "";
-}
-
-namespace {
-
-std::string check_quantized(const XnnLowering& ctx, const Node& n) { return quantized_unsupported_reason(ctx.g, n); }
-
-std::string lower_quantized(XnnLowering& ctx, const Node& n) {
-  const absl::Status st = lower_quantized_node(ctx.g, int(&n - ctx.g.nodes.data()), *ctx.b, *ctx.slots, ctx.id, &ctx.result);
-  return st.ok() ? "" : std::string(st.message());
 }
 
 }  // namespace
@@ -401,11 +428,12 @@ void add_quantized_ops(XnnOpTable& t) {
   quantized.quantized = true;
   XnnOpTraits convert = quantized;  // Convert nodes are elementwise
   convert.layout = any_layout;
-  t.add({kQuantize, kDequantize}, check_quantized, lower_quantized, convert);
+  t.add({kQuantize}, check_quantize, lower_convert<true>, convert);
+  t.add({kDequantize}, check_dequantize, lower_convert<false>, convert);
   XnnOpTraits conv = quantized;
   conv.layout = nhwc_layout;
-  t.add({kConv}, check_quantized, lower_quantized, conv);
-  t.add({kLinear}, check_quantized, lower_quantized, quantized);
+  t.add({kConv}, check_quantized_layer<true>, lower_quantized_layer<true>, conv);
+  t.add({kLinear}, check_quantized_layer<false>, lower_quantized_layer<false>, quantized);
 }
 
 }  // namespace xnnpack

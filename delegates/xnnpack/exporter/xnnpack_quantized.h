@@ -19,12 +19,12 @@
 // float, as the portable kernel computes it); the per-channel scales are written into the blob.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "delegates/xnnpack/xnnpack_blob_builder.h"
 #include "exporter/ir/graph.h"
 #include "exporter/partition/partitioner.h"
@@ -32,8 +32,7 @@
 namespace ember {
 namespace xnnpack {
 
-// Why the quantized node `n` cannot run on XNNPACK ("" when it can).
-std::string quantized_unsupported_reason(const exporter::Graph& g, const exporter::Node& n);
+// Op table entries: add_quantized_ops (xnnpack_lowering.h).
 
 struct QuantizedFusion {
   std::set<int> aliases;  // dequantize / quantize nodes folded into an int8 op: their output aliases their input
@@ -52,11 +51,6 @@ std::string alias_folded_qdq(XnnLowering& ctx, const exporter::Node& n);
 // Gives the int8 activation `value` its QInt8 parameters, taken from its producer or a reader
 // (partition inputs); false when no node says what they are.
 bool int8_value_params(const exporter::Graph& g, int value, float* scale, int32_t* zero_point);
-
-// Emits quantized node `index` (is_quantized_op) into `b`; *out is its output tensor. Inputs
-// come from `id` (graph value -> blob tensor); weights become constant slots.
-absl::Status lower_quantized_node(const exporter::Graph& g, int index, XnnBlobBuilder& b,
-                                  exporter::ConstantSlots& slots, const std::map<int, uint32_t>& id, uint32_t* out);
 
 }  // namespace xnnpack
 }  // namespace ember

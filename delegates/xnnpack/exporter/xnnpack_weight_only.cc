@@ -29,6 +29,63 @@ constexpr const char* kDequantizeTensor = "quantized_decomposed::dequantize_per_
 constexpr size_t kInput = 0, kWeight = 1, kScales = 2, kGroup = 3, kBits = 4, kBias = 5;
 
 
+// Why linear_weight_only node n cannot run as XNNPACK's qd8 fully connected ("" when it can).
+std::string linear_weight_only_reason(const Graph& g, const Node& n) {
+  if (n.args.size() != 6 || n.args[kGroup].kind != Arg::Kind::Int || n.args[kBits].kind != Arg::Kind::Int) {
+    return "unexpected arguments";
+  }
+  if (n.output_values().size() != 1) return "not a single-output op";
+  const Value* x = tensor_arg(g, n, kInput);
+  const Value& out = g.values[n.output_values()[0]];
+  const Value* w = tensor_arg(g, n, kWeight);
+  const Value* scales = tensor_arg(g, n, kScales);
+  const Value* bias = tensor_arg(g, n, kBias);
+  const int64_t group = n.args[kGroup].i, bits = n.args[kBits].i;
+  if (x == nullptr || x->type != ValueType::Tensor || x->dtype != ScalarType::Float32 || x->sizes.empty() ||
+      is_const(x)) {
+    return "input is not a float32 activation";
+  }
+  // Bounded dynamic batch / sequence dims reshape at run time; the reduced dim may not change.
+  if (x->is_dynamic() && (x->dynamic_dims.size() != x->sizes.size() || x->dynamic_dims.back())) {
+    return "the input's last dim is dynamic";
+  }
+  if (out.type != ValueType::Tensor || out.dtype != ScalarType::Float32) return "output is not float32";
+  if (!is_const(w) || !is_const(scales) || scales->dtype != ScalarType::Float32 || scales->sizes.size() != 2) {
+    return "weights or scales are not constants of the expected types";
+  }
+  const int64_t rows = scales->sizes[0], cols = x->sizes.back();
+  if (n.args[kBias].kind != Arg::Kind::None &&
+      (!is_const(bias) || bias->dtype != ScalarType::Float32 || bias->sizes != std::vector<int64_t>{rows})) {
+    return "bias is not a constant float32 [out features]";
+  }
+  const float* s = float_data(g, scales);
+  const int64_t count = scales->sizes[0] * scales->sizes[1];
+  if (bits == 8) {
+    if (w->dtype != ScalarType::Int8 || w->sizes != std::vector<int64_t>{rows, cols}) {
+      return "weight is not int8 [N, K]";
+    }
+    if (group != cols || scales->sizes[1] != 1) {
+      return "int8 weights in groups (XNNPACK's qc8w takes one scale per output channel)";
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      if (!std::isnormal(s[i]) || s[i] < 0) return "a weight scale is not a positive normal float";
+    }
+    return "";
+  }
+  if (bits != 4) return "bits is neither 8 nor 4";
+  if (w->dtype != ScalarType::UInt8 || cols % 2 != 0 || w->sizes != std::vector<int64_t>{rows, cols / 2}) {
+    return "weight is not packed int4 uint8 [N, K / 2]";
+  }
+  if (group < 32 || group % 32 != 0 || cols % group != 0 || scales->sizes[1] != cols / group) {
+    return "int4 group size is not a multiple of 32 dividing K (XNNPACK's qb4w blocks)";
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    const float b = bf16_to_float(float_to_bf16(s[i]));
+    if (!std::isfinite(s[i]) || !std::isnormal(b) || b < 0) return "a weight scale is not a positive bfloat16 number";
+  }
+  return "";
+}
+
 }  // namespace
 
 bool dynamic_activation_chain(const Graph& g, const Node& n, DynamicChain* chain) {
@@ -86,7 +143,7 @@ bool dynamic_activation_chain(const Graph& g, const Node& n, DynamicChain* chain
   for (int r : readers[dq_out]) {
     const Node& l = g.nodes[r];
     if (key(l) != kLinearWeightOnly || l.args.empty() || l.args[0].kind != Arg::Kind::Tensor ||
-        l.args[0].ref != dq_out || !weight_only_unsupported_reason(g, l).empty()) {
+        l.args[0].ref != dq_out || !linear_weight_only_reason(g, l).empty()) {
       return false;
     }
   }
@@ -96,75 +153,29 @@ bool dynamic_activation_chain(const Graph& g, const Node& n, DynamicChain* chain
   return true;
 }
 
-std::string weight_only_unsupported_reason(const Graph& g, const Node& n) {
-  if (key(n) != kLinearWeightOnly) {
-    DynamicChain chain;
-    return dynamic_activation_chain(g, n, &chain)
-               ? ""
-               : "not a dynamic int8 activation quantization (choose_qparams -> quantize -> dequantize, int8) read "
-                 "only by weight-only linear layers XNNPACK runs";
+bool fold_dynamic_activation(XnnLowering& ctx, const Node& n, std::string* error) {
+  DynamicChain chain;
+  if (!dynamic_activation_chain(ctx.g, n, &chain)) return false;
+  // choose_qparams' scale and zero point are read by the quantize / dequantize only: nothing to emit.
+  if (&n - ctx.g.nodes.data() == chain.choose) return true;
+  auto it = ctx.id.find(n.args[0].ref);
+  if (it == ctx.id.end()) {
+    *error = "xnnpack preprocess: dynamic quantization input not mapped";
+    return true;
   }
-  if (n.args.size() != 6 || n.args[kGroup].kind != Arg::Kind::Int || n.args[kBits].kind != Arg::Kind::Int) {
-    return "unexpected arguments";
-  }
-  if (n.output_values().size() != 1) return "not a single-output op";
-  const Value* x = tensor_arg(g, n, kInput);
-  const Value& out = g.values[n.output_values()[0]];
-  const Value* w = tensor_arg(g, n, kWeight);
-  const Value* scales = tensor_arg(g, n, kScales);
-  const Value* bias = tensor_arg(g, n, kBias);
-  const int64_t group = n.args[kGroup].i, bits = n.args[kBits].i;
-  if (x == nullptr || x->type != ValueType::Tensor || x->dtype != ScalarType::Float32 || x->sizes.empty() ||
-      is_const(x)) {
-    return "input is not a float32 activation";
-  }
-  // Bounded dynamic batch / sequence dims reshape at run time; the reduced dim may not change.
-  if (x->is_dynamic() && (x->dynamic_dims.size() != x->sizes.size() || x->dynamic_dims.back())) {
-    return "the input's last dim is dynamic";
-  }
-  if (out.type != ValueType::Tensor || out.dtype != ScalarType::Float32) return "output is not float32";
-  if (!is_const(w) || !is_const(scales) || scales->dtype != ScalarType::Float32 || scales->sizes.size() != 2) {
-    return "weights or scales are not constants of the expected types";
-  }
-  const int64_t rows = scales->sizes[0], cols = x->sizes.back();
-  if (n.args[kBias].kind != Arg::Kind::None &&
-      (!is_const(bias) || bias->dtype != ScalarType::Float32 || bias->sizes != std::vector<int64_t>{rows})) {
-    return "bias is not a constant float32 [out features]";
-  }
-  const float* s = float_data(g, scales);
-  const int64_t count = scales->sizes[0] * scales->sizes[1];
-  if (bits == 8) {
-    if (w->dtype != ScalarType::Int8 || w->sizes != std::vector<int64_t>{rows, cols}) {
-      return "weight is not int8 [N, K]";
-    }
-    if (group != cols || scales->sizes[1] != 1) {
-      return "int8 weights in groups (XNNPACK's qc8w takes one scale per output channel)";
-    }
-    for (int64_t i = 0; i < count; ++i) {
-      if (!std::isnormal(s[i]) || s[i] < 0) return "a weight scale is not a positive normal float";
-    }
-    return "";
-  }
-  if (bits != 4) return "bits is neither 8 nor 4";
-  if (w->dtype != ScalarType::UInt8 || cols % 2 != 0 || w->sizes != std::vector<int64_t>{rows, cols / 2}) {
-    return "weight is not packed int4 uint8 [N, K / 2]";
-  }
-  if (group < 32 || group % 32 != 0 || cols % group != 0 || scales->sizes[1] != cols / group) {
-    return "int4 group size is not a multiple of 32 dividing K (XNNPACK's qb4w blocks)";
-  }
-  for (int64_t i = 0; i < count; ++i) {
-    const float b = bf16_to_float(float_to_bf16(s[i]));
-    if (!std::isfinite(s[i]) || !std::isnormal(b) || b < 0) return "a weight scale is not a positive bfloat16 number";
-  }
-  return "";
+  ctx.id[n.output_values()[0]] = it->second;
+  return true;
 }
 
-absl::Status lower_weight_only_node(const Graph& g, int index, XnnBlobBuilder& b, exporter::ConstantSlots& slots,
-                                    const std::map<int, uint32_t>& id, uint32_t* out) {
-  const Node& n = g.nodes[index];
-  *out = kInvalidId;
-  auto it = id.find(n.args[kInput].ref);
-  if (it == id.end()) return absl::InternalError("xnnpack preprocess: " + n.name + " input not mapped");
+namespace {
+
+// Convert (activations to qd8, per row) + FullyConnected (qc8w / qb4w weights, float bias).
+std::string lower_linear_weight_only(XnnLowering& ctx, const Node& n) {
+  const Graph& g = ctx.g;
+  XnnBlobBuilder& b = *ctx.b;
+  exporter::ConstantSlots& slots = *ctx.slots;
+  auto it = ctx.id.find(n.args[kInput].ref);
+  if (it == ctx.id.end()) return "xnnpack preprocess: " + n.name + " input not mapped";
   const Value* w = tensor_arg(g, n, kWeight);
   const Value* scales = tensor_arg(g, n, kScales);
   const Value* bias = tensor_arg(g, n, kBias);
@@ -195,32 +206,18 @@ absl::Status lower_weight_only_node(const Graph& g, int index, XnnBlobBuilder& b
   }
   std::vector<uint32_t> ins = {activations, filter};
   if (is_const(bias)) ins.push_back(b.constant_in_slot({rows}, int32_t(slots.existing(bias->constant))));
-  *out = b.node(fb::OpType::FullyConnected, ins);
-  return absl::OkStatus();
+  ctx.result = b.node(fb::OpType::FullyConnected, ins);
+  return "";
 }
 
-bool fold_dynamic_activation(XnnLowering& ctx, const Node& n, std::string* error) {
+std::string check_linear_weight_only(const XnnLowering& ctx, const Node& n) { return linear_weight_only_reason(ctx.g, n); }
+
+std::string check_dynamic_chain_member(const XnnLowering& ctx, const Node& n) {
   DynamicChain chain;
-  if (!dynamic_activation_chain(ctx.g, n, &chain)) return false;
-  // choose_qparams' scale and zero point are read by the quantize / dequantize only: nothing to emit.
-  if (&n - ctx.g.nodes.data() == chain.choose) return true;
-  auto it = ctx.id.find(n.args[0].ref);
-  if (it == ctx.id.end()) {
-    *error = "xnnpack preprocess: dynamic quantization input not mapped";
-    return true;
-  }
-  ctx.id[n.output_values()[0]] = it->second;
-  return true;
-}
-
-namespace {
-
-std::string check_weight_only(const XnnLowering& ctx, const Node& n) { return weight_only_unsupported_reason(ctx.g, n); }
-
-std::string lower_weight_only(XnnLowering& ctx, const Node& n) {
-  const absl::Status st =
-      lower_weight_only_node(ctx.g, int(&n - ctx.g.nodes.data()), *ctx.b, *ctx.slots, ctx.id, &ctx.result);
-  return st.ok() ? "" : std::string(st.message());
+  return dynamic_activation_chain(ctx.g, n, &chain)
+             ? ""
+             : "not a dynamic int8 activation quantization (choose_qparams -> quantize -> dequantize, int8) read "
+               "only by weight-only linear layers XNNPACK runs";
 }
 
 // The dynamic activation quantization is folded (fold_dynamic_activation) before lowering.
@@ -233,8 +230,9 @@ std::string lower_unfolded_chain(XnnLowering&, const Node& n) {
 void add_weight_only_ops(XnnOpTable& t) {
   XnnOpTraits quantized;  // int8 tensors keep the layout they are made in
   quantized.quantized = true;
-  t.add({kLinearWeightOnly}, check_weight_only, lower_weight_only, quantized);
-  t.add({kChooseQparams, kQuantizeTensor, kDequantizeTensor}, check_weight_only, lower_unfolded_chain, quantized);
+  t.add({kLinearWeightOnly}, check_linear_weight_only, lower_linear_weight_only, quantized);
+  t.add({kChooseQparams, kQuantizeTensor, kDequantizeTensor}, check_dynamic_chain_member, lower_unfolded_chain,
+        quantized);
 }
 
 }  // namespace xnnpack

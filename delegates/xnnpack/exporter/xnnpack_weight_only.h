@@ -25,7 +25,6 @@
 #include <map>
 #include <string>
 
-#include "absl/status/status.h"
 #include "delegates/xnnpack/xnnpack_blob_builder.h"
 #include "exporter/ir/graph.h"
 #include "exporter/partition/partitioner.h"
@@ -36,9 +35,7 @@ namespace xnnpack {
 // Op table entries (add_weight_only_ops, xnnpack_lowering.h): ember_quantized::
 // linear_weight_only.default, and the nodes of PT2E's dynamic activation quantization in front
 // of it (choose_qparams.tensor, quantize_per_tensor.tensor, dequantize_per_tensor.tensor).
-// Why weight-only node `n` cannot run on XNNPACK ("" when it can).
-std::string weight_only_unsupported_reason(const exporter::Graph& g, const exporter::Node& n);
-
+//
 // PT2E's dynamically quantized activation in front of weight-only linear layers:
 //   (scale, zp) = choose_qparams.tensor(x, -128, 127, eps, int8)
 //   dq = dequantize_per_tensor.tensor(quantize_per_tensor.tensor(x, scale, zp), scale, zp)
@@ -51,13 +48,11 @@ struct DynamicChain {
   int choose = -1, quantize = -1, dequantize = -1;
 };
 bool dynamic_activation_chain(const exporter::Graph& g, const exporter::Node& n, DynamicChain* chain);
+
 struct XnnLowering;
 // When n belongs to a DynamicChain it is folded away here (its output aliases x) and true is
 // returned (*error says why that failed, else stays empty); false for any other node.
 bool fold_dynamic_activation(XnnLowering& ctx, const exporter::Node& n, std::string* error);
-// Emits weight-only node `index` into `b` (Convert + FullyConnected); *out is its Fp32 output.
-absl::Status lower_weight_only_node(const exporter::Graph& g, int index, XnnBlobBuilder& b,
-                                    exporter::ConstantSlots& slots, const std::map<int, uint32_t>& id, uint32_t* out);
 
 }  // namespace xnnpack
 }  // namespace ember
