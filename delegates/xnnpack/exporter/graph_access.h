@@ -11,6 +11,14 @@
 namespace ember {
 namespace xnnpack {
 
+// The exporter's IR types, by their short names in these files.
+using exporter::Arg;
+using exporter::Graph;
+using exporter::Node;
+using exporter::Value;
+using exporter::ValueRole;
+using exporter::ValueType;
+
 // "aten::conv2d.default": the operator and overload of `n`.
 inline std::string key(const exporter::Node& n) { return n.op + "." + n.overload; }
 

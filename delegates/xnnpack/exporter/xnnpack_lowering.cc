@@ -9,10 +9,6 @@ namespace ember {
 namespace xnnpack {
 namespace {
 
-using exporter::Graph;
-using exporter::Node;
-using exporter::Value;
-
 // Permutes NCHW data of `sizes` (rank <= 4, padded with leading 1s) into NHWC order.
 std::vector<float> to_nhwc(const float* src, std::vector<int64_t> sizes, std::vector<size_t>* dims) {
   while (sizes.size() < 4) sizes.insert(sizes.begin(), 1);

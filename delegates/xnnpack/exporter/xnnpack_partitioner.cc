@@ -17,12 +17,6 @@ namespace ember {
 namespace xnnpack {
 namespace {
 
-using exporter::Arg;
-using exporter::Graph;
-using exporter::Node;
-using exporter::Value;
-using exporter::ValueType;
-
 // Whether XNNPACK can follow a bounded shape change of n at run time (see ShapeSupport).
 bool reshapable(const Graph& g, const Node& n, ShapeSupport shapes) {
   if (shapes == ShapeSupport::kBounded) return true;

@@ -11,13 +11,6 @@ namespace ember {
 namespace xnnpack {
 namespace {
 
-using exporter::Arg;
-using exporter::Graph;
-using exporter::Node;
-using exporter::Value;
-using exporter::ValueRole;
-using exporter::ValueType;
-
 constexpr const char* kQuantize = "quantized_decomposed::quantize_per_tensor.default";
 constexpr const char* kDequantize = "quantized_decomposed::dequantize_per_tensor.default";
 constexpr const char* kConv = "ember_quantized::conv2d.default";

@@ -12,13 +12,6 @@ namespace ember {
 namespace xnnpack {
 namespace {
 
-using exporter::Arg;
-using exporter::Graph;
-using exporter::Node;
-using exporter::Value;
-using exporter::ValueRole;
-using exporter::ValueType;
-
 constexpr const char* kLinearWeightOnly = "ember_quantized::linear_weight_only.default";
 constexpr const char* kChooseQparams = "quantized_decomposed::choose_qparams.tensor";
 constexpr const char* kQuantizeTensor = "quantized_decomposed::quantize_per_tensor.tensor";

@@ -7,10 +7,6 @@ namespace ember {
 namespace xnnpack {
 namespace {
 
-using exporter::Arg;
-using exporter::Node;
-using exporter::Value;
-
 size_t rank_of(const Value* x) { return x ? x->sizes.size() : 0; }
 
 std::string check_conv2d(const XnnLowering& ctx, const Node& n) {

@@ -8,11 +8,6 @@ namespace ember {
 namespace xnnpack {
 namespace {
 
-using exporter::Arg;
-using exporter::Graph;
-using exporter::Node;
-using exporter::Value;
-
 std::string check_has_input(const XnnLowering& ctx, const Node& n) {
   return tensor_arg(ctx.g, n, 0) ? "" : "no input";
 }

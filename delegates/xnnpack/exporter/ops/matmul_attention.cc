@@ -11,10 +11,6 @@ namespace ember {
 namespace xnnpack {
 namespace {
 
-using exporter::Arg;
-using exporter::Node;
-using exporter::Value;
-
 std::string check_linear(const XnnLowering& ctx, const Node& n) {
   const Value* x = tensor_arg(ctx.g, n, 0);
   const Value* w = tensor_arg(ctx.g, n, 1);

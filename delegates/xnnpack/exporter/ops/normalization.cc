@@ -7,13 +7,7 @@
 
 namespace ember {
 namespace xnnpack {
-
 namespace {
-
-using exporter::Arg;
-using exporter::Graph;
-using exporter::Node;
-using exporter::Value;
 
 // Reduction axes of mean.dim / sum.dim_IntList (None or [] = all dims); false when invalid.
 bool reduce_axes(const Node& n, size_t rank, std::vector<uint64_t>* axes) {

@@ -10,11 +10,6 @@ namespace ember {
 namespace xnnpack {
 namespace {
 
-using exporter::Arg;
-using exporter::Graph;
-using exporter::Node;
-using exporter::Value;
-
 const Value& output(const XnnLowering& ctx, const Node& n) { return ctx.g.values[n.output_values()[0]]; }
 size_t rank_of(const Value* x) { return x ? x->sizes.size() : 0; }
 
