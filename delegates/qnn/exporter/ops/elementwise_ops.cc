@@ -3,6 +3,7 @@
 // (hardtanh, relu6), Sigmoid, Tanh, HardSwish, Gelu, Softmax.
 #include "delegates/qnn/exporter/qnn_lowering.h"
 
+#include <algorithm>
 #include <map>
 
 namespace ember {
@@ -62,13 +63,27 @@ std::string lower_unary(QnnLowering& ctx, const Node& n) {
   const int x = ctx.arg_value(n, 0);
   const Layout layout = ctx.current_layout(x);
   std::vector<ParamSpec> params;
-  if (k == "aten::hardtanh.default") {
-    params = {scalar_f32("min_value", float(number_arg(n, 1, -1))), scalar_f32("max_value", float(number_arg(n, 2, 1)))};
-  } else if (k == "aten::relu6.default") {
-    params = {scalar_f32("min_value", 0.0f), scalar_f32("max_value", 6.0f)};
+  const char* type = unary_types().at(k);
+  if (k == "aten::hardtanh.default" || k == "aten::relu6.default") {
+    double lo = 0, hi = 6;
+    if (k == "aten::hardtanh.default") lo = number_arg(n, 1, -1), hi = number_arg(n, 2, 1);
+    // Bounds within the output grid's range, and a plain Relu where that leaves [0, grid's top]:
+    // the HTP simulator ran ReluMinMax(0, 6) on an int8 grid ending below 6 as an identity
+    // (negative values passed through: relu6 after a conv was off by 87 steps; case relu6 of
+    // test/delegates/qnn/qnn_ops_test.cc).
+    const QRep& r = ctx.quant.rep(ctx.out_value(n));
+    if (r.valid && (r.dtype == ScalarType::Int8 || r.dtype == ScalarType::UInt8)) {
+      const int64_t tmin = r.dtype == ScalarType::Int8 ? -128 : 0, tmax = r.dtype == ScalarType::Int8 ? 127 : 255;
+      lo = std::max(lo, double(tmin - r.zero_point) * r.scale);
+      hi = std::min(hi, double(tmax - r.zero_point) * r.scale);
+      if (lo == 0 && hi == double(tmax - r.zero_point) * r.scale) type = "Relu";
+    }
+    if (std::string(type) != "Relu") {
+      params = {scalar_f32("min_value", float(lo)), scalar_f32("max_value", float(hi))};
+    }
   }
   const int in = ctx.input(x, layout);
-  ctx.b->add_node(unary_types().at(k), {in}, {ctx.output(ctx.out_value(n), layout)}, params);
+  ctx.b->add_node(type, {in}, {ctx.output(ctx.out_value(n), layout)}, params);
   return ctx.b->ok() ? "" : ctx.b->error();
 }
 
