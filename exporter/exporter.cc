@@ -67,7 +67,11 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     eliminate_dead_code(g);
   }
   if (options.quantize.mode != QuantizeMode::None) {
-    auto q = quantize_graph(g, options.quantize);
+    QuantizeOptions quantize = options.quantize;
+    for (const auto& p : options.partitioners) {
+      if (p != nullptr && p->wants_integer_activations()) quantize.all_activations = true;
+    }
+    auto q = quantize_graph(g, quantize);
     if (!q.ok()) return q.status();
     r.quantize_report = std::move(*q);
   }

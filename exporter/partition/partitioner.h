@@ -89,6 +89,10 @@ class Partitioner {
   // program makes fewer delegate calls. Default: no opinion, the order is kept.
   virtual bool prefers_clustering() const { return false; }
   virtual bool supports(const Graph& g, int node) const { return false; }
+  // Backends that run only integer graphs (NPUs) ask `--quantize int8` to give every float
+  // activation between layers a grid (QuantizeOptions::all_activations), so that residual adds,
+  // pools and concatenations run on them too.
+  virtual bool wants_integer_activations() const { return false; }
   // Serialises one partition for the runtime backend.
   virtual absl::StatusOr<DelegateBlob> preprocess(const Graph& g, const Partition& p) = 0;
 };

@@ -112,6 +112,18 @@ void activation_params(const Range& r, double* scale, int64_t* zero_point) {
   *zero_point = std::min(kActMax, std::max(kActMin, kActMin - static_cast<int64_t>(std::nearbyint(lo / *scale))));
 }
 
+// Ops between layers whose output is a new float activation, quantized with all_activations.
+// (Max pooling, reshapes and the like keep their input's grid and need none.)
+bool makes_new_activation(const Node& n) {
+  static const std::set<std::string> ops = {
+      "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::cat.default",
+      "aten::avg_pool2d.default", "aten::adaptive_avg_pool2d.default", "aten::mean.dim",
+      "aten::relu.default", "aten::hardtanh.default", "aten::relu6.default", "aten::hardswish.default",
+      "aten::sigmoid.default", "aten::tanh.default", "aten::gelu.default", "aten::silu.default",
+  };
+  return ops.count(n.kernel_name()) != 0;
+}
+
 bool matches_skip(const Node& n, const std::vector<std::string>& skip) {
   for (const std::string& s : skip) {
     if (!s.empty() && (n.name.find(s) != std::string::npos || n.source.find(s) != std::string::npos)) return true;
@@ -484,11 +496,23 @@ absl::StatusOr<QuantizeReport> quantize_graph(Graph& g, const QuantizeOptions& o
     return report;
   }
 
-  // Int8: calibrate the inputs and outputs of every layer.
+  // Int8: calibrate the inputs and outputs of every layer (and with all_activations, the
+  // outputs of the ops between layers that make new values).
   std::set<int> tracked;
   for (const Layer& l : layers) {
     tracked.insert(l.input);
     tracked.insert(l.output);
+  }
+  std::vector<std::pair<int, int>> between;  // node, float output value
+  if (o.all_activations) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      if (n.erased || !makes_new_activation(n) || n.outputs.size() != 1 || n.outputs[0].kind != Arg::Kind::Tensor) continue;
+      const int v = n.outputs[0].ref;
+      if (g.values[v].dtype != ScalarType::Float32 || g.values[v].is_dynamic() || matches_skip(n, o.skip)) continue;
+      between.push_back({static_cast<int>(i), v});
+      tracked.insert(v);
+    }
   }
   std::map<int, Range> ranges;
   if (absl::Status s = calibrate(g, o, tracked, &ranges); !s.ok()) return s;
@@ -515,6 +539,7 @@ absl::StatusOr<QuantizeReport> quantize_graph(Graph& g, const QuantizeOptions& o
     report.quantized++;
     measured.push_back({i, l.output});
   }
+  for (const auto& [node, v] : between) rw.fake_quantize(v, ranges[v], g.nodes[node]);  // idempotent
   rw.commit();
 
   if (o.bias_correction) {

@@ -45,6 +45,12 @@ struct QuantizeOptions {
   std::vector<std::string> skip;  // substrings of node names or source lines left in float
   int64_t group_size = 32;        // Int4Weight
   bool bias_correction = false;   // Int8: correct biases for the weights' rounding (bias_correction.h)
+  // Int8: also give a grid of its own to every float activation the layers' grids leave out:
+  // the outputs of adds, multiplies, concatenations, average pools, means and unfused
+  // activations (quantize -> dequantize after each, calibrated like the layers'). The program
+  // then runs in integers end to end on an NPU, which has no float residual stream (the
+  // exporter sets it when a partitioner asks, Partitioner::wants_integer_activations).
+  bool all_activations = false;
 };
 
 struct LayerQuantization {

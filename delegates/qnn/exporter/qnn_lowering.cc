@@ -1,5 +1,6 @@
 #include "delegates/qnn/exporter/qnn_lowering.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -84,6 +85,17 @@ QRep qdq_params(const Node& n) {
   r.zero_point = n.args[2].i;
   r.dtype = t;
   return r;
+}
+
+const char* clamp_op(const QRep& r, double* lo, double* hi) {
+  if (!r.valid) return "ReluMinMax";
+  const int64_t tmin = r.dtype == ScalarType::Int8 ? -128 : 0, tmax = r.dtype == ScalarType::Int8 ? 127 : 255;
+  const double bottom = double(tmin - r.zero_point) * r.scale, top = double(tmax - r.zero_point) * r.scale;
+  *lo = std::max(*lo, bottom);
+  *hi = std::min(*hi, top);
+  if (*lo <= bottom && *hi >= top) return nullptr;
+  if (*lo == 0 && *hi >= top) return "Relu";
+  return "ReluMinMax";
 }
 
 bool keeps_quantization_grid(const std::string& k) {

@@ -128,6 +128,13 @@ std::string check_quantized_float_op(const QnnLowering& ctx, const exporter::Nod
 std::vector<int64_t> int_list(const exporter::Node& n, size_t i, size_t count, int64_t dflt);
 double number_arg(const exporter::Node& n, size_t i, double dflt);
 bool bool_arg(const exporter::Node& n, size_t i, bool dflt);
+// The op that clamps a tensor on grid `r` to [*lo, *hi] (real values): bounds are first cut to
+// the grid's range; "Relu" when that leaves [0, the grid's top], "ReluMinMax" otherwise, and
+// null when the bounds cover the whole grid (nothing to do). The HTP simulator runs
+// ReluMinMax(0, hi) with hi at or past the grid's top as an identity (negatives pass), hence
+// the plain Relu (case relu6 of test/delegates/qnn/qnn_ops_test.cc).
+const char* clamp_op(const QRep& r, double* lo, double* hi);
+
 // Position of dim d (Ember order, rank 4) in NHWC.
 inline uint32_t nhwc_axis(int64_t d) {
   static const uint32_t map[4] = {0, 3, 1, 2};

@@ -36,6 +36,8 @@ class QnnPartitioner final : public exporter::Partitioner {
   std::vector<std::vector<int>> claim(const exporter::Graph& g) override;
   absl::StatusOr<exporter::DelegateBlob> preprocess(const exporter::Graph& g, const exporter::Partition& p) override;
   bool supports(const exporter::Graph& g, int node) const override { return unsupported_reason(g, node).empty(); }
+  // The HTP has no float residual stream: --quantize int8 gives every activation a grid.
+  bool wants_integer_activations() const override { return true; }
 
   // Why node `index` is not claimed ("" when it is supported).
   static std::string unsupported_reason(const exporter::Graph& g, int index);

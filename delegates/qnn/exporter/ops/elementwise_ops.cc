@@ -67,20 +67,9 @@ std::string lower_unary(QnnLowering& ctx, const Node& n) {
   if (k == "aten::hardtanh.default" || k == "aten::relu6.default") {
     double lo = 0, hi = 6;
     if (k == "aten::hardtanh.default") lo = number_arg(n, 1, -1), hi = number_arg(n, 2, 1);
-    // Bounds within the output grid's range, and a plain Relu where that leaves [0, grid's top]:
-    // the HTP simulator ran ReluMinMax(0, 6) on an int8 grid ending below 6 as an identity
-    // (negative values passed through: relu6 after a conv was off by 87 steps; case relu6 of
-    // test/delegates/qnn/qnn_ops_test.cc).
-    const QRep& r = ctx.quant.rep(ctx.out_value(n));
-    if (r.valid && (r.dtype == ScalarType::Int8 || r.dtype == ScalarType::UInt8)) {
-      const int64_t tmin = r.dtype == ScalarType::Int8 ? -128 : 0, tmax = r.dtype == ScalarType::Int8 ? 127 : 255;
-      lo = std::max(lo, double(tmin - r.zero_point) * r.scale);
-      hi = std::min(hi, double(tmax - r.zero_point) * r.scale);
-      if (lo == 0 && hi == double(tmax - r.zero_point) * r.scale) type = "Relu";
-    }
-    if (std::string(type) != "Relu") {
-      params = {scalar_f32("min_value", float(lo)), scalar_f32("max_value", float(hi))};
-    }
+    type = clamp_op(ctx.quant.rep(ctx.out_value(n)), &lo, &hi);
+    if (type == nullptr) type = "Convert";  // the bounds cover the grid: only a requantize is left
+    if (std::string(type) == "ReluMinMax") params = {scalar_f32("min_value", float(lo)), scalar_f32("max_value", float(hi))};
   }
   const int in = ctx.input(x, layout);
   ctx.b->add_node(type, {in}, {ctx.output(ctx.out_value(n), layout)}, params);

@@ -77,14 +77,16 @@ void add_bias(QnnLowering& ctx, const Node& n, double in_scale, const float* wsc
   *tensor = ctx.b->add_tensor(std::move(s));
 }
 
-// The layer's output, followed by ReluMinMax when its clamp is narrower than the type's range.
+// The layer's output clamp (output_min / output_max, e.g. a fused relu or relu6) as an op on
+// the output grid (clamp_op), or none when it covers the grid. Returns the tensor the layer
+// writes; *clamp_input >= 0 when a clamp op follows (add_clamp).
 int layer_output(QnnLowering& ctx, const Node& n, size_t o, Layout layout, int* clamp_input) {
   const int out = ctx.out_value(n);
   const QRep& r = ctx.quant.rep(out);
-  const int64_t lo = n.args[o + 2].kind == Arg::Kind::Int ? n.args[o + 2].i : -1000;
-  const int64_t hi = n.args[o + 3].kind == Arg::Kind::Int ? n.args[o + 3].i : 1000;
-  const int64_t tmin = r.dtype == ScalarType::Int8 ? -128 : 0, tmax = r.dtype == ScalarType::Int8 ? 127 : 255;
-  if (lo <= tmin && hi >= tmax) {
+  double lo = -1e30, hi = 1e30;
+  if (n.args[o + 2].kind == Arg::Kind::Int) lo = double(n.args[o + 2].i - r.zero_point) * r.scale;
+  if (n.args[o + 3].kind == Arg::Kind::Int) hi = double(n.args[o + 3].i - r.zero_point) * r.scale;
+  if (clamp_op(r, &lo, &hi) == nullptr) {
     *clamp_input = -1;
     return ctx.output(out, layout);
   }
@@ -97,10 +99,13 @@ void add_clamp(QnnLowering& ctx, const Node& n, size_t o, Layout layout, int cla
   if (clamp_input < 0) return;
   const int out = ctx.out_value(n);
   const QRep& r = ctx.quant.rep(out);
-  const float lo = static_cast<float>((std::max<int64_t>(n.args[o + 2].i, -128) - r.zero_point) * r.scale);
-  const float hi = static_cast<float>((std::min<int64_t>(n.args[o + 3].i, 255) - r.zero_point) * r.scale);
-  ctx.b->add_node("ReluMinMax", {clamp_input}, {ctx.output(out, layout)},
-                  {scalar_f32("min_value", lo), scalar_f32("max_value", hi)});
+  double lo = -1e30, hi = 1e30;
+  if (n.args[o + 2].kind == Arg::Kind::Int) lo = double(n.args[o + 2].i - r.zero_point) * r.scale;
+  if (n.args[o + 3].kind == Arg::Kind::Int) hi = double(n.args[o + 3].i - r.zero_point) * r.scale;
+  const char* type = clamp_op(r, &lo, &hi);
+  std::vector<ParamSpec> params;
+  if (std::string(type) == "ReluMinMax") params = {scalar_f32("min_value", float(lo)), scalar_f32("max_value", float(hi))};
+  ctx.b->add_node(type, {clamp_input}, {ctx.output(out, layout)}, params);
 }
 
 std::string lower_conv(QnnLowering& ctx, const Node& n) {
