@@ -145,6 +145,15 @@ absl::Status lower_or_fall_back(const Graph& g, Partitioner& partitioner, const 
     return absl::OkStatus();
   }
   if (options.strict) return blob.status();
+  if (absl::IsFailedPrecondition(blob.status())) {
+    // The backend cannot lower anything now (its compiler library is missing): no halving,
+    // one report for the whole set.
+    report->fallbacks.push_back(partitioner.backend_id() + " could not lower " + std::to_string(nodes.size()) +
+                                " claimed node(s) ('" + g.nodes[nodes.front()].name + "' .. '" +
+                                g.nodes[nodes.back()].name + "'); they run on the portable kernels: " +
+                                std::string(blob.status().message()));
+    return absl::OkStatus();
+  }
   if (nodes.size() == 1) {
     const Node& n = g.nodes[nodes[0]];
     report->fallbacks.push_back(partitioner.backend_id() + " could not lower node '" + n.name + "' (" +

@@ -93,7 +93,10 @@ class Partitioner {
   // activation between layers a grid (QuantizeOptions::all_activations), so that residual adds,
   // pools and concatenations run on them too.
   virtual bool wants_integer_activations() const { return false; }
-  // Serialises one partition for the runtime backend.
+  // Serialises one partition for the runtime backend. A FailedPrecondition error says the
+  // backend cannot lower anything at the moment (e.g. the vendor library it compiles with is
+  // missing): apply_partitioner then leaves the whole set to the portable kernels with one
+  // report instead of retrying halves of it.
   virtual absl::StatusOr<DelegateBlob> preprocess(const Graph& g, const Partition& p) = 0;
 };
 

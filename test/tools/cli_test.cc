@@ -96,7 +96,7 @@ TEST_F(CliTest, BackendOptionsAreCheckedByTheBackend) {
   EXPECT_NE(unused.output.find("need --backend vulkan"), std::string::npos) << unused.output;
   CommandResult name = run("export " + model + " -o " + out + " --backend npu");
   EXPECT_EQ(name.exit_code, 2);
-  EXPECT_NE(name.output.find("known: portable, vulkan, xnnpack"), std::string::npos) << name.output;
+  EXPECT_NE(name.output.find("known: portable, qnn, vulkan, xnnpack"), std::string::npos) << name.output;
 }
 
 TEST_F(CliTest, InspectDescribesTheProgram) {

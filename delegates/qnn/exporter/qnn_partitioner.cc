@@ -130,7 +130,13 @@ absl::StatusOr<exporter::DelegateBlob> QnnPartitioner::preprocess(const Graph& g
                              fbb.CreateString("int8"), static_cast<uint32_t>(builder.num_ops()));
   fb::FinishBlobBuffer(fbb, root);
   blob.data.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-  const std::string summary = exporter::summarize_partition(g, p);
+  // `ember inspect` shows this line: what was compiled, by which library, for which target.
+  const ApiVersion& v = lib->api_version();
+  const std::string summary = "QNN context binary " + std::to_string(binary.size()) + " bytes, " +
+                              std::to_string(builder.num_ops()) + " QNN ops, int8, HTP architecture: the library's "
+                              "default; compiled by QNN " + lib->build_id() + " (core API " +
+                              std::to_string(v.core_api.major) + "." + std::to_string(v.core_api.minor) + "); " +
+                              exporter::summarize_partition(g, p);
   blob.compile_specs.push_back({exporter::kSummarySpec, std::vector<uint8_t>(summary.begin(), summary.end())});
   return blob;
 }

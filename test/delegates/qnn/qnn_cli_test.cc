@@ -1,0 +1,82 @@
+// `ember export --backend qnn` and the QNN program on the command line, as a user sees them:
+// the partition line, `ember inspect`'s description of the compiled delegate, `ember run`, and
+// what happens without Qualcomm's library (EMBER_QNN_LIBRARY naming a missing file): export
+// falls back to the portable kernels with a warning naming the fix (an error under
+// --strict-delegation), and running a QNN program fails cleanly with that fix.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "test/delegates/qnn/qnn_test_util.h"
+#include "test/support/repo_path.h"
+
+namespace ember {
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+std::string tmp(const std::string& name) {
+  const char* d = std::getenv("TEST_TMPDIR");
+  return std::string(d ? d : "/tmp") + "/" + name;
+}
+
+// Runs `ember ARGS` with `env` prefixed (e.g. "EMBER_QNN_LIBRARY=/x").
+CommandResult ember(const std::string& args, const std::string& env = "") {
+  CommandResult r;
+  const std::string cmd = env + " " + testing::repo_path("tools/ember") + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const char* kMissing = "EMBER_QNN_LIBRARY=/nonexistent/libQnnHtp.so";
+
+TEST(QnnCli, ExportInspectRun) {
+  EMBER_REQUIRE_QNN();
+  const std::string model = testing::repo_path("examples/models/fashion_cnn_int8_pt2e.pt2");
+  const std::string pte = tmp("fashion_qnn.pte");
+  CommandResult e = ember("export " + model + " -o " + pte + " --backend qnn");
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  EXPECT_NE(e.output.find("partition: qnn 15 ops in 1 delegate, portable 0 ops"), std::string::npos) << e.output;
+  CommandResult i = ember("inspect " + pte);
+  ASSERT_EQ(i.exit_code, 0) << i.output;
+  EXPECT_NE(i.output.find("QNN context binary"), std::string::npos) << i.output;
+  EXPECT_NE(i.output.find("compiled by QNN v2."), std::string::npos) << i.output;
+  CommandResult r = ember("run " + pte + " --zeros");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+
+  // The same program without the library: a clean failure that names the fix.
+  CommandResult missing = ember("run " + pte + " --zeros", kMissing);
+  EXPECT_NE(missing.exit_code, 0) << missing.output;
+  EXPECT_NE(missing.output.find("cannot load the QNN HTP library /nonexistent/libQnnHtp.so"), std::string::npos)
+      << missing.output;
+  EXPECT_NE(missing.output.find("./setup.sh"), std::string::npos) << missing.output;
+}
+
+TEST(QnnCli, ExportWithoutTheLibraryFallsBackOrFailsWhenStrict) {
+  const std::string model = testing::repo_path("examples/models/fashion_cnn_int8_pt2e.pt2");
+  CommandResult e = ember("export " + model + " -o " + tmp("fallback.pte") + " --backend qnn", kMissing);
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  EXPECT_NE(e.output.find("./setup.sh"), std::string::npos) << e.output;
+  EXPECT_NE(e.output.find("portable 15 ops"), std::string::npos) << e.output;
+  // One warning for the claimed set, not one per node.
+  EXPECT_NE(e.output.find("qnn could not lower 15 claimed node(s)"), std::string::npos) << e.output;
+  CommandResult strict =
+      ember("export " + model + " -o " + tmp("strict.pte") + " --backend qnn --strict-delegation", kMissing);
+  EXPECT_NE(strict.exit_code, 0) << strict.output;
+  EXPECT_NE(strict.output.find("cannot load the QNN HTP library"), std::string::npos) << strict.output;
+}
+
+}  // namespace
+}  // namespace ember
