@@ -8,6 +8,7 @@
 #include "delegates/qnn/qnn_blob_generated.h"
 #include "delegates/qnn/qnn_blob_version.h"
 #include "delegates/qnn/qnn_library.h"
+#include "runtime/platform/platform.h"
 
 namespace ember {
 namespace qnn {
@@ -22,10 +23,70 @@ struct QnnDelegate {
   std::vector<std::vector<uint32_t>> dims;  // storage for the tensors' dimension arrays
   std::vector<size_t> in_bytes, out_bytes;
   std::vector<ScalarType> in_types, out_types;
+  ProfileHandle profile = nullptr;  // with a tracer that wants delegate operators
+  // Operator names copied out of the library's profile (its strings do not outlive the next
+  // call, the tracer reads names later): fixed slots made at init, so execute never allocates.
+  static constexpr size_t kMaxProfiledOps = 1024, kNameBytes = 64;
+  std::vector<char> op_names;
   ~QnnDelegate() {
     if (context != nullptr) lib->api().context_free(context, nullptr);
+    if (profile != nullptr && lib->api().profile_free != nullptr) lib->api().profile_free(profile);
   }
 };
+
+// Reports the library's per-operator events of the last execute as DelegateOp events. The
+// HTP's detailed profile nests one event per operator ("Conv2d_2:OpId_26 (cycles)") under its
+// "Accelerator (execute) time (cycles)" event; the cycles are the HTP's (the simulator's model
+// of them on x86-64), so the operators are laid back to back over the call's wall time in
+// proportion to their cycles (estimated_start, like XNNPACK's). Nothing is allocated.
+void report_operators(const QnnDelegate& d, const BackendExecuteContext& ctx, uint64_t start_ns, uint64_t end_ns) {
+  const FunctionTable& q = d.lib->api();
+  const ProfileEventId* events = nullptr;
+  uint32_t n = 0;
+  if (q.profile_get_events(d.profile, &events, &n) != 0 || events == nullptr) return;
+  for (uint32_t i = 0; i < n; ++i) {
+    const ProfileEventId* ops = nullptr;
+    uint32_t m = 0;
+    if (q.profile_get_sub_events(events[i], &ops, &m) != 0 || ops == nullptr || m == 0) continue;
+    uint64_t total = 0;
+    for (uint32_t j = 0; j < m; ++j) {
+      ProfileEventData data{};
+      if (q.profile_get_event_data(ops[j], &data) == 0) total += data.value;
+    }
+    if (total == 0) continue;
+    const double ns_per_cycle = double(end_ns - start_ns) / double(total);
+    uint64_t cycles = 0;
+    for (uint32_t j = 0; j < m && j < QnnDelegate::kMaxProfiledOps; ++j) {
+      ProfileEventData data{};
+      if (q.profile_get_event_data(ops[j], &data) != 0) continue;
+      TraceEvent e;
+      e.kind = TraceEventKind::DelegateOp;
+      e.estimated_start = true;
+      e.run = ctx.run;
+      e.instruction = ctx.instruction;
+      e.delegate_op = j;
+      e.delegate_index = ctx.delegate_index;
+      // "Conv2d_2:OpId_26 (cycles)" -> "Conv2d" (the QNN op type; `delegate_op` is its index).
+      char* name = const_cast<char*>(d.op_names.data()) + j * QnnDelegate::kNameBytes;
+      size_t k = 0;
+      for (const char* c = data.identifier; c != nullptr && *c != '\0' && *c != ':' && *c != ' ' &&
+                                            k + 1 < QnnDelegate::kNameBytes;
+           ++c) {
+        name[k++] = *c;
+      }
+      while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9') --k;  // "Conv2d_2" -> "Conv2d"
+      if (k > 0 && name[k - 1] == '_') --k;
+      name[k] = '\0';
+      e.name = k > 0 ? name : "qnn op";
+      e.debug_name = ctx.debug_name;
+      e.start_ns = start_ns + static_cast<uint64_t>(double(cycles) * ns_per_cycle);
+      cycles += data.value;
+      e.end_ns = start_ns + static_cast<uint64_t>(double(cycles) * ns_per_cycle);
+      ctx.event_tracer->record(e);
+    }
+    return;  // one execute event per call
+  }
+}
 
 Error describe(const flatbuffers::Vector<flatbuffers::Offset<fb::IoTensor>>* list, QnnDelegate& d, bool input,
                Diagnostic* diag) {
@@ -104,6 +165,11 @@ class QnnBackend final : public Backend {
     for (Tensor& t : d->inputs) t.v1.dimensions = d->dims[k++].data();
     for (Tensor& t : d->outputs) t.v1.dimensions = d->dims[k++].data();
     const FunctionTable& q = lib->api();
+    if (context.event_tracer != nullptr && context.event_tracer->wants_delegate_ops() && q.profile_create != nullptr &&
+        q.profile_create(lib->backend(), kProfileLevelDetailed, &d->profile) != 0) {
+      d->profile = nullptr;  // the library gives no profile: the call is traced as a whole
+    }
+    if (d->profile != nullptr) d->op_names.assign(QnnDelegate::kMaxProfiledOps * QnnDelegate::kNameBytes, '\0');
     ErrorHandle e = q.context_create_from_binary(lib->backend(), lib->device(), nullptr, b->context_binary()->data(),
                                                  b->context_binary()->size(), &d->context, nullptr);
     if (e != 0) {
@@ -147,8 +213,12 @@ class QnnBackend final : public Backend {
       buf.data = t.data;
       buf.data_size = static_cast<uint32_t>(want);
     }
-    const ErrorHandle e = d.lib->api().graph_execute(d.graph, d.inputs.data(), static_cast<uint32_t>(ni),
-                                                     d.outputs.data(), static_cast<uint32_t>(no), nullptr, nullptr);
+    const bool profiling = d.profile != nullptr && context.event_tracer != nullptr;
+    const uint64_t start_ns = profiling ? platform_monotonic_ns() : 0;
+    const ErrorHandle e =
+        d.lib->api().graph_execute(d.graph, d.inputs.data(), static_cast<uint32_t>(ni), d.outputs.data(),
+                                   static_cast<uint32_t>(no), profiling ? d.profile : nullptr, nullptr);
+    if (e == 0 && profiling) report_operators(d, context, start_ns, platform_monotonic_ns());
     if (e != 0) {
       const char* text = nullptr;
       if (d.lib->api().error_get_message != nullptr) d.lib->api().error_get_message(e, &text);

@@ -3,6 +3,7 @@
 // operator in one QNN delegate and match the portable int8 program within a quantization step
 // of the logits on every checked-in test image, with the same predictions (up to one image).
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "delegates/qnn/exporter/qnn_partitioner.h"
 #include "exporter/exporter.h"
 #include "exporter/util/npy.h"
+#include "runtime/executor/event_tracer.h"
 #include "gtest/gtest.h"
 #include "test/delegates/qnn/qnn_test_util.h"
 #include "test/exporter/pte_runner.h"
@@ -101,6 +103,44 @@ TEST_P(QnnFashion, OneDelegateMatchesPortableInt8WithinAStep) {
   // may land one step away (measured: exactly one step at worst, on both programs).
   EXPECT_LE(worst, step * 1.001);
   EXPECT_LE(disagreements, 1);
+}
+
+// `ember profile` of a QNN program: the HTP's per-operator profile comes back as one DelegateOp
+// event per QNN operator of the graph (its convolutions and fully connected layers by name),
+// within the delegate call's interval.
+TEST(QnnProfile, HtpOperatorsAreTraced) {
+  EMBER_REQUIRE_QNN();
+  exporter::ExportOptions o = options_for("fashion_cnn_int8_pt2e", true);
+  auto r = exporter::export_pt2_file(repo_path("examples/models/fashion_cnn_int8_pt2e.pt2"), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<TraceEvent> events(256);
+  BufferEventTracer tracer(events.data(), events.size());
+  testing::PteRunner runner;
+  ASSERT_EQ(runner.load(r->pte, "forward", &tracer), "");
+  exporter::NpyArray x;
+  x.dtype = ScalarType::Float32;
+  x.shape = {1, 1, 28, 28};
+  x.data.assign(28 * 28 * 4, 0);
+  ASSERT_EQ(runner.run({x}), "");
+  std::map<std::string, int> ops;
+  uint64_t call_start = 0, call_end = 0;
+  for (size_t i = 0; i < tracer.size(); ++i) {
+    const TraceEvent& e = events[i];
+    if (e.kind == TraceEventKind::Instruction && e.delegate_index == 0) {
+      call_start = e.start_ns;
+      call_end = e.end_ns;
+    }
+  }
+  for (size_t i = 0; i < tracer.size(); ++i) {
+    const TraceEvent& e = events[i];
+    if (e.kind != TraceEventKind::DelegateOp) continue;
+    ops[e.name]++;
+    EXPECT_GE(e.start_ns, call_start);
+    EXPECT_LE(e.end_ns, call_end);
+  }
+  EXPECT_EQ(ops["Conv2d"], 2);
+  EXPECT_EQ(ops["FullyConnected"], 2);
+  EXPECT_EQ(ops["PoolMax2d"], 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, QnnFashion, ::testing::Values("fashion_cnn_int8_pt2e", "fashion_cnn"));
