@@ -12,7 +12,7 @@ namespace exporter {
 
 namespace {
 
-// The cache length of a decoder in the LLM runner's convention (runtime/llm/text_generator.h:
+// The cache length of a decoder in the LLM runner's convention (extension/llm/text_generator.h:
 // tokens int64 [1, T], positions int64 [T]) whose KV cache is mutable state [B, H, S, D]: S,
 // when every rank-4 state tensor agrees on it and it exceeds T's bound; else 0. Hugging Face's
 // static-cache export has T = 1, so without this the runner took 1 for the context length.

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 #include "runtime/version.h"
 
 namespace py = pybind11;

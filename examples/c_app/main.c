@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/c/ember_c.h"
+#include "extension/c/ember_c.h"
 
 #define MAX_RANK 8
 

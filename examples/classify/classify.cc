@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 
 namespace {
 

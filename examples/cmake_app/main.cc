@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 #include "runtime/version.h"
 
 int main(int argc, char** argv) {

@@ -1,4 +1,4 @@
-// Text completion with the LLM runner's C++ API (runtime/llm/text_generator.h): loads a
+// Text completion with the LLM runner's C++ API (extension/llm/text_generator.h): loads a
 // language model program and its tokenizer, then streams a sampled continuation of each
 // prompt, keeping the conversation (the KV cache) between prompts.
 //
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "runtime/llm/text_generator.h"
+#include "extension/llm/text_generator.h"
 
 int main(int argc, char** argv) {
   if (argc < 4) {

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) return std::fprintf(stderr, "usage: %s MODEL.pte\n", argv[0]), 2;

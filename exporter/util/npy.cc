@@ -4,7 +4,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "runtime/module/npy_format.h"
+#include "extension/npy/npy_format.h"
 
 namespace ember {
 namespace exporter {

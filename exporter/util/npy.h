@@ -1,5 +1,5 @@
 // .npy arrays on the host: float16/32/64, int8/16/32/64, uint8, bool, little-endian, C order,
-// format versions 1-3 (the format itself is runtime/module/npy_format.h, shared with Module).
+// format versions 1-3 (the format itself is extension/npy/npy_format.h, shared with Module).
 #pragma once
 
 #include <cstdint>

@@ -79,9 +79,8 @@ def ember_selective_kernels(name, ops_list, **kwargs):
         copts = EMBER_RUNTIME_COPTS + ["-include", "runtime/kernel/selective_registration.h"],
         deps = [
             ":" + name + "_ops",
-            "//runtime:core",
-            "//runtime:kernel_registry",
-            "//runtime:kernel_selection",
+            "//runtime/kernel",
+            "//runtime/kernel:kernel_selection",
         ],
         **kwargs
     )

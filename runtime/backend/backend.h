@@ -16,7 +16,7 @@
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
-#include "runtime/executor/event_tracer.h"
+#include "runtime/core/event_tracer.h"
 #include "runtime/kernel/kernel_context.h"
 #include "runtime/memory/memory_allocator.h"
 #include "runtime/platform/diagnostic.h"

@@ -2,33 +2,12 @@
 
 #include <cstring>
 
+#include "runtime/executor/instruction_loop.h"
 #include "runtime/kernel/kernel_selection.h"
-#include "runtime/platform/platform.h"
 #include "runtime/program/program.h"
 #include "schema/program_generated.h"
 
 namespace ember {
-
-// Tracing only, parallel to the instructions (kept out of Instruction so the untraced loop
-// touches no more memory than before tracing existed): the event name and the program's
-// debug entry ("" when absent).
-struct Method::TraceInfo {
-  const char* name = "";
-  const char* debug_name = "";
-  const char* source = "";
-  uint32_t num_outputs = 0;  // trailing arguments a kernel/delegate call writes
-};
-
-struct Method::Instruction {
-  enum class Kind : uint8_t { Kernel, Delegate, Move, JumpFalse, Nop };
-  Kind kind = Kind::Nop;
-  KernelFn fn = nullptr;
-  const char* op_name = "";
-  EValue** args = nullptr;
-  uint32_t num_args = 0;
-  uint32_t a = 0;  // delegate index / move source / jump condition
-  uint32_t b = 0;  // move target / jump destination
-};
 
 namespace {
 
@@ -219,10 +198,23 @@ void append_unique(char* buffer, size_t capacity, const char* text) {
 
 }  // namespace
 
+Result<Method> Program::load_method(const char* name, MemoryManager* memory, Diagnostic* diag,
+                                    ThreadPool* thread_pool) const {
+  const schema::Method* method = find_method(name);
+  if (method == nullptr) {
+    return fail(diag, Error::NotFound, "the program has no method named '%s'", name ? name : "(null)");
+  }
+  return Method::init(*this, method, memory, diag, thread_pool);
+}
+
 Result<Method> Method::init(const Program& program, const schema::Method* method,
-                            MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool,
-                            EventTracer* event_tracer) {
-  const uint64_t init_start_ns = event_tracer != nullptr ? platform_monotonic_ns() : 0;
+                            MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool) {
+  return init_with(program, method, memory, diag, thread_pool, nullptr);
+}
+
+Result<Method> Method::init_with(const Program& program, const schema::Method* method,
+                                 MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool,
+                                 InitObserver* observer) {
   if (memory == nullptr || memory->method_allocator == nullptr) {
     return fail(diag, Error::InvalidArgument, "load_method: a MemoryManager with a method allocator is required");
   }
@@ -251,7 +243,6 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   m.method_ = method;
   m.memory_ = *memory;
   m.thread_pool_ = thread_pool;
-  m.event_tracer_ = event_tracer;
   auto oom = [&](const char* what) {
     return fail(diag, Error::OutOfMemory,
                 "method allocator too small while allocating %s: %zu bytes given, at least %zu "
@@ -310,15 +301,9 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   m.delegate_backends_ = alloc.allocate_array<Backend*>(num_delegates + 1);
   m.delegate_handles_ = alloc.allocate_array<void*>(num_delegates + 1);
   // "<backend>#<index>": the trace name of each delegate's init and calls.
-  constexpr size_t kDelegateNameBytes = 40;
   char* delegate_names = alloc.allocate_array<char>(num_delegates * kDelegateNameBytes + 1);
-  // Init times are recorded only once the whole init succeeded (a caller may retry it).
-  uint64_t* delegate_init_ns =
-      event_tracer != nullptr ? alloc.allocate_array<uint64_t>(2 * num_delegates + 1) : nullptr;
-  if (!m.delegate_backends_ || !m.delegate_handles_ || !delegate_names ||
-      (event_tracer != nullptr && delegate_init_ns == nullptr)) {
-    return oom("the delegate table");
-  }
+  if (!m.delegate_backends_ || !m.delegate_handles_ || !delegate_names) return oom("the delegate table");
+  m.delegate_names_ = delegate_names;
   m.num_delegates_ = num_delegates;  // only now may the destructor walk the tables
   for (size_t i = 0; i < m.num_delegates_; ++i) {
     m.delegate_backends_[i] = nullptr;
@@ -358,8 +343,10 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
     }
     std::snprintf(delegate_names + i * kDelegateNameBytes, kDelegateNameBytes, "%s#%u", id, i);
     BackendInitContext context{&alloc, &program, thread_pool, diag};
-    if (event_tracer != nullptr && event_tracer->wants_delegate_ops()) context.event_tracer = event_tracer;
-    if (delegate_init_ns != nullptr) delegate_init_ns[2 * i] = platform_monotonic_ns();
+    if (observer != nullptr) {
+      context.event_tracer = observer->delegate_tracer();
+      observer->delegate_init(i, false);
+    }
     Result<void*> handle = backend->init(context, blob, Span<const CompileSpecView>(specs, num_specs));
     if (!handle.ok()) {
       if (diag != nullptr && diag->message[0] == 0) {
@@ -367,7 +354,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
       }
       return handle.error();
     }
-    if (delegate_init_ns != nullptr) delegate_init_ns[2 * i + 1] = platform_monotonic_ns();
+    if (observer != nullptr) observer->delegate_init(i, true);
     m.delegate_backends_[i] = backend;
     m.delegate_handles_[i] = *handle;
   }
@@ -375,30 +362,21 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   // Instructions: resolve every kernel now; report all missing ones at once.
   m.num_instructions_ = meta.num_instructions();
   m.instructions_ = alloc.allocate_array<Instruction>(m.num_instructions_ + 1);
-  m.trace_info_ = alloc.allocate_array<TraceInfo>(m.num_instructions_ + 1);
-  if (m.instructions_ == nullptr || m.trace_info_ == nullptr) return oom("the instruction table");
+  if (m.instructions_ == nullptr) return oom("the instruction table");
   char missing[300] = {0};
-  // Debug entries are used only when they match the instructions one to one (full
-  // verification rejects anything else; a minimally verified file may still differ).
-  const auto* debug = method->debug();
-  if (debug != nullptr && debug->size() != m.num_instructions_) debug = nullptr;
   for (uoffset_t i = 0; i < m.num_instructions_; ++i) {
     const schema::Instruction* si = method->instructions()->Get(i);
     Instruction& ins = *new (&m.instructions_[i]) Instruction();
-    TraceInfo& info = *new (&m.trace_info_[i]) TraceInfo();
     const flatbuffers::Vector<int32_t>* args = nullptr;
-    uint32_t num_outputs = 0;
     switch (si->kind_type()) {
       case schema::InstructionKind::KernelCall:
         ins.kind = Instruction::Kind::Kernel;
         args = si->kind_as_KernelCall()->args();
-        num_outputs = si->kind_as_KernelCall()->num_outputs();
         break;
       case schema::InstructionKind::DelegateCall:
         ins.kind = Instruction::Kind::Delegate;
         ins.a = si->kind_as_DelegateCall()->delegate_index();
         args = si->kind_as_DelegateCall()->args();
-        num_outputs = si->kind_as_DelegateCall()->num_outputs();
         break;
       case schema::InstructionKind::Move:
         ins.kind = Instruction::Kind::Move;
@@ -414,31 +392,11 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
         ins.kind = Instruction::Kind::Nop;  // Free: memory is planned ahead of time
         break;
     }
-    if (debug != nullptr) {
-      const schema::InstructionDebug* entry = debug->Get(i);
-      if (entry != nullptr && entry->name() != nullptr) info.debug_name = entry->name()->c_str();
-      if (entry != nullptr && entry->source() != nullptr) info.source = entry->source()->c_str();
-    }
-    switch (ins.kind) {
-      case Instruction::Kind::Delegate:
-        info.name = ins.a < num_delegates ? delegate_names + ins.a * kDelegateNameBytes : "delegate";
-        break;
-      case Instruction::Kind::Move:
-        info.name = "move";
-        break;
-      case Instruction::Kind::JumpFalse:
-        info.name = "jump_false";
-        break;
-      default:
-        info.name = "free";
-        break;
-    }
     if (args != nullptr) {
       ins.num_args = args->size();
       ins.args = alloc.allocate_array<EValue*>(ins.num_args + 1);
       if (ins.args == nullptr) return oom("kernel arguments");
       for (uoffset_t k = 0; k < ins.num_args; ++k) ins.args[k] = &m.values_[args->Get(k)];
-      info.num_outputs = num_outputs < ins.num_args ? num_outputs : ins.num_args;
     }
     if (ins.kind == Instruction::Kind::Kernel) {
       const schema::Operator* op = method->operators()->Get(si->kind_as_KernelCall()->op_index());
@@ -447,7 +405,6 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
                     op->overload() && op->overload()->size() ? op->overload()->c_str() : "default");
       ins.fn = find_kernel(key, first_tensor_dtype(ins.args, ins.num_args));
       ins.op_name = op->name()->c_str();
-      info.name = ins.op_name;
       if (ins.fn == nullptr) append_unique(missing, sizeof(missing), key);
     }
   }
@@ -462,31 +419,12 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
                 "library that provides them", meta.name(), missing);
   }
   m.initialized_ = true;
-  if (event_tracer != nullptr) {
-    for (uint32_t i = 0; i < num_delegates; ++i) {
-      TraceEvent e;
-      e.kind = TraceEventKind::DelegateInit;
-      e.delegate_op = i;
-      e.delegate_index = i;
-      e.name = delegate_names + i * kDelegateNameBytes;
-      e.start_ns = delegate_init_ns[2 * i];
-      e.end_ns = delegate_init_ns[2 * i + 1];
-      event_tracer->record(e);
-    }
-    TraceEvent e;
-    e.kind = TraceEventKind::MethodInit;
-    e.name = meta.name();
-    e.start_ns = init_start_ns;
-    e.end_ns = platform_monotonic_ns();
-    event_tracer->record(e);
-  }
   return Result<Method>(static_cast<Method&&>(m));
 }
 
 Method::Method(Method&& other) noexcept
     : program_(other.program_), method_(other.method_), memory_(other.memory_),
       values_(other.values_), num_values_(other.num_values_), instructions_(other.instructions_),
-      trace_info_(other.trace_info_),
       num_instructions_(other.num_instructions_), input_indices_(other.input_indices_),
       input_planned_data_(other.input_planned_data_),
       input_planned_capacity_(other.input_planned_capacity_), num_inputs_(other.num_inputs_),
@@ -494,8 +432,9 @@ Method::Method(Method&& other) noexcept
       output_planned_capacity_(other.output_planned_capacity_), num_outputs_(other.num_outputs_),
       state_values_(other.state_values_), num_state_values_(other.num_state_values_),
       delegate_backends_(other.delegate_backends_), delegate_handles_(other.delegate_handles_),
-      num_delegates_(other.num_delegates_), thread_pool_(other.thread_pool_),
-      event_tracer_(other.event_tracer_), trace_runs_(other.trace_runs_), initialized_(other.initialized_), diag_(other.diag_) {
+      delegate_names_(other.delegate_names_), num_delegates_(other.num_delegates_),
+      thread_pool_(other.thread_pool_), event_tracer_(other.event_tracer_),
+      traced_run_(other.traced_run_), trace_runs_(other.trace_runs_), initialized_(other.initialized_), diag_(other.diag_) {
   other.initialized_ = false;
   other.num_delegates_ = 0;
   other.delegate_backends_ = nullptr;
@@ -612,91 +551,13 @@ const EValue& Method::output(size_t index) const { return values_[output_indices
 Error Method::execute() {
   if (!initialized_) return fail(&diag_, Error::InvalidState, "execute: the method is not initialised");
   diag_.message[0] = 0;
-  // One check per execute(): the untraced loop has no tracing code at all.
-  return event_tracer_ != nullptr ? run_instructions<true>() : run_instructions<false>();
-}
-
-template <bool kTraced>
-Error Method::run_instructions() {
-  KernelContext ctx;
-  ctx.temp = memory_.temp_allocator;
-  ctx.thread_pool = thread_pool_;
-  ctx.diag = &diag_;
-  BackendExecuteContext backend_ctx{memory_.temp_allocator, thread_pool_, &diag_};
-  EventTracer* const tracer = event_tracer_;
-  const uint32_t run = kTraced ? trace_runs_++ : 0;
-  const uint64_t run_start_ns = kTraced ? platform_monotonic_ns() : 0;
-  if constexpr (kTraced) {
-    backend_ctx.event_tracer = tracer;
-    backend_ctx.run = run;
-  }
-  size_t pc = 0;
-  size_t steps = 0;
-  // Bound the number of steps so a malformed jump loop cannot hang the caller.
-  const size_t max_steps = num_instructions_ * 1024 + 1024;
-  while (pc < num_instructions_) {
-    if (++steps > max_steps) return fail(&diag_, Error::InvalidProgram, "execute: too many steps (jump loop?)");
-    const Instruction& ins = instructions_[pc];
-    const uint64_t start_ns = kTraced ? platform_monotonic_ns() : 0;
-    size_t next = pc + 1;
-    Error err = Error::Ok;
-    switch (ins.kind) {
-      case Instruction::Kind::Kernel:
-        ctx.op_name = ins.op_name;
-        err = ins.fn(ctx, ins.args, ins.num_args);
-        break;
-      case Instruction::Kind::Delegate:
-        if constexpr (kTraced) {
-          backend_ctx.instruction = static_cast<uint32_t>(pc);
-          backend_ctx.delegate_index = ins.a;
-          backend_ctx.debug_name = trace_info_[pc].debug_name;
-        }
-        err = delegate_backends_[ins.a]->execute(backend_ctx, delegate_handles_[ins.a], ins.args,
-                                                 ins.num_args);
-        break;
-      case Instruction::Kind::Move:
-        values_[ins.b] = values_[ins.a];
-        break;
-      case Instruction::Kind::JumpFalse:
-        if (!values_[ins.a].as_bool) next = ins.b;
-        break;
-      case Instruction::Kind::Nop:
-        break;
-    }
-    if (err != Error::Ok) return instruction_failed(err, pc);
-    if (memory_.temp_allocator != nullptr) memory_.temp_allocator->reset();
-    if constexpr (kTraced) {
-      TraceEvent e;
-      e.kind = TraceEventKind::Instruction;
-      e.run = run;
-      e.instruction = static_cast<uint32_t>(pc);
-      e.delegate_index = ins.kind == Instruction::Kind::Delegate ? ins.a : kNoTraceIndex;
-      const TraceInfo& info = trace_info_[pc];
-      e.name = info.name;
-      e.debug_name = info.debug_name;
-      e.source = info.source;
-      e.start_ns = start_ns;
-      e.end_ns = platform_monotonic_ns();
-      e.outputs = ins.args + (ins.num_args - info.num_outputs);
-      e.num_outputs = info.num_outputs;
-      tracer->record(e);
-    }
-    pc = next;
-  }
-  if constexpr (kTraced) {
-    TraceEvent e;
-    e.kind = TraceEventKind::Execute;
-    e.run = run;
-    e.name = method_->name() != nullptr ? method_->name()->c_str() : "";
-    e.start_ns = run_start_ns;
-    e.end_ns = platform_monotonic_ns();
-    tracer->record(e);
-  }
-  return Error::Ok;
+  // One check per execute(): the untraced loop has no tracing code at all, and the traced
+  // one is reached only through traced_run_, set by the tracing entry points.
+  return traced_run_ != nullptr ? traced_run_(*this) : run_instructions<false>();
 }
 
 template Error Method::run_instructions<false>();
-template Error Method::run_instructions<true>();
+
 
 // Completes the failure message of instruction `pc` and resets the temp allocator.
 Error Method::instruction_failed(Error err, size_t pc) {

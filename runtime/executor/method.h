@@ -10,6 +10,11 @@
 // the next execute() returns). Mutable state (e.g. a KV cache) lives in a planned arena and
 // persists across execute() calls until reset_state().
 // Thread-safety: none; use one Method per thread (several Methods may share a Program).
+//
+// Event tracing is optional code: the tracing entry points (init/load_method with an
+// EventTracer, set_event_tracer) are defined in method_tracing.cc, and execute() reaches the
+// traced instruction loop only through a pointer those entry points set, so a binary that
+// never attaches a tracer links no tracing code (tools/size/measure_size.sh).
 #pragma once
 
 #include <cstddef>
@@ -17,27 +22,31 @@
 
 #include "runtime/backend/backend.h"
 #include "runtime/core/evalue.h"
+#include "runtime/core/event_tracer.h"
 #include "runtime/core/result.h"
-#include "runtime/executor/event_tracer.h"
-#include "runtime/executor/method_meta.h"
 #include "runtime/kernel/kernel_registry.h"
 #include "runtime/memory/memory_manager.h"
 #include "runtime/platform/diagnostic.h"
+#include "runtime/program/method_meta.h"
+#include "runtime/program/program.h"
 
 namespace ember {
 namespace schema {
 struct Method;
 }
-class Program;
-
 class Method {
  public:
+  static constexpr size_t kDelegateNameBytes = 40;
   // `event_tracer` (may be null; must outlive the Method) receives the init events and is
   // attached for execute(); its wants_delegate_ops() decides whether delegates are built
   // with per-operator profiling.
   static Result<Method> init(const Program& program, const schema::Method* method,
                              MemoryManager* memory, Diagnostic* diag,
-                             ThreadPool* thread_pool = nullptr, EventTracer* event_tracer = nullptr);
+                             ThreadPool* thread_pool = nullptr);
+  // The same with a tracer (method_tracing.cc); a null tracer is the untraced init.
+  static Result<Method> init(const Program& program, const schema::Method* method,
+                             MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool,
+                             EventTracer* event_tracer);
   Method(Method&& other) noexcept;
   Method& operator=(Method&&) = delete;
   Method(const Method&) = delete;
@@ -70,10 +79,7 @@ class Method {
   // Attaches a tracer for the following execute() calls (null detaches; see
   // event_tracer.h for the cost). Delegates report their operators only if a tracer that
   // wants them was given at init. Must outlive its use; restarts the run count at 0.
-  void set_event_tracer(EventTracer* tracer) {
-    event_tracer_ = tracer;
-    trace_runs_ = 0;
-  }
+  void set_event_tracer(EventTracer* tracer);  // method_tracing.cc
   EventTracer* event_tracer() const { return event_tracer_; }
 
   // Why the last failing call failed; empty when nothing failed.
@@ -83,13 +89,28 @@ class Method {
 
  private:
   struct Instruction;
-  struct TraceInfo;
+  // Lets the traced init (method_tracing.cc) time each backend's init and hand backends the
+  // tracer, without the core init referencing any tracing code. Null for an untraced init.
+  class InitObserver {
+   public:
+    virtual EventTracer* delegate_tracer() = 0;  // for BackendInitContext::event_tracer
+    virtual void delegate_init(size_t index, bool done) = 0;  // before / after backend init
+   protected:
+    ~InitObserver() = default;
+  };
+  class DelegateInitTimer;  // method_tracing.cc
   Method() = default;
+  static Result<Method> init_with(const Program& program, const schema::Method* method,
+                                  MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool,
+                                  InitObserver* observer);
+  static Error run_traced(Method& method);  // execute() with a tracer (method_tracing.cc)
+  // What a traced instruction event reports (method_tracing.cc).
+  void describe_instruction(size_t pc, TraceEvent* event) const;
   Error check_input_tensor(size_t index, const Tensor& given, Tensor** target);
   // The instruction loop; kTraced selects the variant that times and records every
   // instruction, so the untraced one carries no per-instruction tracing code.
   template <bool kTraced>
-  Error run_instructions();
+  Error run_instructions();  // runtime/executor/instruction_loop.h
   Error instruction_failed(Error err, size_t pc);
 
   const Program* program_ = nullptr;
@@ -98,7 +119,6 @@ class Method {
   EValue* values_ = nullptr;
   size_t num_values_ = 0;
   Instruction* instructions_ = nullptr;
-  TraceInfo* trace_info_ = nullptr;            // [num_instructions_], read only when tracing
   size_t num_instructions_ = 0;
   const uint32_t* input_indices_ = nullptr;   // into values_
   void** input_planned_data_ = nullptr;       // planned storage of each tensor input
@@ -112,9 +132,11 @@ class Method {
   size_t num_state_values_ = 0;
   Backend** delegate_backends_ = nullptr;
   void** delegate_handles_ = nullptr;
+  const char* delegate_names_ = nullptr;       // "<backend>#<index>", kDelegateNameBytes each
   size_t num_delegates_ = 0;
   ThreadPool* thread_pool_ = nullptr;
   EventTracer* event_tracer_ = nullptr;
+  Error (*traced_run_)(Method&) = nullptr;     // set with event_tracer_ (method_tracing.cc)
   uint32_t trace_runs_ = 0;
   bool initialized_ = false;
   Diagnostic diag_;

@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "runtime/executor/method.h"
 #include "runtime/program/file_header.h"
 #include "runtime/program/program_validator.h"
 #include "schema/program_generated.h"
@@ -145,15 +144,6 @@ Result<Span<const uint8_t>> Program::segment(uint32_t index) const {
   }
   return Span<const uint8_t>(static_cast<const uint8_t*>(segment_data_.data()) + s->offset(),
                              s->size());
-}
-
-Result<Method> Program::load_method(const char* name, MemoryManager* memory, Diagnostic* diag,
-                                    ThreadPool* thread_pool, EventTracer* event_tracer) const {
-  const schema::Method* method = find_method(name);
-  if (method == nullptr) {
-    return fail(diag, Error::NotFound, "the program has no method named '%s'", name ? name : "(null)");
-  }
-  return Method::init(*this, method, memory, diag, thread_pool, event_tracer);
 }
 
 }  // namespace ember

@@ -9,12 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/core/event_tracer.h"
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
-#include "runtime/executor/event_tracer.h"
-#include "runtime/executor/method_meta.h"
 #include "runtime/loader/data_loader.h"
 #include "runtime/platform/diagnostic.h"
+#include "runtime/program/method_meta.h"
 
 namespace ember {
 namespace schema {
@@ -46,10 +46,15 @@ class Program {
   Result<MethodMeta> method_meta(const char* name) const;
   // Loads and initialises a method in `memory` (see Method). Program must outlive it.
   // `thread_pool` (may be null) is used by kernels and handed to delegates at init.
-  // `event_tracer` (may be null) receives init events and stays attached (event_tracer.h).
+  // Both overloads are defined by //runtime/executor (runtime/executor/method.h), which
+  // depends on this component, never the reverse: include method.h to call them.
   Result<Method> load_method(const char* name, MemoryManager* memory,
-                             Diagnostic* diag = nullptr, ThreadPool* thread_pool = nullptr,
-                             EventTracer* event_tracer = nullptr) const;
+                             Diagnostic* diag = nullptr, ThreadPool* thread_pool = nullptr) const;
+  // The same with event tracing: `event_tracer` (may be null) receives init events and stays
+  // attached (runtime/core/event_tracer.h). Only a binary that calls this overload (or
+  // Method::set_event_tracer) links the tracing code (runtime/executor/method_tracing.cc).
+  Result<Method> load_method(const char* name, MemoryManager* memory, Diagnostic* diag,
+                             ThreadPool* thread_pool, EventTracer* event_tracer) const;
 
   // Program metadata (`ember export --metadata key=value`), readable without loading a
   // method. The strings point into the program (NUL-terminated) and live as long as it.

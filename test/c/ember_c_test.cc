@@ -2,7 +2,7 @@
 // 2 outputs) and must give exactly the C++ Module API's outputs on the same .pte (portable
 // kernels and XNNPACK); the Module's outputs are checked against eager PyTorch first. Then
 // every error path: each must return its status and a message, never crash.
-#include "runtime/c/ember_c.h"
+#include "extension/c/ember_c.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "exporter/exporter.h"
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 #include "runtime/version.h"
 
 namespace ember {

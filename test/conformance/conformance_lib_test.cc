@@ -9,7 +9,7 @@
 #include <map>
 
 #include "gtest/gtest.h"
-#include "runtime/module/tensor_ptr.h"
+#include "extension/module/tensor_ptr.h"
 #include "tools/conformance/case_info.h"
 #include "tools/conformance/coverage_report.h"
 #include "tools/conformance/output_compare.h"

@@ -15,7 +15,7 @@
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "exporter/exporter.h"
 #include "gtest/gtest.h"
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 #include "test/exporter/shared_dir.h"
 #include "tools/devtools/bundle.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/executor/event_tracer.h"
+#include "runtime/core/event_tracer.h"
 #include "test/support/test_programs.h"
 
 namespace ember {

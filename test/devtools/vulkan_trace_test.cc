@@ -7,7 +7,7 @@
 #include "delegates/vulkan/exporter/vulkan_partitioner.h"
 #include "exporter/exporter.h"
 #include "gtest/gtest.h"
-#include "runtime/executor/event_tracer.h"
+#include "runtime/core/event_tracer.h"
 #include "test/exporter/pte_runner.h"
 #include "test/exporter/shared_dir.h"
 #include "test/exporter/shared_models.h"

@@ -15,8 +15,8 @@
 #include "exporter/exporter.h"
 #include "exporter/ops/op_schemas.h"
 #include "gtest/gtest.h"
-#include "runtime/module/module.h"
-#include "runtime/module/tensor_ptr.h"
+#include "extension/module/module.h"
+#include "extension/module/tensor_ptr.h"
 
 namespace ember {
 namespace exporter {

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/llm/bpe_tokenizer.h"
-#include "runtime/llm/utf8.h"
+#include "extension/llm/bpe_tokenizer.h"
+#include "extension/llm/utf8.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 #include "test/hardening/model_fixture.h"
 
 namespace ember {

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "exporter/exporter.h"
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 #include "test/exporter/shared_dir.h"
 
 namespace ember {

@@ -12,7 +12,7 @@
 
 #include "runtime/executor/method.h"
 #include "runtime/loader/buffer_data_loader.h"
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 #include "runtime/program/program.h"
 #include "test/hardening/model_fixture.h"
 

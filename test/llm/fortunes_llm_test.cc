@@ -15,7 +15,7 @@
 #include "exporter/exporter.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "runtime/llm/text_generator.h"
+#include "extension/llm/text_generator.h"
 #include "test/support/repo_path.h"
 
 namespace ember {

@@ -1,6 +1,6 @@
 // Sampler: greedy ties, NaN handling, the sampled distribution against the softmax, top-k,
 // top-p, repetition penalty, seeding and configuration errors.
-#include "runtime/llm/sampler.h"
+#include "extension/llm/sampler.h"
 
 #include <cmath>
 #include <limits>

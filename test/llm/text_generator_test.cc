@@ -2,7 +2,7 @@
 // greedy tokens against PyTorch's logits, conversations continuing and resetting, program
 // metadata and its overrides, stop conditions, an allocation-free decode loop and errors.
 // The fortunes model's token-for-token check against PyTorch is fortunes_llm_test.cc.
-#include "runtime/llm/text_generator.h"
+#include "extension/llm/text_generator.h"
 
 #include <cmath>
 #include <fstream>
@@ -11,7 +11,7 @@
 
 #include "exporter/exporter.h"
 #include "gtest/gtest.h"
-#include "runtime/llm/utf8_streamer.h"
+#include "extension/llm/utf8_streamer.h"
 #include "test/exporter/shared_dir.h"
 #include "test/support/allocation_counter.h"
 

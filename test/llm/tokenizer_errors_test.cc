@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gtest/gtest.h"
-#include "runtime/llm/tokenizer.h"
+#include "extension/llm/tokenizer.h"
 
 namespace ember {
 namespace llm {

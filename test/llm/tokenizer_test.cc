@@ -12,9 +12,9 @@
 
 #include "gtest/gtest.h"
 #include "test/support/repo_path.h"
-#include "runtime/llm/regex.h"
-#include "runtime/llm/tokenizer.h"
-#include "runtime/llm/utf8.h"
+#include "extension/llm/regex.h"
+#include "extension/llm/tokenizer.h"
+#include "extension/llm/utf8.h"
 
 namespace ember {
 namespace llm {

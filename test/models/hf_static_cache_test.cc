@@ -20,7 +20,7 @@
 #include "exporter/util/npy.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "runtime/llm/text_generator.h"
+#include "extension/llm/text_generator.h"
 #include "test/exporter/pte_runner.h"
 #include "test/support/repo_path.h"
 

@@ -1,6 +1,6 @@
 // Module API tests on real exported programs: loading modes, execution against PyTorch's
 // reference outputs, zero-copy I/O, threads, state, and every error case.
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -12,7 +12,7 @@
 #include <fstream>
 
 #include "exporter/exporter.h"
-#include "runtime/module/thread_pool_factory.h"
+#include "extension/threadpool/thread_pool_factory.h"
 #include "test/exporter/shared_dir.h"
 #include "test/support/allocation_counter.h"
 

@@ -1,5 +1,5 @@
 // Tensor helpers and .npy I/O.
-#include "runtime/module/tensor_ptr.h"
+#include "extension/module/tensor_ptr.h"
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "runtime/module/tensor_ptr.h"
+#include "extension/module/tensor_ptr.h"
 #include "test/exporter/shared_dir.h"
 #include "tools/commands/program_file.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/loader/buffer_data_loader.h"
-#include "runtime/module/tensor_ptr.h"
+#include "extension/module/tensor_ptr.h"
 #include "runtime/program/program.h"
 #include "test/support/program_builder.h"
 #include "tools/commands/command_util.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 #include "runtime/platform/platform.h"
 #include "tools/commands/command_registry.h"
 #include "tools/commands/command_util.h"

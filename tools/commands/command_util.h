@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 
 namespace ember {
 namespace tools {

@@ -2,7 +2,7 @@
 //  [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]
 //  [--seed S] [--stop TEXT]... [--threads N] [--max-seq-len N] [--bos-id ID] [--eos-id IDS]
 //  [--no-bos] [--json FILE] [--quiet]`: text generation with a language model program
-// (runtime/llm/text_generator.h). Text streams to stdout as it is produced (token ids when
+// (extension/llm/text_generator.h). Text streams to stdout as it is produced (token ids when
 // there is no tokenizer); statistics go to stderr and, with --json, to FILE.
 // Exit 0 on success, 1 on a load/run error, 2 on usage errors.
 #include <sys/resource.h>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "runtime/llm/text_generator.h"
+#include "extension/llm/text_generator.h"
 #include "tools/commands/command_registry.h"
 #include "tools/commands/command_util.h"
 

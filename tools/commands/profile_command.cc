@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/executor/event_tracer.h"
-#include "runtime/module/module.h"
+#include "runtime/core/event_tracer.h"
+#include "extension/module/module.h"
 #include "tools/commands/command_registry.h"
 #include "tools/commands/command_util.h"
 #include "tools/devtools/trace_report.h"

@@ -1,6 +1,6 @@
 // `ember verify MODEL.pte [--rtol R] [--atol A] [--threads N]`: runs every test case bundled
 // in the program (`ember export --bundle DIR`) and compares its outputs with the expected
-// ones, with tolerances by output dtype (kUsage; BundledTolerance in runtime/module/module.h).
+// ones, with tolerances by output dtype (kUsage; BundledTolerance in extension/module/module.h).
 // Exit 0 iff every case passes; 1 if any fails or the program has no bundled cases; 2 on
 // usage errors.
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <string>
 #include <tuple>
 
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 #include "tools/commands/command_registry.h"
 #include "tools/commands/command_util.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "exporter/exporter.h"
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 
 namespace ember {
 namespace conformance {

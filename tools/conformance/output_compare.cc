@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/module/tensor_ptr.h"
+#include "extension/module/tensor_ptr.h"
 
 namespace ember {
 namespace conformance {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <memory>
 
-#include "runtime/module/module.h"
+#include "extension/module/module.h"
 
 namespace ember {
 namespace tools {

@@ -7,8 +7,8 @@
 
 #include "exporter/exporter.h"
 #include "exporter/partition/per_operator_partitioner.h"
-#include "runtime/executor/event_tracer.h"
-#include "runtime/module/module.h"
+#include "runtime/core/event_tracer.h"
+#include "extension/module/module.h"
 #include "tools/commands/command_util.h"
 
 namespace ember {

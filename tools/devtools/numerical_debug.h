@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "exporter/partition/partitioner.h"
-#include "runtime/module/tensor_ptr.h"
+#include "extension/module/tensor_ptr.h"
 
 namespace ember {
 namespace tools {

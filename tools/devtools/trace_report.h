@@ -1,4 +1,4 @@
-// Turns runtime trace events (runtime/executor/event_tracer.h) into reports: an operator
+// Turns runtime trace events (runtime/core/event_tracer.h) into reports: an operator
 // table, a Chrome trace-event JSON (opens in Perfetto / chrome://tracing) and a timeline
 // SVG. Host-side tooling (STL, nlohmann-json); used by `ember profile` and its tests.
 #pragma once
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/executor/event_tracer.h"
+#include "runtime/core/event_tracer.h"
 
 namespace ember {
 namespace tools {

@@ -46,12 +46,12 @@ TOOL_FLAGS="$BASE"
 ABSL_LIBS=$(awk '/name = "absl"/{f=1} f{print} f&&/^\)/{exit}' third_party/system/BUILD |
             grep -o '"-l[^"]*"' | tr -d '"' | tr '\n' ' ')
 
-# runtime/module is the STL layer above the core; only its .npy codec is shared (by the exporter).
-# runtime/c (the C API over Module, built with exceptions to turn them into status codes) is
-# above it too, and so is runtime/llm (tokenizers and the LLM runner, built with exceptions
-# for nlohmann/json: only its tokenizer.json path is fuzzed, below).
-runtime_srcs=$( (find runtime -name '*.cc' -not -path 'runtime/module/*' -not -path 'runtime/c/*' -not -path 'runtime/llm/*'; echo runtime/module/npy_format.cc) | sort)
-tokenizer_srcs="runtime/llm/bpe_tokenizer.cc runtime/llm/bpe_tokenizer_load.cc runtime/llm/regex.cc runtime/llm/utf8.cc"
+# The core (runtime/) and the .npy codec the exporter shares (extension/npy). The other layers of extension/ are above
+# the core: module (the STL API), c (the C API over Module, built with exceptions to turn them
+# into status codes) and llm (tokenizers and the LLM runner, built with exceptions for
+# nlohmann/json: only its tokenizer.json path is fuzzed, below).
+runtime_srcs=$( (find runtime -name '*.cc'; echo extension/npy/npy_format.cc) | sort)
+tokenizer_srcs="extension/llm/bpe_tokenizer.cc extension/llm/bpe_tokenizer_load.cc extension/llm/regex.cc extension/llm/utf8.cc"
 kernel_srcs=$(find kernels/portable -name '*.cc' -not -path '*/threadpool/*' | sort)
 exporter_srcs=$( (find exporter -name '*.cc'; echo "$OUT/gen/exporter/ops/aten_schemas.cc") | sort)
 

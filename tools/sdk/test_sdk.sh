@@ -51,7 +51,7 @@ headers_compile() (  # a subshell: it changes directory, away from the repositor
     g++ -std=c++17 -fsyntax-only -x c++ -I"$prefix/include/ember" "$prefix/include/ember/$h" || exit 1
     n=$((n + 1))
   done
-  gcc -std=c11 -fsyntax-only -x c -I"$prefix/include/ember" "$prefix/include/ember/runtime/c/ember_c.h" || exit 1
+  gcc -std=c11 -fsyntax-only -x c -I"$prefix/include/ember" "$prefix/include/ember/extension/c/ember_c.h" || exit 1
   echo "$n headers compile standalone"
 )
 check headers_standalone headers_compile

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "runtime/module/module.h"
-#include "runtime/module/tensor_ptr.h"
+#include "extension/module/module.h"
+#include "extension/module/tensor_ptr.h"
 
 int main(int argc, char** argv) {
   using namespace ember;  // NOLINT

@@ -5,7 +5,7 @@
 // are added up (vkGetQueryPoolResults: no allocation); when the graph is destroyed a summary
 // goes to stderr: mean GPU time per execute, per shader, and the slowest dispatches with
 // their specialisation constants (the shapes). Off by default: no query pool, no cost.
-// A method loaded with an EventTracer (runtime/executor/event_tracer.h) enables it too,
+// A method loaded with an EventTracer (runtime/core/event_tracer.h) enables it too,
 // quietly (no stderr summary), and the graph reports each dispatch's last GPU time as a
 // DelegateOp event.
 //

@@ -11,7 +11,7 @@
 #include "delegates/qnn/exporter/qnn_partitioner.h"
 #include "exporter/exporter.h"
 #include "exporter/util/npy.h"
-#include "runtime/executor/event_tracer.h"
+#include "runtime/core/event_tracer.h"
 #include "gtest/gtest.h"
 #include "test/delegates/qnn/qnn_test_util.h"
 #include "test/exporter/pte_runner.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/module/npy_format.h"
+#include "extension/npy/npy_format.h"
 #include "test/kernels/portable/kernel_runner.h"
 
 namespace ember {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/module/npy_format.h"
+#include "extension/npy/npy_format.h"
 #include "test/kernels/portable/float64_reference.h"
 #include "test/kernels/portable/kernel_runner.h"
 

@@ -1,0 +1,228 @@
+// The C API over ember::Module. Every entry point catches C++ exceptions (the Module layer's
+// STL containers may throw std::bad_alloc) so none crosses the C ABI; failures become a status
+// plus a thread-local message.
+#include "extension/c/ember_c.h"
+
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "runtime/core/error.h"
+#include "runtime/core/scalar_type.h"
+#include "runtime/core/tensor.h"
+#include "extension/module/module.h"
+#include "runtime/version.h"
+
+
+// The enums are the C mirrors of ember::Error and ember::ScalarType: keep them in step.
+static_assert(EMBER_INTERNAL == static_cast<int>(ember::Error::Internal), "EmberStatus != ember::Error");
+static_assert(EMBER_BACKEND_FAILED == static_cast<int>(ember::Error::BackendFailed), "EmberStatus != ember::Error");
+static_assert(EMBER_INVALID_ARGUMENT == static_cast<int>(ember::Error::InvalidArgument), "EmberStatus != ember::Error");
+static_assert(EMBER_BOOL == static_cast<int>(ember::ScalarType::Bool), "EmberDtype != ember::ScalarType");
+static_assert(EMBER_INT64 == static_cast<int>(ember::ScalarType::Int64), "EmberDtype != ember::ScalarType");
+static_assert(EMBER_MAX_RANK <= 255, "Tensor::rank is a uint8_t");
+
+struct EmberModule {
+  explicit EmberModule(std::string path) : module(std::move(path)) {}
+  ember::Module module;
+  // Last successful outputs per method (views into `module`).
+  std::map<std::string, ember::Outputs> outputs;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+EmberStatus fail(EmberStatus status, std::string message) {
+  g_last_error = std::move(message);
+  return status;
+}
+
+EmberStatus from_status(const ember::Status& s) {
+  if (s.ok()) return EMBER_OK;
+  return fail(static_cast<EmberStatus>(s.code()), s.to_string());
+}
+
+// Runs `body` and turns an escaping exception into a status.
+template <typename F>
+EmberStatus guarded(const char* what, F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(EMBER_OUT_OF_MEMORY, std::string(what) + ": out of host memory");
+  } catch (const std::exception& e) {
+    return fail(EMBER_INTERNAL, std::string(what) + ": " + e.what() + " (a bug in Ember; please report it)");
+  } catch (...) {
+    return fail(EMBER_INTERNAL, std::string(what) + ": unknown exception (a bug in Ember; please report it)");
+  }
+}
+
+EmberStatus check_module(const EmberModule* module, const char* method, const char* what) {
+  if (module == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": module is NULL; open one with ember_module_open");
+  if (method == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": method name is NULL (use \"forward\")");
+  return EMBER_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* ember_last_error(void) { return g_last_error.c_str(); }
+
+const char* ember_version(void) { return EMBER_VERSION_STRING; }
+
+EmberStatus ember_module_open(const char* path, EmberModule** out_module) {
+  if (out_module == nullptr) return fail(EMBER_INVALID_ARGUMENT, "ember_module_open: out_module is NULL");
+  *out_module = nullptr;
+  if (path == nullptr || path[0] == 0) {
+    return fail(EMBER_INVALID_ARGUMENT, "ember_module_open: path is NULL or empty; pass the .pte file's path");
+  }
+  return guarded("ember_module_open", [&]() -> EmberStatus {
+    auto m = std::make_unique<EmberModule>(path);
+    EmberStatus st = from_status(m->module.load());
+    if (st != EMBER_OK) return st;
+    *out_module = m.release();
+    return EMBER_OK;
+  });
+}
+
+void ember_module_close(EmberModule* module) { delete module; }
+
+EmberStatus ember_module_set_num_threads(EmberModule* module, size_t threads) {
+  EmberStatus st = check_module(module, "forward", "ember_module_set_num_threads");
+  if (st != EMBER_OK) return st;
+  return guarded("ember_module_set_num_threads", [&]() -> EmberStatus {
+    module->outputs.clear();  // methods reload: old output views die
+    return from_status(module->module.set_num_threads(threads));
+  });
+}
+
+EmberStatus ember_module_load_method(EmberModule* module, const char* method) {
+  EmberStatus st = check_module(module, method, "ember_module_load_method");
+  if (st != EMBER_OK) return st;
+  return guarded("ember_module_load_method",
+                 [&]() -> EmberStatus { return from_status(module->module.load_method(method)); });
+}
+
+static EmberStatus count_io(EmberModule* module, const char* method, size_t* out_count, bool inputs,
+                            const char* what) {
+  EmberStatus st = check_module(module, method, what);
+  if (st != EMBER_OK) return st;
+  if (out_count == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_count is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    auto meta = module->module.method_meta(method);
+    if (!meta.ok()) return from_status(meta.error());
+    *out_count = inputs ? meta->num_inputs() : meta->num_outputs();
+    return EMBER_OK;
+  });
+}
+
+EmberStatus ember_module_num_inputs(EmberModule* module, const char* method, size_t* out_count) {
+  return count_io(module, method, out_count, true, "ember_module_num_inputs");
+}
+
+EmberStatus ember_module_num_outputs(EmberModule* module, const char* method, size_t* out_count) {
+  return count_io(module, method, out_count, false, "ember_module_num_outputs");
+}
+
+EmberStatus ember_module_set_input(EmberModule* module, const char* method, size_t index, EmberDtype dtype,
+                                   const int64_t* sizes, size_t rank, void* data, size_t nbytes) {
+  const char* what = "ember_module_set_input";
+  EmberStatus st = check_module(module, method, what);
+  if (st != EMBER_OK) return st;
+  if (!ember::is_valid_scalar_type(static_cast<int>(dtype))) {
+    return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": dtype " + std::to_string(static_cast<int>(dtype)) +
+                                            " is not an EmberDtype value");
+  }
+  if (rank > EMBER_MAX_RANK) {
+    return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": rank " + std::to_string(rank) + " exceeds " +
+                                            std::to_string(EMBER_MAX_RANK));
+  }
+  if (rank > 0 && sizes == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": sizes is NULL with rank > 0");
+  // Element count with overflow checks: sizes come straight from the caller.
+  uint64_t numel = 1;
+  int64_t dims[EMBER_MAX_RANK] = {};
+  for (size_t d = 0; d < rank; ++d) {
+    if (sizes[d] < 0) {
+      return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": sizes[" + std::to_string(d) + "] is negative");
+    }
+    dims[d] = sizes[d];
+    if (sizes[d] != 0 && numel > UINT64_MAX / static_cast<uint64_t>(sizes[d])) {
+      return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": the tensor's element count overflows");
+    }
+    numel *= static_cast<uint64_t>(sizes[d]);
+  }
+  const uint64_t elem = ember::element_size(static_cast<ember::ScalarType>(dtype));
+  if (numel > UINT64_MAX / elem || numel * elem != nbytes) {
+    return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": nbytes is " + std::to_string(nbytes) +
+                                            " but a " + ember::scalar_type_name(static_cast<ember::ScalarType>(dtype)) +
+                                            " tensor of these sizes has " + std::to_string(numel) + " elements (" +
+                                            std::to_string(numel * elem) + " bytes)");
+  }
+  if (data == nullptr && nbytes != 0) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": data is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    // bind_input copies the sizes and keeps only the data pointer, so a stack Tensor will do.
+    ember::Tensor t;
+    t.dtype = static_cast<ember::ScalarType>(dtype);
+    t.rank = static_cast<uint8_t>(rank);
+    t.sizes = dims;
+    t.max_sizes = dims;
+    t.data = data;
+    t.capacity_bytes = nbytes;
+    return from_status(module->module.set_input(method, index, ember::Input(t)));
+  });
+}
+
+EmberStatus ember_module_execute(EmberModule* module, const char* method) {
+  EmberStatus st = check_module(module, method, "ember_module_execute");
+  if (st != EMBER_OK) return st;
+  return guarded("ember_module_execute", [&]() -> EmberStatus {
+    std::string name(method);
+    module->outputs.erase(name);  // a failed run leaves no stale views behind
+    auto out = module->module.execute(name);
+    if (!out.ok()) return from_status(out.error());
+    module->outputs[name] = *out;
+    return EMBER_OK;
+  });
+}
+
+EmberStatus ember_module_output(EmberModule* module, const char* method, size_t index, EmberTensorView* out_view) {
+  const char* what = "ember_module_output";
+  EmberStatus st = check_module(module, method, what);
+  if (st != EMBER_OK) return st;
+  if (out_view == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_view is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    auto it = module->outputs.find(method);
+    if (it == module->outputs.end()) {
+      return fail(EMBER_INVALID_STATE, std::string(what) + ": method '" + method +
+                                           "' has no outputs yet; call ember_module_execute first");
+    }
+    const ember::Outputs& outs = it->second;
+    if (index >= outs.size()) {
+      return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": output " + std::to_string(index) + " of '" + method +
+                                              "' does not exist (it has " + std::to_string(outs.size()) + ")");
+    }
+    const ember::Output& o = outs[index];
+    if (!o.is_tensor()) {
+      return fail(EMBER_NOT_SUPPORTED, std::string(what) + ": output " + std::to_string(index) +
+                                           " is not a tensor; read it with the C++ Module API");
+    }
+    const ember::Tensor& t = o.tensor();
+    if (!t.is_contiguous()) {
+      return fail(EMBER_NOT_SUPPORTED, std::string(what) + ": output " + std::to_string(index) +
+                                           " is not contiguous; read it with the C++ Module API");
+    }
+    out_view->dtype = static_cast<EmberDtype>(t.dtype);
+    out_view->rank = t.rank;
+    out_view->sizes = t.sizes;
+    out_view->data = t.data;
+    out_view->nbytes = t.nbytes();
+    return EMBER_OK;
+  });
+}
+
+}  // extern "C"

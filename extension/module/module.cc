@@ -1,0 +1,269 @@
+#include "extension/module/module.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "runtime/loader/buffer_data_loader.h"
+#include "runtime/loader/file_data_loader.h"
+#include "runtime/loader/mmap_data_loader.h"
+#include "extension/threadpool/thread_pool_factory.h"
+#include "runtime/platform/platform.h"
+
+namespace ember {
+
+// Memory owned for one loaded method: allocator buffer, arenas, temp, and output views.
+struct Module::LoadedMethod {
+  struct FreeDeleter {
+    void operator()(void* p) const { std::free(p); }
+  };
+  using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
+
+  std::vector<Buffer> buffers;
+  std::vector<Span<uint8_t>> arenas;
+  MemoryAllocator method_allocator;
+  MemoryAllocator temp_allocator;
+  MemoryManager memory;
+  std::unique_ptr<Method> method;
+  std::vector<Output> outputs;
+  size_t arena_bytes = 0;
+
+  uint8_t* allocate(size_t bytes) {
+    void* p = nullptr;
+    if (posix_memalign(&p, 64, bytes == 0 ? 64 : bytes) != 0) return nullptr;
+    buffers.emplace_back(static_cast<uint8_t*>(p));
+    return static_cast<uint8_t*>(p);
+  }
+};
+
+Module::Module(std::string path) : Module(std::move(path), Options()) {}
+
+Module::Module(std::string path, Options options) : path_(std::move(path)), options_(options) {}
+
+Module::Module(const void* data, size_t size, Options options)
+    : buffer_(data), buffer_size_(size), options_(options) {}
+
+Module::~Module() {
+  methods_.clear();  // methods before the program they point into
+  program_.reset();
+  loader_.reset();
+}
+
+Status Module::load() {
+  if (program_ != nullptr) return Status::Ok();
+  const uint64_t start_ns = options_.event_tracer != nullptr ? platform_monotonic_ns() : 0;
+  if (buffer_ != nullptr) {
+    loader_.reset(new BufferDataLoader(buffer_, buffer_size_));
+  } else if (options_.load_mode == LoadMode::File) {
+    Result<FileDataLoader> loader = FileDataLoader::open(path_.c_str());
+    if (!loader.ok()) return Status(loader.error(), "cannot open '" + path_ + "': check the path and permissions");
+    loader_.reset(new FileDataLoader(std::move(*loader)));
+  } else {
+    auto lock = options_.load_mode == LoadMode::MmapUseMlock ? MmapDataLoader::Lock::Mlock
+                                                             : MmapDataLoader::Lock::None;
+    Result<MmapDataLoader> loader = MmapDataLoader::open(path_.c_str(), lock);
+    if (!loader.ok()) {
+      return Status(loader.error(), "cannot map '" + path_ + "': check the path" +
+                                        (lock == MmapDataLoader::Lock::Mlock ? " and RLIMIT_MEMLOCK" : ""));
+    }
+    loader_.reset(new MmapDataLoader(std::move(*loader)));
+  }
+  Diagnostic diag;
+  Result<Program> program = Program::load(loader_.get(), options_.verification, &diag);
+  if (!program.ok()) {
+    loader_.reset();
+    return Status(program.error(), diag.message[0] ? diag.message : "cannot load the program");
+  }
+  program_.reset(new Program(std::move(*program)));
+  if (options_.event_tracer != nullptr) {
+    TraceEvent e;
+    e.kind = TraceEventKind::ProgramLoad;
+    e.name = buffer_ != nullptr ? "<memory>" : path_.c_str();
+    e.start_ns = start_ns;
+    e.end_ns = platform_monotonic_ns();
+    options_.event_tracer->record(e);
+  }
+  return Status::Ok();
+}
+
+Expected<std::vector<std::string>> Module::method_names() {
+  Status s = load();
+  if (!s.ok()) return s;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < program_->num_methods(); ++i) names.push_back(*program_->method_name(i));
+  return names;
+}
+
+Expected<std::vector<std::pair<std::string, std::string>>> Module::metadata() {
+  Status s = load();
+  if (!s.ok()) return s;
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (size_t i = 0; i < program_->num_metadata(); ++i) {
+    entries.emplace_back(*program_->metadata_key(i), *program_->metadata_value(i));
+  }
+  return entries;
+}
+
+Expected<std::string> Module::metadata(const std::string& key) {
+  Status s = load();
+  if (!s.ok()) return s;
+  Result<const char*> value = program_->metadata(key.c_str());
+  if (value.ok()) return std::string(*value);
+  std::string keys;
+  for (size_t i = 0; i < program_->num_metadata(); ++i) keys += std::string(keys.empty() ? "" : ", ") + *program_->metadata_key(i);
+  return Status(Error::NotFound, "the program has no metadata '" + key + "' (" +
+                                     (keys.empty() ? std::string("it has none") : "it has: " + keys) +
+                                     "); export it with ember export --metadata " + key + "=VALUE");
+}
+
+Expected<MethodMeta> Module::method_meta(const std::string& name) {
+  Status s = load();
+  if (!s.ok()) return s;
+  Result<MethodMeta> meta = program_->method_meta(name.c_str());
+  if (!meta.ok()) return Status(Error::NotFound, "the program has no method named '" + name + "'");
+  return *meta;
+}
+
+Status Module::load_method(const std::string& name) {
+  if (methods_.count(name) != 0) return Status::Ok();
+  Status s = load();
+  if (!s.ok()) return s;
+  Result<MethodMeta> meta = program_->method_meta(name.c_str());
+  if (!meta.ok()) {
+    std::string known;
+    for (size_t i = 0; i < program_->num_methods(); ++i) {
+      known += (i ? ", " : "") + std::string(*program_->method_name(i));
+    }
+    return Status(Error::NotFound, "the program has no method named '" + name + "' (it has: " + known + ")");
+  }
+  std::unique_ptr<LoadedMethod> lm(new LoadedMethod());
+  for (size_t i = 0; i < meta->num_arenas(); ++i) {
+    size_t bytes = *meta->arena_size(i);
+    uint8_t* p = lm->allocate(bytes);
+    if (p == nullptr) return Status(Error::OutOfMemory, "cannot allocate arena of " + std::to_string(bytes) + " bytes");
+    lm->arenas.emplace_back(p, bytes);
+    lm->arena_bytes += bytes;
+  }
+  uint8_t* temp = lm->allocate(options_.temp_allocator_bytes);
+  if (temp == nullptr) return Status(Error::OutOfMemory, "cannot allocate the temp allocator");
+  lm->temp_allocator = MemoryAllocator(temp, options_.temp_allocator_bytes);
+  // Size the method allocator by trying: a failed init reports the bytes it needed.
+  size_t method_bytes = 64 << 10;
+  // bytes_needed() covers the allocations up to the first failure only (later ones, e.g. of
+  // further delegates, are unknown), so grow at least geometrically.
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    uint8_t* p = lm->allocate(method_bytes);
+    if (p == nullptr) return Status(Error::OutOfMemory, "cannot allocate the method allocator");
+    lm->method_allocator = MemoryAllocator(p, method_bytes);
+    lm->memory.method_allocator = &lm->method_allocator;
+    lm->memory.planned_arenas = Span<Span<uint8_t>>(lm->arenas.data(), lm->arenas.size());
+    lm->memory.temp_allocator = &lm->temp_allocator;
+    Diagnostic diag;
+    Result<Method> method = program_->load_method(name.c_str(), &lm->memory, &diag, thread_pool_.get(),
+                                                         options_.event_tracer);
+    if (method.ok()) {
+      lm->method.reset(new Method(std::move(*method)));
+      break;
+    }
+    if (method.error() != Error::OutOfMemory || lm->method_allocator.bytes_needed() <= method_bytes) {
+      return Status(method.error(), diag.message);
+    }
+    method_bytes = std::max(lm->method_allocator.bytes_needed() + 4096, 2 * method_bytes);
+    lm->buffers.pop_back();
+  }
+  if (lm->method == nullptr) return Status(Error::OutOfMemory, "cannot size the method allocator");
+  for (size_t i = 0; i < lm->method->num_outputs(); ++i) lm->outputs.emplace_back(&lm->method->output(i));
+  methods_[name] = std::move(lm);
+  return Status::Ok();
+}
+
+Status Module::method_for(const std::string& name, LoadedMethod** out) {
+  Status s = load_method(name);
+  if (!s.ok()) return s;
+  *out = methods_[name].get();
+  return Status::Ok();
+}
+
+Status Module::set_input(const std::string& name, size_t index, const Input& input) {
+  LoadedMethod* lm = nullptr;
+  Status s = method_for(name, &lm);
+  if (!s.ok()) return s;
+  Error err = input.is_tensor() ? lm->method->bind_input(index, *input.tensor())
+                                : lm->method->set_input(index, input.scalar());
+  if (err != Error::Ok) return Status(err, lm->method->last_error_message());
+  return Status::Ok();
+}
+
+Expected<Outputs> Module::execute(const std::string& name, const std::vector<Input>& inputs) {
+  LoadedMethod* lm = nullptr;
+  Status s = method_for(name, &lm);
+  if (!s.ok()) return s;
+  if (inputs.size() != lm->method->num_inputs()) {
+    return Status(Error::InvalidArgument, "method '" + name + "' takes " +
+                                              std::to_string(lm->method->num_inputs()) + " inputs, got " +
+                                              std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Error err = inputs[i].is_tensor() ? lm->method->bind_input(i, *inputs[i].tensor())
+                                      : lm->method->set_input(i, inputs[i].scalar());
+    if (err != Error::Ok) return Status(err, lm->method->last_error_message());
+  }
+  return execute(name);
+}
+
+Expected<Outputs> Module::execute(const std::string& name) {
+  LoadedMethod* lm = nullptr;
+  Status s = method_for(name, &lm);
+  if (!s.ok()) return s;
+  Error err = lm->method->execute();
+  if (err != Error::Ok) return Status(err, lm->method->last_error_message());
+  return Outputs(lm->outputs.data(), lm->outputs.size());
+}
+
+Status Module::set_output_buffer(const std::string& name, size_t index, void* data, size_t nbytes) {
+  LoadedMethod* lm = nullptr;
+  Status s = method_for(name, &lm);
+  if (!s.ok()) return s;
+  Error err = lm->method->set_output_buffer(index, data, nbytes);
+  if (err != Error::Ok) return Status(err, lm->method->last_error_message());
+  return Status::Ok();
+}
+
+Status Module::reset_state(const std::string& name) {
+  LoadedMethod* lm = nullptr;
+  Status s = method_for(name, &lm);
+  if (!s.ok()) return s;
+  Error err = lm->method->reset_state();
+  if (err != Error::Ok) return Status(err, "cannot reset the method's state");
+  return Status::Ok();
+}
+
+Status Module::set_num_threads(size_t threads) {
+  if (threads == 0) return Status(Error::InvalidArgument, "thread count must be at least 1");
+  const size_t cpus = available_cpus();
+  if (threads > cpus) threads = cpus;
+  num_threads_ = threads;
+  thread_pool_ = threads > 1 ? create_thread_pool(threads) : nullptr;
+  if (threads > 1 && thread_pool_ == nullptr) {
+    return Status(Error::NotSupported, "cannot create a thread pool of " + std::to_string(threads) + " threads");
+  }
+  // Delegates bind the pool when they are initialised: reload methods lazily.
+  methods_.clear();
+  return Status::Ok();
+}
+
+Expected<Module::MemoryUsage> Module::memory_usage(const std::string& name) const {
+  auto it = methods_.find(name);
+  if (it == methods_.end()) return Status(Error::InvalidState, "method '" + name + "' is not loaded");
+  MemoryUsage usage;
+  usage.method_allocator_bytes = it->second->method_allocator.high_water();
+  usage.planned_arena_bytes = it->second->arena_bytes;
+  usage.temp_bytes = it->second->temp_allocator.high_water();
+  return usage;
+}
+
+Method* Module::method(const std::string& name) {
+  auto it = methods_.find(name);
+  return it == methods_.end() ? nullptr : it->second->method.get();
+}
+
+}  // namespace ember
