@@ -1,5 +1,6 @@
 // Module::verify_bundled_cases: runs the test cases `ember export --bundle` embedded in the
-// program (schema Program.bundled_cases; validated at load) and compares their outputs.
+// program (schema Program.bundled_cases; validated by extension/bundled before they run) and
+// compares their outputs.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "extension/bundled/bundled_cases.h"
 #include "extension/module/module.h"
 #include "schema/program_generated.h"
 
@@ -125,6 +127,8 @@ Expected<std::vector<BundledCaseResult>> Module::verify_bundled_cases(const Veri
   if (cases == nullptr || cases->size() == 0) {
     return Status(Error::NotFound, "the program has no bundled test cases; export it with --bundle DIR");
   }
+  Diagnostic diag;
+  if (Error e = validate_bundled_cases(*program_, &diag); e != Error::Ok) return Status(e, diag.message);
   std::vector<BundledCaseResult> results;
   for (const schema::BundledCase* c : *cases) {
     BundledCaseResult r;

@@ -1,5 +1,6 @@
 // The pte fuzzer's harness, shared with the regression tests (test/hardening): loads bytes
-// as a .pte with Full verification, then loads every method (arenas sized from MethodMeta,
+// as a .pte with Full verification, validates its bundled test cases (extension/bundled, as
+// `ember verify` does before running them), then loads every method (arenas sized from MethodMeta,
 // capped), feeds zero inputs at their upper-bound shapes and executes. Never crashes on
 // any bytes (that is what the fuzzer checks); reports what happened.
 #pragma once
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "extension/bundled/bundled_cases.h"
 #include "runtime/executor/method.h"
 #include "runtime/loader/buffer_data_loader.h"
 #include "runtime/program/program.h"
@@ -142,6 +144,7 @@ inline PteOutcome run_pte_bytes(const uint8_t* data, size_t size) {
     outcome.load_message = diag.message;
     return outcome;
   }
+  if (validate_bundled_cases(*program, &diag) != Error::Ok) outcome.messages.push_back(diag.message);
   for (size_t mi = 0; mi < program->num_methods() && mi < 8; ++mi) {
     Result<const char*> name = program->method_name(mi);
     if (name.ok()) run_method(*program, *name, &outcome);

@@ -5,7 +5,9 @@
 #include <cstring>
 #include <memory>
 
+#include "extension/bundled/bundled_cases.h"
 #include "extension/module/module.h"
+#include "runtime/loader/buffer_data_loader.h"
 
 namespace ember {
 namespace tools {
@@ -100,9 +102,14 @@ absl::Status compute_expected_outputs(const std::vector<uint8_t>& portable_pte, 
 
 absl::Status check_program(const std::vector<uint8_t>& pte) {
   AlignedProgram program(pte);
-  Module module(program.data, program.size);
-  Status s = module.load();
-  if (!s.ok()) return absl::InvalidArgumentError(s.to_string());
+  BufferDataLoader loader(program.data, program.size);
+  Diagnostic diag;
+  Result<Program> loaded = Program::load(&loader, Program::Verification::Full, &diag);
+  if (!loaded.ok()) return absl::InvalidArgumentError(std::string(error_name(loaded.error())) + ": " + diag.message);
+  // Program::load does not read the bundled cases: extension/bundled checks them.
+  if (validate_bundled_cases(*loaded, &diag) != Error::Ok) {
+    return absl::InvalidArgumentError(std::string("InvalidProgram: ") + diag.message);
+  }
   return absl::OkStatus();
 }
 

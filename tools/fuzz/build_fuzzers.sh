@@ -46,11 +46,12 @@ TOOL_FLAGS="$BASE"
 ABSL_LIBS=$(awk '/name = "absl"/{f=1} f{print} f&&/^\)/{exit}' third_party/system/BUILD |
             grep -o '"-l[^"]*"' | tr -d '"' | tr '\n' ' ')
 
-# The core (runtime/) and the .npy codec the exporter shares (extension/npy). The other layers of extension/ are above
+# The core (runtime/), the .npy codec the exporter shares (extension/npy) and the bundled-case
+# validation the pte harness runs (extension/bundled). The other layers of extension/ are above
 # the core: module (the STL API), c (the C API over Module, built with exceptions to turn them
 # into status codes) and llm (tokenizers and the LLM runner, built with exceptions for
 # nlohmann/json: only its tokenizer.json path is fuzzed, below).
-runtime_srcs=$( (find runtime -name '*.cc'; echo extension/npy/npy_format.cc) | sort)
+runtime_srcs=$( (find runtime -name '*.cc'; echo extension/npy/npy_format.cc; echo extension/bundled/bundled_cases.cc) | sort)
 tokenizer_srcs="extension/llm/bpe_tokenizer.cc extension/llm/bpe_tokenizer_load.cc extension/llm/regex.cc extension/llm/utf8.cc"
 kernel_srcs=$(find kernels/portable -name '*.cc' -not -path '*/threadpool/*' | sort)
 exporter_srcs=$( (find exporter -name '*.cc'; echo "$OUT/gen/exporter/ops/aten_schemas.cc") | sort)
