@@ -50,6 +50,23 @@ diff=$((runner - baseline))
 echo "minimal_runner (stripped): $runner bytes"
 echo "baseline       (stripped): $baseline bytes"
 echo "runtime size: $diff bytes ($((diff / 1024)) KiB; target < 40960)"
+# The file sizes move in 4 KiB steps (the linker starts the writable segment on a new page),
+# so a change of a few hundred bytes may show as 0 or 4096 above. The bytes of the loaded
+# sections (code, read-only data, unwind tables, dynamic linking, data; no .bss, no padding)
+# show every byte:
+loaded() {
+  readelf -SW "$1" | python3 -c '
+import re, sys
+total = 0
+for line in sys.stdin:
+    m = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+[0-9a-f]+\s+(\S*)", line)
+    if m and m.group(2) not in ("NOBITS", "NULL") and "A" in m.group(4):
+        total += int(m.group(3), 16)
+print(total)'
+}
+loaded_runner=$(loaded "$work/runner")
+loaded_baseline=$(loaded "$work/baseline")
+echo "runtime loaded sections: $((loaded_runner - loaded_baseline)) bytes (runner $loaded_runner - baseline $loaded_baseline; no page padding)"
 if [ "${1:-}" = "--details" ]; then
   cp "$BIN_OPT/tools/size/minimal_runner" "$work/runner_syms"
   echo "largest symbols:"
