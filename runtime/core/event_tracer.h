@@ -1,8 +1,13 @@
 // Event tracing: timings of method init, every executed instruction and, inside delegates,
 // every operator, delivered to an embedder-supplied EventTracer.
 //
-// Cost: compiled in always. With no tracer attached, execute() pays one null-pointer check
-// per instruction and reads no clock. With a tracer attached, the runtime reads the
+// This header is the interface only (//runtime/core). The code that drives it (the traced
+// instruction loop, init timing, event details) is runtime/executor/method_tracing.cc, which
+// a binary links only if it attaches a tracer (Method::set_event_tracer, or the tracer
+// overloads of Program::load_method / Method::init).
+//
+// Cost: with no tracer attached, execute() pays one pointer check per call and reads no
+// clock. With a tracer attached, the runtime reads the
 // monotonic clock (platform_monotonic_ns(), clock_gettime through the vDSO on Linux) twice
 // per instruction and calls record() once per event: the "no system call in execute" rule
 // holds for the untraced path only. Tracing never allocates.
