@@ -1,4 +1,4 @@
-// `ember debug MODEL.pt2 --backend xnnpack|vulkan [--input FILE.npy ...] [--method NAME]
+// `ember debug MODEL.pt2 --backend xnnpack|vulkan|qnn [--input FILE.npy ...] [--method NAME]
 //  [--rtol R] [--atol A] [--all] [--fp16]`
 //
 // Finds the first operator whose delegated output differs from the portable kernels beyond
@@ -22,7 +22,7 @@ namespace {
 
 void usage() {
   std::printf(
-      "usage: ember debug MODEL.pt2 --backend xnnpack|vulkan [--input FILE.npy ...] [--method NAME]\n"
+      "usage: ember debug MODEL.pt2 --backend xnnpack|vulkan|qnn [--input FILE.npy ...] [--method NAME]\n"
       "                  [--rtol R] [--atol A] [--all] [--fp16]\n"
       "Exports the model twice (portable kernels; the backend with one delegate call per operator),\n"
       "runs both on the same inputs capturing every operator's output, and names the first operator\n"
@@ -30,7 +30,8 @@ void usage() {
       "  --input FILE.npy  one per method input (default: uniform [0, 1) floats, integers in [0, 2))\n"
       "  --all             list every compared output\n"
       "  --fp16            the backend's fp16 mode (--xnnpack-fp16 / --vulkan-fp16 of ember export)\n"
-      "Vulkan may run on a CPU Vulkan device (lavapipe) here. Exit status 3: an operator exceeds.\n");
+      "Vulkan may run on a CPU Vulkan device (lavapipe) here; qnn takes int8 programs (an integer\n"
+      "output one step apart shows as max abs 1). Exit status 3: an operator exceeds.\n");
 }
 
 bool parse_double(const char* text, double* out) {

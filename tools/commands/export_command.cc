@@ -1,4 +1,4 @@
-// ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]
+// ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan|qnn]... [--method NAME]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
 //                              [--xnnpack-fp16] [--xnnpack-conv-block-bytes N] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--strict-delegation] [--verbose]
 //                              [--quantize int8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
@@ -28,10 +28,11 @@ namespace {
 
 void usage() {
   std::printf(
-      "usage: ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan]... [--method NAME]\n"
+      "usage: ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan|qnn]... [--method NAME]\n"
       "  -o, --output PATH   the .pte to write (required)\n"
       "  --backend NAME      delegate backend to partition for; repeat (or comma-separate) for several,\n"
-      "                      in priority order: xnnpack (CPU), vulkan (GPU), portable (no delegate;\n"
+      "                      in priority order: xnnpack (CPU), vulkan (GPU), qnn (Qualcomm HTP NPU,\n"
+      "                      int8 programs, compiled at export: docs/qnn.md), portable (no delegate;\n"
       "                      the default). Ops no backend takes run on the portable kernels.\n"
       "  --method NAME       method name in the program (default: forward)\n"
       "  --no-fold           skip conv+batch_norm folding\n"
