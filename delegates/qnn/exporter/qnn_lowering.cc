@@ -338,7 +338,6 @@ std::string QnnLowering::finish_outputs() {
     if (to_float) {
       b->add_node("Dequantize", {src}, {out});
     } else {
-      std::vector<uint32_t> shape = dims(v, Layout::Ember);
       b->add_node("Reshape", {src}, {out});
     }
     io_outputs.push_back(out);

@@ -77,16 +77,24 @@ void add_bias(QnnLowering& ctx, const Node& n, double in_scale, const float* wsc
   *tensor = ctx.b->add_tensor(std::move(s));
 }
 
+// The clamp op for the layer's output_min / output_max (arguments o + 2, o + 3) on its output
+// grid, with its real bounds in *lo, *hi (clamp_op); null when the clamp covers the grid.
+const char* output_clamp(const QnnLowering& ctx, const Node& n, size_t o, double* lo, double* hi) {
+  const QRep& r = ctx.quant.rep(ctx.out_value(n));
+  *lo = -1e30;
+  *hi = 1e30;
+  if (n.args[o + 2].kind == Arg::Kind::Int) *lo = double(n.args[o + 2].i - r.zero_point) * r.scale;
+  if (n.args[o + 3].kind == Arg::Kind::Int) *hi = double(n.args[o + 3].i - r.zero_point) * r.scale;
+  return clamp_op(r, lo, hi);
+}
+
 // The layer's output clamp (output_min / output_max, e.g. a fused relu or relu6) as an op on
 // the output grid (clamp_op), or none when it covers the grid. Returns the tensor the layer
 // writes; *clamp_input >= 0 when a clamp op follows (add_clamp).
 int layer_output(QnnLowering& ctx, const Node& n, size_t o, Layout layout, int* clamp_input) {
   const int out = ctx.out_value(n);
-  const QRep& r = ctx.quant.rep(out);
-  double lo = -1e30, hi = 1e30;
-  if (n.args[o + 2].kind == Arg::Kind::Int) lo = double(n.args[o + 2].i - r.zero_point) * r.scale;
-  if (n.args[o + 3].kind == Arg::Kind::Int) hi = double(n.args[o + 3].i - r.zero_point) * r.scale;
-  if (clamp_op(r, &lo, &hi) == nullptr) {
+  double lo = 0, hi = 0;
+  if (output_clamp(ctx, n, o, &lo, &hi) == nullptr) {
     *clamp_input = -1;
     return ctx.output(out, layout);
   }
@@ -98,11 +106,8 @@ int layer_output(QnnLowering& ctx, const Node& n, size_t o, Layout layout, int* 
 void add_clamp(QnnLowering& ctx, const Node& n, size_t o, Layout layout, int clamp_input) {
   if (clamp_input < 0) return;
   const int out = ctx.out_value(n);
-  const QRep& r = ctx.quant.rep(out);
-  double lo = -1e30, hi = 1e30;
-  if (n.args[o + 2].kind == Arg::Kind::Int) lo = double(n.args[o + 2].i - r.zero_point) * r.scale;
-  if (n.args[o + 3].kind == Arg::Kind::Int) hi = double(n.args[o + 3].i - r.zero_point) * r.scale;
-  const char* type = clamp_op(r, &lo, &hi);
+  double lo = 0, hi = 0;
+  const char* type = output_clamp(ctx, n, o, &lo, &hi);
   std::vector<ParamSpec> params;
   if (std::string(type) == "ReluMinMax") params = {scalar_f32("min_value", float(lo)), scalar_f32("max_value", float(hi))};
   ctx.b->add_node(type, {clamp_input}, {ctx.output(out, layout)}, params);
