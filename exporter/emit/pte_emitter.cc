@@ -302,6 +302,10 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
   file.resize(total, 0);
   std::memcpy(file.data() + kFileHeaderSize, fbb_.GetBufferPointer(), fbb_.GetSize());
   if (!segment_bytes_.empty()) std::memcpy(file.data() + h.segment_area_offset, segment_bytes_.data(), segment_bytes_.size());
+  // The content digest covers every byte after the header; caches of the runtime key on it.
+  h.content_digest = content_digest(file.data() + kFileHeaderSize, file.size() - kFileHeaderSize);
+  write_file_header(h, header);
+  std::memcpy(file.data(), header, kFileHeaderSize);
   if (stats != nullptr) {
     stats->num_values = values_.size();
     stats->num_instructions = instructions.size();

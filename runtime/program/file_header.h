@@ -8,7 +8,10 @@
 //   24     8    flatbuffer_size
 //   32     8    segment_area_offset (a multiple of 64; 0 when there are no segments)
 //   40     8    segment_area_size
-//   48     16   reserved, zero
+//   48     16   content digest (runtime/core/content_digest.h) of every byte after the
+//                header, lo then hi; all zero when the writer computed none (files written
+//                before it existed). Caches key on it (the XNNPACK packed-weights cache);
+//                loading does not recompute it.
 //
 // Segments (weights, initial state, delegate blobs) follow the FlatBuffer, each at a
 // 64-byte aligned offset inside the segment area, so a mapped file uses them in place.
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/core/content_digest.h"
 #include "runtime/core/little_endian.h"
 
 namespace ember {
@@ -34,6 +38,7 @@ struct FileHeader {
   uint64_t flatbuffer_size = 0;
   uint64_t segment_area_offset = 0;
   uint64_t segment_area_size = 0;
+  ContentDigest content_digest;  // zero: none
 };
 
 // Parses the header; false when the magic does not match.
@@ -45,6 +50,8 @@ inline bool parse_file_header(const uint8_t* bytes, FileHeader* out) {
   out->flatbuffer_size = read_le(bytes + 24, 8);
   out->segment_area_offset = read_le(bytes + 32, 8);
   out->segment_area_size = read_le(bytes + 40, 8);
+  out->content_digest.lo = read_le(bytes + 48, 8);
+  out->content_digest.hi = read_le(bytes + 56, 8);
   return true;
 }
 
@@ -57,6 +64,8 @@ inline void write_file_header(const FileHeader& h, uint8_t* bytes) {
   write_le(bytes + 24, h.flatbuffer_size, 8);
   write_le(bytes + 32, h.segment_area_offset, 8);
   write_le(bytes + 40, h.segment_area_size, 8);
+  write_le(bytes + 48, h.content_digest.lo, 8);
+  write_le(bytes + 56, h.content_digest.hi, 8);
 }
 
 }  // namespace ember

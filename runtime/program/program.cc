@@ -69,6 +69,7 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
     }
   }
   program.program_ = schema::GetProgram(fb_bytes);
+  program.content_digest_ = header.content_digest;
   if (header.segment_area_size != 0) {
     Result<FreeableBuffer> segments = loader->load(header.segment_area_offset, header.segment_area_size);
     if (!segments.ok()) return fail(diag, segments.error(), "cannot read the program's data segments");

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/core/content_digest.h"
 #include "runtime/core/event_tracer.h"
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
@@ -66,6 +67,15 @@ class Program {
   Result<const char*> metadata(const char* key) const;
   // Bytes of data segment `index`; InvalidProgram when out of range.
   Result<Span<const uint8_t>> segment(uint32_t index) const;
+  // All data segments as one range (every segment(i) lies inside it; empty without
+  // segments): lets a delegate name a pointer into the weights by its offset, which is the
+  // same in every process that loads this file.
+  Span<const uint8_t> segment_area() const {
+    return Span<const uint8_t>(static_cast<const uint8_t*>(segment_data_.data()), segment_data_.size());
+  }
+  // The file header's content digest of the program's bytes (file_header.h); zero when the
+  // writer computed none. Not recomputed at load: caches trust it to name the content.
+  const ContentDigest& content_digest() const { return content_digest_; }
   const schema::Program* flatbuffer() const { return program_; }
   const schema::Method* find_method(const char* name) const;
 
@@ -74,6 +84,7 @@ class Program {
   FreeableBuffer program_data_;
   FreeableBuffer segment_data_;
   const schema::Program* program_ = nullptr;
+  ContentDigest content_digest_;
 };
 
 }  // namespace ember

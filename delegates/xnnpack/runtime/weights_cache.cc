@@ -5,6 +5,9 @@
 #include <mutex>
 #include <vector>
 
+#include "delegates/xnnpack/runtime/weights_file_cache.h"
+#include "runtime/program/program.h"
+
 namespace ember {
 namespace xnnpack {
 
@@ -16,7 +19,7 @@ constexpr size_t kBlockAlignment = 128;
 struct Block {
   void* data;
   size_t size;
-  uint64_t hash;
+  ContentDigest digest;
 };
 
 struct Key {
@@ -25,20 +28,6 @@ struct Key {
   const void* bias;
   void* data;
 };
-
-uint64_t hash_bytes(const void* data, size_t size) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  uint64_t h = 1469598103934665603ull ^ size;
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = (h ^ w) * 1099511628211ull;
-    h ^= h >> 29;
-  }
-  for (; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
 
 }  // namespace
 
@@ -51,6 +40,7 @@ struct SharedWeights {
   void* pending = nullptr;  // reserved for the weights XNNPACK is packing now
   size_t pending_size = 0;
   WeightsCacheStats stats;
+  ProgramFileCache file;  // packed weights mapped from files (weights_file_cache.h), when set up
 };
 
 namespace {
@@ -72,6 +62,12 @@ size_t look_up(void* context, const xnn_weights_cache_look_up_key* key) {
       return as_offset(k.data);
     }
   }
+  // Packed by an earlier run: mapped from its block file, never packed here.
+  if (const void* mapped = s->file.find(key, 0)) {
+    void* data = const_cast<void*>(mapped);  // read-only mapping: XNNPACK only reads packed weights
+    s->keys.push_back(Key{key->seed, key->kernel, key->bias, data});
+    return as_offset(data);
+  }
   return SIZE_MAX;
 }
 
@@ -86,12 +82,24 @@ void* reserve_space(void* context, size_t n) {
 
 size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key, void* ptr, size_t size) {
   SharedWeights* s = self(context);
-  if (ptr == nullptr || ptr != s->pending || size > s->pending_size) return SIZE_MAX;  // not ours
+  // Convolutions call this with no weights after a look-up hit: answer with that hit.
+  if (ptr == nullptr) return key == nullptr ? SIZE_MAX : look_up(context, key);
+  if (ptr != s->pending || size > s->pending_size) return SIZE_MAX;  // not ours
   s->pending = nullptr;
-  const uint64_t hash = hash_bytes(ptr, size);
+  // Depthwise convolutions pack before asking: a mapped block with the same bytes replaces
+  // the fresh copy (a block that differs is stale; the fresh one is kept and recorded).
+  if (const void* mapped = s->file.find(key, size)) {
+    if (std::memcmp(mapped, ptr, size) == 0) {
+      std::free(ptr);
+      void* data = const_cast<void*>(mapped);
+      s->keys.push_back(Key{key->seed, key->kernel, key->bias, data});
+      return as_offset(data);
+    }
+  }
+  const ContentDigest digest = content_digest(ptr, size);
   void* data = nullptr;
   for (const Block& b : s->blocks) {
-    if (b.size == size && b.hash == hash && std::memcmp(b.data, ptr, size) == 0) {
+    if (b.size == size && b.digest == digest && std::memcmp(b.data, ptr, size) == 0) {
       data = b.data;
       break;
     }
@@ -100,12 +108,15 @@ size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key
     std::free(ptr);
     s->stats.reuses++;
   } else {
-    s->blocks.push_back(Block{ptr, size, hash});
+    s->blocks.push_back(Block{ptr, size, digest});
     s->stats.packings++;
     s->stats.packed_bytes += size;
     data = ptr;
   }
-  if (key != nullptr) s->keys.push_back(Key{key->seed, key->kernel, key->bias, data});
+  if (key != nullptr) {
+    s->keys.push_back(Key{key->seed, key->kernel, key->bias, data});
+    s->file.record(key, data, size, digest);
+  }
   return as_offset(data);
 }
 
@@ -118,6 +129,7 @@ void* offset_to_addr(void*, size_t offset) { return reinterpret_cast<void*>(offs
 xnn_status delete_cache(void*) { return xnn_status_invalid_state; }
 
 void free_blocks(SharedWeights* s) {
+  s->file.close();  // after every runtime that read the mappings is gone
   for (const Block& b : s->blocks) std::free(b.data);
   std::free(s->pending);
   s->blocks.clear();
@@ -146,6 +158,7 @@ SharedWeights* acquire_weights_cache(const Program* program) {
   s.provider = xnn_weights_cache_provider{&s, look_up, reserve_space, look_up_or_insert, is_finalized,
                                           offset_to_addr, delete_cache};
   s.stats = WeightsCacheStats();
+  s.file.open(configured_weights_cache_dir(), program->content_digest(), program->segment_area());
   return &s;
 }
 
@@ -161,6 +174,7 @@ xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgr
                                      uint32_t flags, xnn_runtime_t* runtime) {
   std::lock_guard<std::mutex> lock(g_mutex);
   const xnn_status s = xnn_create_runtime_v3(subgraph, &shared->provider, pool, flags, runtime);
+  if (s == xnn_status_success) shared->file.flush();  // new packings to files, for the next run
   shared->keys.clear();  // see weights_cache.h: pointers are only trusted within one creation
   std::free(shared->pending);
   shared->pending = nullptr;
@@ -171,7 +185,9 @@ xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgr
 WeightsCacheStats weights_cache_stats(const SharedWeights* shared) {
   if (shared == nullptr) return WeightsCacheStats();
   std::lock_guard<std::mutex> lock(g_mutex);
-  return shared->stats;
+  WeightsCacheStats out = shared->stats;
+  out.file = shared->file.stats();
+  return out;
 }
 
 }  // namespace xnnpack

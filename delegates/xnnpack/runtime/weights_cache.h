@@ -16,6 +16,10 @@
 // cache, whose buffer grows by reallocation) the cache needs no finalisation: a runtime may
 // be created with it at any time, reshaped at once and run while others are created.
 //
+// Files: with a cache directory set (xnnpack::set_weights_cache_dir), weights packed by an
+// earlier run are mapped from files instead of packed, and new packings are written there
+// after each runtime creation (weights_file_cache.h).
+//
 // Lifetime: acquire_weights_cache() at delegate init returns the Program's cache (created on
 // first use, keyed by the Program's address); release_weights_cache() at delegate destroy,
 // after its runtimes are deleted; the last release frees every block, so a later Program at
@@ -33,6 +37,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "delegates/xnnpack/runtime/weights_file_cache.h"
+
 namespace ember {
 class Program;
 namespace xnnpack {
@@ -42,6 +48,7 @@ struct WeightsCacheStats {
   uint64_t packed_bytes = 0;  // bytes of distinct packed weights held
   uint64_t packings = 0;      // distinct packed weights held
   uint64_t reuses = 0;        // weights a runtime found already packed (no second copy)
+  FileCacheStats file;        // packed weights mapped from / written to files
 };
 
 struct SharedWeights;

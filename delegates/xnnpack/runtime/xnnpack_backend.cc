@@ -420,6 +420,12 @@ ProgramWeightsStats program_weights_stats(const void* handle) {
   out.packed_bytes = w.packed_bytes;
   out.packings = w.packings;
   out.reuses = w.reuses;
+  out.file_cache = w.file.enabled;
+  out.index_loaded = w.file.index_loaded;
+  out.mapped_blocks = w.file.mapped_blocks;
+  out.mapped_bytes = w.file.mapped_bytes;
+  out.file_hits = w.file.hits;
+  out.written_blocks = w.file.written_blocks;
   return out;
 }
 

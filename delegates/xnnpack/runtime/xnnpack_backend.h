@@ -103,8 +103,37 @@ struct ProgramWeightsStats {
   uint64_t packed_bytes = 0;      // distinct packed weights held, bytes
   uint64_t packings = 0;          // distinct weights packed
   uint64_t reuses = 0;            // times a runtime found its weights already packed
+  // Packed weights in files (set_weights_cache_dir):
+  bool file_cache = false;        // a directory is set and the program has a content digest
+  bool index_loaded = false;      // a valid index of this program and machine was found
+  uint64_t mapped_blocks = 0;     // packed blocks mapped from files instead of packed
+  uint64_t mapped_bytes = 0;
+  uint64_t file_hits = 0;         // XNNPACK look-ups answered from files
+  uint64_t written_blocks = 0;    // block files this process wrote
 };
 ProgramWeightsStats program_weights_stats(const void* handle);
+
+// Packed weights that map (weights_file_cache.h). Sets the directory where XNNPACK's packed
+// weights are kept between runs: the first load of a program packs its filters and writes
+// them there; later loads (any process on the same machine and XNNPACK build) map them
+// read-only instead of packing, so init skips the packing and the program's filter bytes are
+// never read. "" turns it off. Process-wide, for delegates initialised afterwards; thread-safe.
+// Default: $EMBER_XNNPACK_WEIGHTS_CACHE, else off. The directory is created when needed; one
+// that cannot be written leaves the cache read-only (one Warning). Files are safe to delete
+// between runs; stale or corrupt ones are ignored and rewritten.
+void set_weights_cache_dir(const char* dir);
+
+// Process-wide counters of the files above since the process started (for tests and tools).
+struct WeightsFileTotals {
+  uint64_t hits = 0;             // XNNPACK look-ups answered from a mapped block
+  uint64_t mapped_blocks = 0;    // block mappings made (a block shared by programs counts per program)
+  uint64_t mapped_bytes = 0;
+  uint64_t written_blocks = 0;   // block files written
+  uint64_t index_writes = 0;     // index files written
+  uint64_t indexes_loaded = 0;   // valid index files found at a program's first delegate
+  uint64_t indexes_refused = 0;  // index files found but refused (corrupt, stale)
+};
+WeightsFileTotals weights_file_totals();
 
 }  // namespace xnnpack
 }  // namespace ember

@@ -1,0 +1,303 @@
+// Packed weights that map (delegates/xnnpack/runtime/weights_file_cache.h): shared models
+// exported with the XNNPACK partitioner (float, int8, int4-weight) run with a cache
+// directory. The first load packs and writes the files; a later load maps them and packs
+// nothing, and its outputs are bit-identical to a run without any cache. A load whose
+// program has every filter byte zeroed (same digest) still computes the right numbers, so
+// the warm path never reads the program's filters. Corrupt, truncated, stale and unwritable
+// caches fall back to packing with the same outputs.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
+#include "delegates/xnnpack/runtime/weights_index.h"
+#include "delegates/xnnpack/runtime/xnnpack_backend.h"
+#include "exporter/exporter.h"
+#include "runtime/program/file_header.h"
+#include "schema/program_generated.h"
+#include "test/exporter/pte_runner.h"
+#include "test/exporter/shared_dir.h"
+#include "test/exporter/shared_models.h"
+
+namespace ember {
+namespace xnnpack {
+namespace {
+
+using exporter::NpyArray;
+
+std::string make_temp_dir() {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/xnnwc.XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back(0);
+  const char* made = mkdtemp(buf.data());
+  return made == nullptr ? "" : made;
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> out;
+  std::string cmd = "ls " + dir + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  char line[512];
+  while (p != nullptr && std::fgets(line, sizeof(line), p) != nullptr) {
+    std::string s(line);
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    out.push_back(s);
+  }
+  if (p != nullptr) pclose(p);
+  return out;
+}
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+enum class Weights { Float, Int8, Int4 };
+
+struct Model {
+  std::vector<uint8_t> pte;
+  std::vector<NpyArray> inputs;
+};
+
+Model export_model(const std::string& name, Weights weights) {
+  Model m;
+  const std::string dir = testing::shared_dir() + "/models/" + name;
+  m.inputs = testing::read_npy_series(dir, "input_");
+  exporter::ExportOptions o;
+  o.partitioners.push_back(std::make_shared<XnnpackPartitioner>());
+  if (weights == Weights::Int8) {
+    o.quantize.mode = exporter::QuantizeMode::Int8;
+    o.quantize.calibration.push_back(m.inputs);
+  } else if (weights == Weights::Int4) {
+    o.quantize.mode = exporter::QuantizeMode::Int4Weight;
+    o.quantize.group_size = 16;
+  }
+  auto r = exporter::export_pt2_file(dir + "/model.pt2", o);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (r.ok()) m.pte = r->pte;
+  return m;
+}
+
+// Loads `pte` (a fresh Program and weights cache) and runs it once; the outputs' bytes.
+std::vector<std::vector<uint8_t>> run_once(const std::vector<uint8_t>& pte, const std::vector<NpyArray>& inputs) {
+  testing::PteRunner runner;
+  std::string err = runner.load(pte);
+  EXPECT_EQ(err, "");
+  if (!err.empty()) return {};
+  err = runner.run(inputs);
+  EXPECT_EQ(err, "");
+  std::vector<std::vector<uint8_t>> out;
+  for (size_t i = 0; err.empty() && i < runner.method().num_outputs(); ++i) out.push_back(runner.output(i).data);
+  return out;
+}
+
+// Zeroes every data segment except the delegates' blobs: the weights and biases the
+// XNNPACK delegates pack (the shared models used here have no other constants). The
+// header's content digest is left as it was, so the cache still names this program.
+std::vector<uint8_t> zero_weights(const std::vector<uint8_t>& pte) {
+  std::vector<uint8_t> out = pte;
+  FileHeader h;
+  EXPECT_TRUE(parse_file_header(pte.data(), &h));
+  const schema::Program* p = schema::GetProgram(pte.data() + h.flatbuffer_offset);
+  std::vector<bool> blob(p->segments()->size(), false);
+  for (const schema::Method* m : *p->methods()) {
+    if (m->delegates() == nullptr) continue;
+    for (const schema::Delegate* d : *m->delegates()) {
+      if (d->blob_segment() >= 0) blob[static_cast<size_t>(d->blob_segment())] = true;
+    }
+  }
+  for (size_t i = 0; i < blob.size(); ++i) {
+    if (blob[i]) continue;
+    const schema::Segment* s = p->segments()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    std::fill(out.begin() + static_cast<std::ptrdiff_t>(h.segment_area_offset + s->offset()),
+              out.begin() + static_cast<std::ptrdiff_t>(h.segment_area_offset + s->offset() + s->size()), 0);
+  }
+  return out;
+}
+
+class WeightsFileCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (testing::shared_dir().empty()) GTEST_SKIP() << "shared/ data not found";
+    dir_ = make_temp_dir();
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override {
+    set_weights_cache_dir("");
+    if (!dir_.empty()) std::system(("rm -rf " + dir_).c_str());
+  }
+  std::string index_path() {
+    for (const std::string& f : list_dir(dir_)) {
+      if (f.size() > 6 && f.substr(f.size() - 6) == ".index") return dir_ + "/" + f;
+    }
+    return "";
+  }
+  std::string dir_;
+};
+
+// Cold (packs, writes), warm (maps, packs nothing) and uncached runs give the same bytes.
+void check_cold_then_warm(const std::string& dir, const std::string& name, Weights weights) {
+  Model m = export_model(name, weights);
+  ASSERT_FALSE(m.pte.empty());
+  set_weights_cache_dir("");
+  const auto reference = run_once(m.pte, m.inputs);
+  ASSERT_FALSE(reference.empty());
+
+  set_weights_cache_dir(dir.c_str());
+  const WeightsFileTotals t0 = weights_file_totals();
+  EXPECT_EQ(run_once(m.pte, m.inputs), reference) << name << ": cold run";
+  const WeightsFileTotals t1 = weights_file_totals();
+  EXPECT_GT(t1.written_blocks, t0.written_blocks) << name << ": the cold run writes its packed weights";
+  EXPECT_GT(t1.index_writes, t0.index_writes);
+  EXPECT_EQ(t1.hits, t0.hits);
+
+  EXPECT_EQ(run_once(m.pte, m.inputs), reference) << name << ": warm run";
+  const WeightsFileTotals t2 = weights_file_totals();
+  EXPECT_EQ(t2.indexes_loaded, t1.indexes_loaded + 1);
+  EXPECT_EQ(t2.written_blocks, t1.written_blocks) << name << ": a warm run packs nothing new";
+  EXPECT_EQ(t2.index_writes, t1.index_writes);
+  EXPECT_GT(t2.hits, t1.hits);
+  EXPECT_EQ(t2.mapped_blocks - t1.mapped_blocks, t1.written_blocks - t0.written_blocks)
+      << name << ": every block written is mapped back";
+}
+
+TEST_F(WeightsFileCache, FloatColdThenWarmBitIdentical) { check_cold_then_warm(dir_, "small_cnn", Weights::Float); }
+TEST_F(WeightsFileCache, DepthwiseColdThenWarmBitIdentical) {
+  check_cold_then_warm(dir_, "mobilenet_v2", Weights::Float);
+}
+TEST_F(WeightsFileCache, Int8ColdThenWarmBitIdentical) { check_cold_then_warm(dir_, "small_cnn", Weights::Int8); }
+TEST_F(WeightsFileCache, Int4WeightColdThenWarmBitIdentical) {
+  check_cold_then_warm(dir_, "small_cnn", Weights::Int4);
+}
+
+TEST_F(WeightsFileCache, WarmRunNeverReadsTheProgramsFilters) {
+  Model m = export_model("small_cnn", Weights::Float);
+  ASSERT_FALSE(m.pte.empty());
+  const std::vector<uint8_t> zeroed = zero_weights(m.pte);
+  set_weights_cache_dir("");
+  const auto reference = run_once(m.pte, m.inputs);
+  ASSERT_NE(run_once(zeroed, m.inputs), reference) << "zeroing the weights must change the numbers";
+  set_weights_cache_dir(dir_.c_str());
+  EXPECT_EQ(run_once(m.pte, m.inputs), reference);  // cold: writes the cache
+  EXPECT_EQ(run_once(zeroed, m.inputs), reference) << "warm runs must take every filter from the cache";
+}
+
+TEST_F(WeightsFileCache, CorruptIndexIsIgnoredAndRewritten) {
+  Model m = export_model("small_cnn", Weights::Float);
+  set_weights_cache_dir("");
+  const auto reference = run_once(m.pte, m.inputs);
+  set_weights_cache_dir(dir_.c_str());
+  run_once(m.pte, m.inputs);
+  const std::string index = index_path();
+  ASSERT_FALSE(index.empty());
+  std::vector<uint8_t> bytes = read_file(index);
+  ASSERT_GT(bytes.size(), kIndexHeaderBytes + 20);
+  for (size_t at : {size_t(0), size_t(20), kIndexHeaderBytes + 4, kIndexHeaderBytes + 30, bytes.size() - 1}) {
+    std::vector<uint8_t> bad = bytes;
+    bad[at] ^= 0x5A;
+    write_file(index, bad);
+    const WeightsFileTotals t0 = weights_file_totals();
+    EXPECT_EQ(run_once(m.pte, m.inputs), reference) << "byte " << at;
+    const WeightsFileTotals t1 = weights_file_totals();
+    EXPECT_EQ(t1.indexes_refused, t0.indexes_refused + 1) << "byte " << at;
+    EXPECT_EQ(t1.hits, t0.hits) << "byte " << at;
+    EXPECT_EQ(read_file(index), bytes) << "the index is rewritten as it was";
+  }
+  std::vector<uint8_t> truncated(bytes.begin(), bytes.end() - 17);
+  write_file(index, truncated);
+  EXPECT_EQ(run_once(m.pte, m.inputs), reference);
+  EXPECT_EQ(read_file(index), bytes);
+}
+
+TEST_F(WeightsFileCache, BadBlockFilesArePackedAgain) {
+  Model m = export_model("small_cnn", Weights::Float);
+  set_weights_cache_dir("");
+  const auto reference = run_once(m.pte, m.inputs);
+  set_weights_cache_dir(dir_.c_str());
+  run_once(m.pte, m.inputs);
+  const std::vector<std::string> blocks = list_dir(dir_ + "/blocks");
+  ASSERT_GE(blocks.size(), 2u);
+  // One block truncated, one with a wrong header, one removed.
+  const std::string a = dir_ + "/blocks/" + blocks[0], b = dir_ + "/blocks/" + blocks[1];
+  std::vector<uint8_t> bytes = read_file(a);
+  write_file(a, std::vector<uint8_t>(bytes.begin(), bytes.end() - 4));
+  bytes = read_file(b);
+  bytes[30] ^= 1;
+  write_file(b, bytes);
+  if (blocks.size() > 2) ::unlink((dir_ + "/blocks/" + blocks[2]).c_str());
+  const WeightsFileTotals t0 = weights_file_totals();
+  EXPECT_EQ(run_once(m.pte, m.inputs), reference);
+  const WeightsFileTotals t1 = weights_file_totals();
+  EXPECT_GE(t1.written_blocks - t0.written_blocks, 2u) << "the bad blocks are written again";
+  // Now whole again: the next run maps everything.
+  const WeightsFileTotals t2 = weights_file_totals();
+  EXPECT_EQ(run_once(m.pte, m.inputs), reference);
+  const WeightsFileTotals t3 = weights_file_totals();
+  EXPECT_EQ(t3.written_blocks, t2.written_blocks);
+  EXPECT_EQ(t3.mapped_blocks - t2.mapped_blocks, blocks.size());
+}
+
+TEST_F(WeightsFileCache, UnwritableDirectoryStillRunsRight) {
+  Model m = export_model("small_cnn", Weights::Float);
+  set_weights_cache_dir("");
+  const auto reference = run_once(m.pte, m.inputs);
+  const std::string file = dir_ + "/not_a_dir";
+  write_file(file, {1, 2, 3});
+  set_weights_cache_dir((file + "/cache").c_str());  // below a regular file: never creatable
+  const WeightsFileTotals t0 = weights_file_totals();
+  EXPECT_EQ(run_once(m.pte, m.inputs), reference);
+  EXPECT_EQ(run_once(m.pte, m.inputs), reference);
+  const WeightsFileTotals t1 = weights_file_totals();
+  EXPECT_EQ(t1.written_blocks, t0.written_blocks);
+  EXPECT_EQ(t1.hits, t0.hits);
+}
+
+TEST_F(WeightsFileCache, AnotherProgramGetsItsOwnIndexAndSharesBlocks) {
+  Model m = export_model("small_cnn", Weights::Float);
+  set_weights_cache_dir(dir_.c_str());
+  run_once(m.pte, m.inputs);
+  const size_t blocks = list_dir(dir_ + "/blocks").size();
+  // Same weights under another digest, as a re-export with other metadata would have.
+  std::vector<uint8_t> other = m.pte;
+  FileHeader h;
+  ASSERT_TRUE(parse_file_header(other.data(), &h));
+  h.content_digest.lo ^= 1;
+  write_file_header(h, other.data());
+  const WeightsFileTotals t0 = weights_file_totals();
+  run_once(other, m.inputs);
+  const WeightsFileTotals t1 = weights_file_totals();
+  EXPECT_EQ(list_dir(dir_).size(), 3u) << "two index files and blocks/";
+  EXPECT_EQ(list_dir(dir_ + "/blocks").size(), blocks) << "identical packed blocks are one file";
+  EXPECT_EQ(t1.written_blocks, t0.written_blocks);
+}
+
+TEST_F(WeightsFileCache, ProgramWithoutDigestIsNotCached) {
+  Model m = export_model("small_cnn", Weights::Float);
+  std::vector<uint8_t> old = m.pte;
+  FileHeader h;
+  ASSERT_TRUE(parse_file_header(old.data(), &h));
+  h.content_digest = ContentDigest();
+  write_file_header(h, old.data());
+  set_weights_cache_dir("");
+  const auto reference = run_once(old, m.inputs);
+  set_weights_cache_dir(dir_.c_str());
+  EXPECT_EQ(run_once(old, m.inputs), reference);
+  EXPECT_TRUE(list_dir(dir_).empty());
+}
+
+}  // namespace
+}  // namespace xnnpack
+}  // namespace ember
