@@ -4,10 +4,12 @@
 #   pte_fuzzer  .pte bytes -> Program::load(Full) -> load_method -> zero inputs -> execute
 #   pt2_fuzzer  .pt2 bytes -> import -> full export -> Program::load(Full) of the result
 #   tokenizer_fuzzer  tokenizer.json bytes -> load_bpe_tokenizer -> encode/decode fixed texts
+#   weights_index_fuzzer  XNNPACK packed-weights cache index / block header bytes -> parse, re-encode
 # Objects are cached in $EMBER_FUZZ_OUT (default out/fuzz) and rebuilt when a source or one
 # of its headers changes. Needs clang-14 and libclang-rt-14-dev (setup.sh installs them).
 #
-# Usage: tools/fuzz/build_fuzzers.sh   (binaries: out/fuzz/pte_fuzzer, pt2_fuzzer, tokenizer_fuzzer)
+# Usage: tools/fuzz/build_fuzzers.sh   (binaries: out/fuzz/pte_fuzzer, pt2_fuzzer, tokenizer_fuzzer,
+#   weights_index_fuzzer)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -97,6 +99,7 @@ PT2_OBJ=$(objs_for tool test/fuzz/pt2_fuzzer.cc)
 # shellcheck disable=SC2086
 TOKENIZER_OBJS=$(objs_for tool $tokenizer_srcs)
 TOK_OBJ=$(objs_for tool test/fuzz/tokenizer_fuzzer.cc)
+WINDEX_OBJS=$(objs_for runtime delegates/xnnpack/runtime/weights_index.cc test/fuzz/weights_index_fuzzer.cc)
 
 n=$(wc -l <"$jobs_file")
 if [ "$n" -gt 0 ]; then
@@ -116,4 +119,6 @@ $LINK $PT2_OBJ $EXPORTER_OBJS $RUNTIME_OBJS $KERNEL_OBJS -lzip -lz -lflatbuffers
 # PCRE2 is Debian's (not instrumented); the tokenizer's own code is.
 # shellcheck disable=SC2086
 $LINK $TOK_OBJ $TOKENIZER_OBJS $RUNTIME_OBJS -lpcre2-8 -lpthread -o "$OUT/tokenizer_fuzzer"
-echo "build_fuzzers: built $OUT/pte_fuzzer $OUT/pt2_fuzzer $OUT/tokenizer_fuzzer"
+# shellcheck disable=SC2086
+$LINK $WINDEX_OBJS -o "$OUT/weights_index_fuzzer"
+echo "build_fuzzers: built $OUT/pte_fuzzer $OUT/pt2_fuzzer $OUT/tokenizer_fuzzer $OUT/weights_index_fuzzer"

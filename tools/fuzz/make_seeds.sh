@@ -3,6 +3,7 @@
 #   CORPUS/pte/  .pte files exported with bazel-bin/tools/ember (built when missing)
 #   CORPUS/pt2/  the small .pt2 archives themselves
 #   CORPUS/tokenizer/  the tokenizer.json files of test/llm/data
+#   CORPUS/weights_index/  small XNNPACK packed-weights cache indexes and a block header
 # Usage: tools/fuzz/make_seeds.sh [CORPUS_DIR]   (default out/fuzz/seeds)
 # Needs ../shared (or $EMBER_SHARED_DIR); prints how many seeds it wrote.
 set -uo pipefail
@@ -17,7 +18,7 @@ EMBER=bazel-bin/tools/ember
 if [ ! -x "$EMBER" ]; then
   bazel build //tools:ember >/dev/null 2>&1 || { echo "make_seeds: cannot build //tools:ember" >&2; exit 1; }
 fi
-mkdir -p "$CORPUS/pte" "$CORPUS/pt2" "$CORPUS/tokenizer"
+mkdir -p "$CORPUS/pte" "$CORPUS/pt2" "$CORPUS/tokenizer" "$CORPUS/weights_index"
 
 MODELS="dynamic_mlp small_cnn keyword_lstm"
 OPCASES="add__0 mul__0 nn_functional_conv2d__0 nn_functional_layer_norm__0 cat__0 mean__0
@@ -89,5 +90,25 @@ for f in test/llm/data/*.json; do
   case $f in */refs.json) continue ;; esac  # the test strings, not a tokenizer
   cp "$f" "$CORPUS/tokenizer/$(basename "$f")" && n_tok=$((n_tok + 1))
 done
+# Packed-weights cache indexes (weights_index.h): 0, 1 and 3 entries (one ambiguous), and a
+# block header. The fuzzer recomputes the trailing checksum itself, so it is left zero here.
+python3 - "$CORPUS/weights_index" <<'PY'
+import struct, sys
+out = sys.argv[1]
+def index(entries):
+    b = b"EMBXWIDX" + struct.pack("<II", 1, len(entries)) + bytes(range(32))
+    for seed, flags, k, bias, size in entries:
+        b += struct.pack("<IIQQQ", seed, flags, k, bias, size) + bytes(16)
+    return b + bytes(16)
+seeds = {
+    "empty.index": index([]),
+    "one.index": index([(7, 0, 0, 2**64 - 1, 4096)]),
+    "three.index": index([(7, 0, 0, 4096, 8192), (7, 1, 64, 2**64 - 1, 128), (9, 0, 0, 4096, 64)]),
+    "block.bin": b"EMBXWBLK" + struct.pack("<IIQ", 1, 0, 64) + bytes(16) + bytes(96),
+}
+for name, data in seeds.items():
+    open(f"{out}/{name}", "wb").write(data)
+PY
+n_windex=$(ls "$CORPUS/weights_index" | wc -l)
 chmod -R u+w "$CORPUS"
-echo "make_seeds: $n_pte .pte, $n_pt2 .pt2 and $n_tok tokenizer.json seeds in $CORPUS"
+echo "make_seeds: $n_pte .pte, $n_pt2 .pt2, $n_tok tokenizer.json and $n_windex weights-index seeds in $CORPUS"
