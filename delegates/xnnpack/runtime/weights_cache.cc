@@ -109,6 +109,7 @@ size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key
     s->stats.reuses++;
   } else {
     s->blocks.push_back(Block{ptr, size, digest});
+    note_packed_in_memory(size);
     s->stats.packings++;
     s->stats.packed_bytes += size;
     data = ptr;
@@ -170,10 +171,10 @@ void release_weights_cache(SharedWeights* shared) {
   shared->program = nullptr;
 }
 
-xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgraph, pthreadpool_t pool,
-                                     uint32_t flags, xnn_runtime_t* runtime) {
+xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgraph, xnn_workspace_t workspace,
+                                     pthreadpool_t pool, uint32_t flags, xnn_runtime_t* runtime) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  const xnn_status s = xnn_create_runtime_v3(subgraph, &shared->provider, pool, flags, runtime);
+  const xnn_status s = xnn_create_runtime_v4(subgraph, &shared->provider, workspace, pool, flags, runtime);
   if (s == xnn_status_success) shared->file.flush();  // new packings to files, for the next run
   shared->keys.clear();  // see weights_cache.h: pointers are only trusted within one creation
   std::free(shared->pending);

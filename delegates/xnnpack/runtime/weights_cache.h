@@ -58,9 +58,10 @@ struct SharedWeights;
 SharedWeights* acquire_weights_cache(const Program* program);
 void release_weights_cache(SharedWeights* shared);
 
-// xnn_create_runtime_v3 with the shared cache (not null), under the cache lock.
-xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgraph, pthreadpool_t pool,
-                                     uint32_t flags, xnn_runtime_t* runtime);
+// xnn_create_runtime_v4 with the shared cache (not null) and `workspace` (may be null: the
+// runtime's own), under the cache lock.
+xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgraph, xnn_workspace_t workspace,
+                                     pthreadpool_t pool, uint32_t flags, xnn_runtime_t* runtime);
 
 WeightsCacheStats weights_cache_stats(const SharedWeights* shared);
 

@@ -24,7 +24,7 @@ std::mutex g_dir_mutex;
 
 // Process-wide counters (weights_file_totals()).
 std::atomic<uint64_t> g_hits{0}, g_mapped_blocks{0}, g_mapped_bytes{0}, g_written_blocks{0}, g_index_writes{0},
-    g_indexes_loaded{0}, g_indexes_refused{0};
+    g_indexes_loaded{0}, g_indexes_refused{0}, g_packed_blocks{0}, g_packed_bytes{0};
 bool g_dir_set = false;
 std::string g_dir;
 
@@ -147,7 +147,14 @@ WeightsFileTotals weights_file_totals() {
   t.index_writes = g_index_writes;
   t.indexes_loaded = g_indexes_loaded;
   t.indexes_refused = g_indexes_refused;
+  t.packed_blocks = g_packed_blocks;
+  t.packed_bytes = g_packed_bytes;
   return t;
+}
+
+void note_packed_in_memory(size_t bytes) {
+  g_packed_blocks++;
+  g_packed_bytes += bytes;
 }
 
 std::string configured_weights_cache_dir() {

@@ -44,6 +44,9 @@ namespace xnnpack {
 // The directory set by set_weights_cache_dir(), else $EMBER_XNNPACK_WEIGHTS_CACHE, else "".
 std::string configured_weights_cache_dir();
 
+// Counts a block packed and kept in memory (weights_file_totals().packed_blocks).
+void note_packed_in_memory(size_t bytes);
+
 // XNNPACK build identifier + CPU features + microarchitectures (computed once).
 const ContentDigest& weights_environment();
 

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "delegates/xnnpack/runtime/layout.h"
+#include "delegates/xnnpack/runtime/method_workspace.h"
 #include "delegates/xnnpack/runtime/weights_cache.h"
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "delegates/xnnpack/xnnpack_compile_specs.h"
@@ -60,10 +61,15 @@ Error read_compile_options(Span<const CompileSpecView> specs, CompileOptions* op
 }
 
 void release(XnnDelegate* d) {
-  for (size_t i = 0; i < d->num_cached; ++i) {
-    if (d->cache[i].runtime != nullptr) xnn_delete_runtime(d->cache[i].runtime);
-    d->cache[i].runtime = nullptr;
+  {
+    MethodWorkspaceLock lock(d->workspace);  // deleting a runtime unlinks it from the workspace
+    for (size_t i = 0; i < d->num_cached; ++i) {
+      if (d->cache[i].runtime != nullptr) xnn_delete_runtime(d->cache[i].runtime);
+      d->cache[i].runtime = nullptr;
+    }
   }
+  release_method_workspace(d->workspace);
+  d->workspace = nullptr;
   d->num_cached = 0;
   d->current = nullptr;
   release_weights_cache(d->weights);  // after the runtimes that point into it
@@ -211,6 +217,8 @@ class XnnpackBackend final : public Backend {
     XnnDelegate* d = static_cast<XnnDelegate*>(handle);
     Diagnostic* diag = ctx.diag;
     if (d == nullptr) return fail(diag, Error::InvalidState, "xnnpack: execute on a null delegate");
+    // Shared with the Method's other runtimes (method_workspace.h): uncontended by design.
+    MethodWorkspaceLock lock(d->workspace);
     if (num_args != d->num_inputs + d->num_outputs) {
       return fail(diag, Error::InvalidArgument, "xnnpack: delegate takes %u inputs and %u outputs, got %zu arguments",
                   d->num_inputs, d->num_outputs, num_args);
@@ -352,6 +360,7 @@ class XnnpackBackend final : public Backend {
     d->fp16 = options.fp16;
     d->conv_block_bytes = options.conv_block_bytes;
     d->weights = acquire_weights_cache(ctx.program);
+    d->workspace = acquire_method_workspace(ctx.method_allocator);
     pthreadpool_t shared = ctx.thread_pool != nullptr ? static_cast<pthreadpool_t>(ctx.thread_pool->native_handle())
                                                       : nullptr;
     if (shared == nullptr && threads == 0 && ctx.thread_pool != nullptr) threads = ctx.thread_pool->num_threads();
@@ -393,7 +402,10 @@ class XnnpackBackend final : public Backend {
     for (uint32_t k = 0; k < ni; ++k) d->scratch_key[k] = d->declared_dims[d->inputs[k].tensor_id];
     CachedRuntime* rt = nullptr;
     d->profile.enabled = ctx.event_tracer != nullptr;
-    EMBER_TRY(build_cached_runtime(d, d->scratch_key, ctx.diag, &rt));
+    {
+      MethodWorkspaceLock lock(d->workspace);
+      EMBER_TRY(build_cached_runtime(d, d->scratch_key, ctx.diag, &rt));
+    }
     d->current = rt;
     if (d->profile.enabled) EMBER_TRY(init_profiling(d, rt->runtime, a, ctx.diag));
     return Error::Ok;

@@ -132,6 +132,8 @@ struct WeightsFileTotals {
   uint64_t index_writes = 0;     // index files written
   uint64_t indexes_loaded = 0;   // valid index files found at a program's first delegate
   uint64_t indexes_refused = 0;  // index files found but refused (corrupt, stale)
+  uint64_t packed_blocks = 0;    // blocks XNNPACK packed and the process keeps in memory (any program)
+  uint64_t packed_bytes = 0;
 };
 WeightsFileTotals weights_file_totals();
 

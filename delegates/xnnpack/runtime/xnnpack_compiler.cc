@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "delegates/xnnpack/runtime/method_workspace.h"
 #include "delegates/xnnpack/runtime/weights_cache.h"
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "flatbuffers/flatbuffers.h"
@@ -696,8 +697,10 @@ Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
     // Profiling makes every invoke read the clock per operator: only when tracing was asked for.
     const uint32_t flags =
         (fp16 ? XNN_FLAG_FORCE_FP16_INFERENCE : 0) | (d->profile.enabled ? XNN_FLAG_BASIC_PROFILING : 0);
-    s = d->weights != nullptr ? create_runtime_with_cache(d->weights, guard.subgraph, d->pool, flags, runtime)
-                              : xnn_create_runtime_v2(guard.subgraph, d->pool, flags, runtime);
+    xnn_workspace_t workspace = workspace_handle(d->workspace);  // the Method's, shared
+    s = d->weights != nullptr
+            ? create_runtime_with_cache(d->weights, guard.subgraph, workspace, d->pool, flags, runtime)
+            : xnn_create_runtime_v4(guard.subgraph, nullptr, workspace, d->pool, flags, runtime);
     if (s != xnn_status_success) {
       *runtime = nullptr;
       if (fp16) fp16_status = s;

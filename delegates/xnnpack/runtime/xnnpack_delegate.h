@@ -38,6 +38,7 @@ struct CachedRuntime {
 };
 
 struct SharedWeights;  // weights_cache.h
+struct MethodWorkspace;  // method_workspace.h
 
 // Tables for per-operator profiling, sized at init from the first runtime (method allocator).
 struct OperatorProfile {
@@ -79,6 +80,7 @@ struct XnnDelegate {
   bool fp16 = false;  // runtimes are created with XNN_FLAG_FORCE_FP16_INFERENCE
   uint64_t conv_block_bytes = kDefaultConvBlockBytes;  // compile spec "conv_block_bytes"
   SharedWeights* weights = nullptr;  // the Program's packed-weights cache; null: none
+  MethodWorkspace* workspace = nullptr;  // the Method's XNNPACK workspace; null: the runtime's own
   uint64_t clock = 0;
   XnnpackDelegateStats stats;
   OperatorProfile profile;

@@ -170,6 +170,7 @@ void check_cold_then_warm(const std::string& dir, const std::string& name, Weigh
   EXPECT_EQ(t2.written_blocks, t1.written_blocks) << name << ": a warm run packs nothing new";
   EXPECT_EQ(t2.index_writes, t1.index_writes);
   EXPECT_GT(t2.hits, t1.hits);
+  EXPECT_EQ(t2.packed_blocks, t1.packed_blocks) << name << ": a warm run keeps no packing of its own";
   EXPECT_EQ(t2.mapped_blocks - t1.mapped_blocks, t1.written_blocks - t0.written_blocks)
       << name << ": every block written is mapped back";
 }
@@ -181,6 +182,10 @@ TEST_F(WeightsFileCache, DepthwiseColdThenWarmBitIdentical) {
 TEST_F(WeightsFileCache, Int8ColdThenWarmBitIdentical) { check_cold_then_warm(dir_, "small_cnn", Weights::Int8); }
 TEST_F(WeightsFileCache, Int4WeightColdThenWarmBitIdentical) {
   check_cold_then_warm(dir_, "small_cnn", Weights::Int4);
+}
+
+TEST_F(WeightsFileCache, Int4LlmColdThenWarmBitIdentical) {
+  check_cold_then_warm(dir_, "tiny_llama_kv", Weights::Int4);
 }
 
 TEST_F(WeightsFileCache, WarmRunNeverReadsTheProgramsFilters) {
