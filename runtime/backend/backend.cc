@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "runtime/backend/delegate_init.h"
+
 namespace ember {
 namespace {
 
@@ -27,6 +29,7 @@ bool register_backend(const char* id, Backend* backend) {
   if (id == nullptr || backend == nullptr || t.count >= kMaxBackends) return false;
   if (find_backend(id) != nullptr) return false;
   t.entries[t.count++] = Registration{id, backend};
+  enable_delegate_init();  // only now can a delegate find a backend
   return true;
 }
 

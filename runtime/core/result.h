@@ -11,10 +11,10 @@ namespace ember {
 template <typename T>
 class Result {
  public:
-  Result(T value) : ok_(true) { new (&storage_) T(std::move(value)); }  // NOLINT: implicit
+  Result(T value) : ok_(true) { new (&value_) T(std::move(value)); }  // NOLINT: implicit
   Result(Error error) : ok_(false), error_(error == Error::Ok ? Error::Internal : error) {}  // NOLINT
   Result(Result&& other) noexcept : ok_(other.ok_), error_(other.error_) {
-    if (ok_) new (&storage_) T(std::move(*other.ptr()));
+    if (ok_) new (&value_) T(std::move(*other.ptr()));
   }
   Result(const Result&) = delete;
   Result& operator=(const Result&) = delete;
@@ -34,11 +34,14 @@ class Result {
   const T* operator->() const { return ptr(); }
 
  private:
-  T* ptr() { return reinterpret_cast<T*>(&storage_); }
-  const T* ptr() const { return reinterpret_cast<const T*>(&storage_); }
+  T* ptr() { return &value_; }
+  const T* ptr() const { return &value_; }
   bool ok_;
   Error error_ = Error::Ok;
-  alignas(T) unsigned char storage_[sizeof(T)];
+  // Typed storage, constructed only when ok_ (a union member is not constructed by default).
+  union {
+    T value_;
+  };
 };
 
 }  // namespace ember

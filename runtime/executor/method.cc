@@ -13,172 +13,6 @@ namespace {
 
 using flatbuffers::uoffset_t;
 
-// Builds the runtime value table entries that need memory from the method allocator.
-class ValueBuilder {
- public:
-  ValueBuilder(const Program& program, const schema::Method* method, MemoryManager& memory,
-               Diagnostic* diag)
-      : program_(program), method_(method), memory_(memory), alloc_(*memory.method_allocator), diag_(diag) {}
-
-  Error oom(const char* what) {
-    return fail(diag_, Error::OutOfMemory,
-                "method allocator too small while allocating %s: %zu bytes given, at least %zu "
-                "needed; enlarge the method allocator",
-                what, alloc_.size(), alloc_.bytes_needed());
-  }
-
-  Error build_tensor(const schema::Tensor* st, Tensor* t) {
-    uint32_t rank = st->sizes() ? st->sizes()->size() : 0;
-    t->dtype = static_cast<ScalarType>(st->dtype());
-    t->rank = static_cast<uint8_t>(rank);
-    t->dynamic = st->dynamism() == schema::ShapeDynamism::DynamicBounded;
-    int64_t* sizes = alloc_.allocate_array<int64_t>(rank == 0 ? 1 : rank * 2);
-    if (sizes == nullptr) return oom("tensor sizes");
-    for (uint32_t d = 0; d < rank; ++d) {
-      sizes[d] = st->sizes()->Get(d);
-      sizes[rank + d] = sizes[d];
-    }
-    t->sizes = sizes;
-    t->max_sizes = sizes + rank;
-    t->dim_order = (st->dim_order() && st->dim_order()->size() == rank && rank > 0)
-                       ? st->dim_order()->data() : nullptr;
-    t->capacity_bytes = static_cast<size_t>(st->nbytes());
-    switch (st->location()) {
-      case schema::DataLocation::Arena:
-      case schema::DataLocation::CallerInput:
-      case schema::DataLocation::MutableState:
-        t->data = memory_.planned_arenas[st->arena_id()].data() + st->arena_offset();
-        break;
-      case schema::DataLocation::Constant: {
-        Result<Span<const uint8_t>> seg = program_.segment(st->segment_index());
-        if (!seg.ok()) return fail(diag_, Error::InvalidProgram, "constant tensor refers to a missing data segment");
-        if (st->segment_offset() > seg->size() || st->nbytes() > seg->size() - st->segment_offset()) {
-          return fail(diag_, Error::InvalidProgram, "constant tensor reads past its data segment");
-        }
-        // Constants are never written: the exporter never plans a constant as an output.
-        t->data = const_cast<uint8_t*>(seg->data() + st->segment_offset());
-        break;
-      }
-      case schema::DataLocation::Unplanned:
-        t->data = nullptr;
-        t->capacity_bytes = 0;
-        break;
-    }
-    if (st->location() == schema::DataLocation::MutableState) {
-      Result<Span<const uint8_t>> seg = program_.segment(st->segment_index());
-      if (!seg.ok() || st->segment_offset() > seg->size() ||
-          st->nbytes() > seg->size() - st->segment_offset()) {
-        return fail(diag_, Error::InvalidProgram, "mutable state refers to a missing initial value");
-      }
-      std::memcpy(t->data, seg->data() + st->segment_offset(), st->nbytes());
-    }
-    return Error::Ok;
-  }
-
-  Error build(EValue* values, size_t num_values) {
-    for (uoffset_t i = 0; i < num_values; ++i) {
-      const schema::Value* sv = method_->values()->Get(i);
-      EValue& v = values[i];
-      switch (sv->value_type()) {
-        case schema::ValueKind::NONE:
-        case schema::ValueKind::None:
-          v.tag = ValueTag::None;
-          break;
-        case schema::ValueKind::Int:
-          v.tag = ValueTag::Int;
-          v.as_int = sv->value_as_Int()->value();
-          break;
-        case schema::ValueKind::Double:
-          v.tag = ValueTag::Double;
-          v.as_double = sv->value_as_Double()->value();
-          break;
-        case schema::ValueKind::Bool:
-          v.tag = ValueTag::Bool;
-          v.as_bool = sv->value_as_Bool()->value();
-          break;
-        case schema::ValueKind::String: {
-          const flatbuffers::String* s = sv->value_as_String()->value();
-          v.tag = ValueTag::String;
-          v.as_string = StringValue{s ? s->c_str() : "", s ? s->size() : 0};
-          break;
-        }
-        case schema::ValueKind::Tensor: {
-          Tensor* t = alloc_.allocate_array<Tensor>(1);
-          if (t == nullptr) return oom("a tensor");
-          new (t) Tensor();
-          EMBER_TRY(build_tensor(sv->value_as_Tensor(), t));
-          v.tag = ValueTag::Tensor;
-          v.as_tensor = t;
-          break;
-        }
-        case schema::ValueKind::IntList: {
-          const schema::IntList* list = sv->value_as_IntList();
-          size_t n = list->items() ? list->items()->size() : 0;
-          int64_t* items = alloc_.allocate_array<int64_t>(n == 0 ? 1 : n);
-          if (items == nullptr) return oom("an int list");
-          for (size_t k = 0; k < n; ++k) items[k] = list->items()->Get(static_cast<uoffset_t>(k));
-          int32_t* refs = nullptr;
-          if (list->value_refs() != nullptr && list->value_refs()->size() == n && n > 0) {
-            refs = alloc_.allocate_array<int32_t>(n);
-            if (refs == nullptr) return oom("an int list");
-            for (size_t k = 0; k < n; ++k) refs[k] = list->value_refs()->Get(static_cast<uoffset_t>(k));
-          }
-          v.tag = ValueTag::IntList;
-          v.as_int_list = IntListValue{items, refs, values, n};
-          break;
-        }
-        case schema::ValueKind::DoubleList: {
-          const auto* items = sv->value_as_DoubleList()->items();
-          size_t n = items ? items->size() : 0;
-          double* copy = alloc_.allocate_array<double>(n == 0 ? 1 : n);
-          if (copy == nullptr) return oom("a double list");
-          for (size_t k = 0; k < n; ++k) copy[k] = items->Get(static_cast<uoffset_t>(k));
-          v.tag = ValueTag::DoubleList;
-          v.as_double_list = Span<const double>(copy, n);
-          break;
-        }
-        case schema::ValueKind::BoolList: {
-          const auto* items = sv->value_as_BoolList()->items();
-          size_t n = items ? items->size() : 0;
-          bool* copy = alloc_.allocate_array<bool>(n == 0 ? 1 : n);
-          if (copy == nullptr) return oom("a bool list");
-          for (size_t k = 0; k < n; ++k) copy[k] = items->Get(static_cast<uoffset_t>(k)) != 0;
-          v.tag = ValueTag::BoolList;
-          v.as_bool_list = Span<const bool>(copy, n);
-          break;
-        }
-        case schema::ValueKind::TensorList:
-        case schema::ValueKind::OptionalTensorList:
-          break;  // second pass: needs every tensor built
-      }
-    }
-    for (uoffset_t i = 0; i < num_values; ++i) {
-      const schema::Value* sv = method_->values()->Get(i);
-      bool optional = sv->value_type() == schema::ValueKind::OptionalTensorList;
-      if (sv->value_type() != schema::ValueKind::TensorList && !optional) continue;
-      const flatbuffers::Vector<int32_t>* items =
-          optional ? sv->value_as_OptionalTensorList()->items() : sv->value_as_TensorList()->items();
-      size_t n = items ? items->size() : 0;
-      Tensor** list = alloc_.allocate_array<Tensor*>(n == 0 ? 1 : n);
-      if (list == nullptr) return oom("a tensor list");
-      for (size_t k = 0; k < n; ++k) {
-        int32_t ref = items->Get(static_cast<uoffset_t>(k));
-        list[k] = ref < 0 ? nullptr : values[ref].as_tensor;
-      }
-      values[i].tag = optional ? ValueTag::OptionalTensorList : ValueTag::TensorList;
-      values[i].as_tensor_list = Span<Tensor* const>(list, n);
-    }
-    return Error::Ok;
-  }
-
- private:
-  const Program& program_;
-  const schema::Method* method_;
-  MemoryManager& memory_;
-  MemoryAllocator& alloc_;
-  Diagnostic* diag_;
-};
-
 int first_tensor_dtype(EValue** args, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (args[i]->is_tensor()) return static_cast<int>(args[i]->as_tensor->dtype);
@@ -198,6 +32,367 @@ void append_unique(char* buffer, size_t capacity, const char* text) {
 
 }  // namespace
 
+// The steps of Method::init_with, each filling part of one Method from the program. Every
+// table comes from the method allocator, in a fixed order (the "at least N bytes needed" of
+// an out-of-memory message counts every request made before it).
+class Method::Init {
+ public:
+  Init(Method& m, const Program& program, const schema::Method* method, MemoryManager* memory,
+       Diagnostic* diag)
+      : m_(m), program_(program), method_(method), values_(method->values()), memory_(*memory),
+        alloc_(*memory->method_allocator), diag_(diag), name_(method->name() ? method->name()->c_str() : "") {}
+
+  Error check_arenas();
+  Error build_values();
+  Error build_io_tables();
+  Error build_state_table();
+  Error build_delegates(ThreadPool* thread_pool, InitObserver* observer);
+  Error build_instructions();
+
+ private:
+  Error oom(const char* what) { return method_allocator_too_small(diag_, alloc_, what); }
+  Error build_tensor(const schema::Tensor* st, Tensor* t);
+  // allocate_array<T>(count) of the method allocator: every table here is 8-byte aligned.
+  template <typename T>
+  T* take(size_t count) {
+    static_assert(alignof(T) <= 8, "take() allocates 8-byte aligned memory");
+    return static_cast<T*>(take_bytes(count, sizeof(T)));
+  }
+  void* take_bytes(size_t count, size_t size) {
+    if (count > SIZE_MAX / size) return nullptr;
+    return alloc_.allocate(count * size, 8);
+  }
+  // Copies `n` elements of `size` bytes into the method allocator (one element when empty).
+  void* copy_items(const void* data, size_t n, size_t size) {
+    void* copy = take_bytes(n == 0 ? 1 : n, size);
+    if (copy != nullptr && n > 0) std::memcpy(copy, data, n * size);
+    return copy;
+  }
+
+  Method& m_;
+  const Program& program_;
+  const schema::Method* method_;
+  const flatbuffers::Vector<flatbuffers::Offset<schema::Value>>* values_;
+  const MemoryManager& memory_;
+  MemoryAllocator& alloc_;
+  Diagnostic* diag_;
+  const char* name_;
+};
+
+Error Method::Init::check_arenas() {
+  const flatbuffers::Vector<uint64_t>* sizes = method_->arena_sizes();
+  const size_t num_arenas = sizes ? sizes->size() : 0;
+  const Span<Span<uint8_t>> given = memory_.planned_arenas;
+  for (size_t i = 0; i < num_arenas; ++i) {
+    size_t need = static_cast<size_t>(sizes->Get(static_cast<uoffset_t>(i)));
+    if (i >= given.size()) {
+      return fail(diag_, Error::OutOfMemory,
+                  "method '%s' needs %zu planned arenas but %zu were given; size them from "
+                  "MethodMeta::arena_size()", name_, num_arenas, given.size());
+    }
+    if (given[i].size() < need || (need > 0 && given[i].data() == nullptr)) {
+      return fail(diag_, Error::OutOfMemory,
+                  "planned arena %zu of method '%s' needs %zu bytes but %zu were given", i,
+                  name_, need, given[i].size());
+    }
+    if (reinterpret_cast<uintptr_t>(given[i].data()) % 8 != 0) {
+      return fail(diag_, Error::InvalidArgument,
+                  "planned arena %zu of method '%s' must be at least 8-byte aligned", i, name_);
+    }
+  }
+  return Error::Ok;
+}
+
+Error Method::Init::build_tensor(const schema::Tensor* st, Tensor* t) {
+  const flatbuffers::Vector<int64_t>* st_sizes = st->sizes();
+  const flatbuffers::Vector<uint8_t>* dim_order = st->dim_order();
+  uint32_t rank = st_sizes ? st_sizes->size() : 0;
+  t->dtype = static_cast<ScalarType>(st->dtype());
+  t->rank = static_cast<uint8_t>(rank);
+  t->dynamic = st->dynamism() == schema::ShapeDynamism::DynamicBounded;
+  int64_t* sizes = take<int64_t>(rank == 0 ? 1 : rank * 2);
+  if (sizes == nullptr) return oom("tensor sizes");
+  for (uint32_t d = 0; d < rank; ++d) sizes[d] = sizes[rank + d] = st_sizes->Get(d);
+  t->sizes = sizes;
+  t->max_sizes = sizes + rank;
+  t->dim_order = (dim_order && dim_order->size() == rank && rank > 0) ? dim_order->data() : nullptr;
+  const uint64_t nbytes = st->nbytes();
+  t->capacity_bytes = static_cast<size_t>(nbytes);
+  const schema::DataLocation location = st->location();
+  switch (location) {
+    case schema::DataLocation::Arena:
+    case schema::DataLocation::CallerInput:
+    case schema::DataLocation::MutableState:
+      t->data = memory_.planned_arenas[st->arena_id()].data() + st->arena_offset();
+      break;
+    case schema::DataLocation::Unplanned:
+      t->capacity_bytes = 0;
+      break;
+    default:
+      break;
+  }
+  if (location == schema::DataLocation::Constant || location == schema::DataLocation::MutableState) {
+    // A constant is read in place; mutable state starts as a copy of its initial value.
+    const bool constant = location == schema::DataLocation::Constant;
+    Result<Span<const uint8_t>> seg = program_.segment(st->segment_index());
+    const uint64_t offset = st->segment_offset();
+    if (!seg.ok() || offset > seg->size() || nbytes > seg->size() - offset) {
+      return fail(diag_, Error::InvalidProgram,
+                  !constant ? "mutable state refers to a missing initial value"
+                  : !seg.ok() ? "constant tensor refers to a missing data segment"
+                              : "constant tensor reads past its data segment");
+    }
+    const uint8_t* bytes = seg->data() + offset;
+    if (constant) {
+      // Constants are never written: the exporter never plans a constant as an output.
+      t->data = const_cast<uint8_t*>(bytes);
+    } else {
+      std::memcpy(t->data, bytes, nbytes);
+    }
+  }
+  return Error::Ok;
+}
+
+Error Method::Init::build_values() {
+  const size_t num_values = values_ ? values_->size() : 0;
+  EValue* values = take<EValue>(num_values == 0 ? 1 : num_values);
+  if (values == nullptr) return oom("the value table");
+  for (size_t i = 0; i < num_values; ++i) new (&values[i]) EValue();
+  m_.num_values_ = num_values;
+  m_.values_ = values;
+  for (uoffset_t i = 0; i < num_values; ++i) {
+    const schema::Value* sv = values_->Get(i);
+    const void* payload = sv->value();
+    EValue& v = values[i];
+    switch (sv->value_type()) {
+      case schema::ValueKind::NONE:
+      case schema::ValueKind::None:
+        break;
+      case schema::ValueKind::Int:
+        v.tag = ValueTag::Int;
+        v.as_int = static_cast<const schema::Int*>(payload)->value();
+        break;
+      case schema::ValueKind::Double:
+        v.tag = ValueTag::Double;
+        v.as_double = static_cast<const schema::Double*>(payload)->value();
+        break;
+      case schema::ValueKind::Bool:
+        v.tag = ValueTag::Bool;
+        v.as_bool = static_cast<const schema::Bool*>(payload)->value();
+        break;
+      case schema::ValueKind::String: {
+        const flatbuffers::String* s = static_cast<const schema::String*>(payload)->value();
+        v.tag = ValueTag::String;
+        v.as_string = StringValue{s ? s->c_str() : "", s ? s->size() : 0};
+        break;
+      }
+      case schema::ValueKind::Tensor: {
+        Tensor* t = take<Tensor>(1);
+        if (t == nullptr) return oom("a tensor");
+        new (t) Tensor();
+        EMBER_TRY(build_tensor(static_cast<const schema::Tensor*>(payload), t));
+        v.tag = ValueTag::Tensor;
+        v.as_tensor = t;
+        break;
+      }
+      case schema::ValueKind::IntList: {
+        const schema::IntList* list = static_cast<const schema::IntList*>(payload);
+        const flatbuffers::Vector<int64_t>* items = list->items();
+        const flatbuffers::Vector<int32_t>* value_refs = list->value_refs();
+        size_t n = items ? items->size() : 0;
+        int64_t* copy = static_cast<int64_t*>(copy_items(items ? items->data() : nullptr, n, sizeof(int64_t)));
+        if (copy == nullptr) return oom("an int list");
+        int32_t* refs = nullptr;
+        if (value_refs != nullptr && value_refs->size() == n && n > 0) {
+          refs = static_cast<int32_t*>(copy_items(value_refs->data(), n, sizeof(int32_t)));
+          if (refs == nullptr) return oom("an int list");
+        }
+        v.tag = ValueTag::IntList;
+        v.as_int_list = IntListValue{copy, refs, values, n};
+        break;
+      }
+      case schema::ValueKind::DoubleList: {
+        const flatbuffers::Vector<double>* items = static_cast<const schema::DoubleList*>(payload)->items();
+        size_t n = items ? items->size() : 0;
+        double* copy = static_cast<double*>(copy_items(items ? items->data() : nullptr, n, sizeof(double)));
+        if (copy == nullptr) return oom("a double list");
+        v.tag = ValueTag::DoubleList;
+        v.as_double_list = Span<const double>(copy, n);
+        break;
+      }
+      case schema::ValueKind::BoolList: {
+        const flatbuffers::Vector<uint8_t>* items = static_cast<const schema::BoolList*>(payload)->items();
+        size_t n = items ? items->size() : 0;
+        bool* copy = take<bool>(n == 0 ? 1 : n);
+        if (copy == nullptr) return oom("a bool list");
+        for (size_t k = 0; k < n; ++k) copy[k] = items->Get(static_cast<uoffset_t>(k)) != 0;
+        v.tag = ValueTag::BoolList;
+        v.as_bool_list = Span<const bool>(copy, n);
+        break;
+      }
+      case schema::ValueKind::TensorList:
+        v.tag = ValueTag::TensorList;  // the list itself in the second pass: needs every tensor
+        break;
+      case schema::ValueKind::OptionalTensorList:
+        v.tag = ValueTag::OptionalTensorList;
+        break;
+    }
+  }
+  for (uoffset_t i = 0; i < num_values; ++i) {
+    EValue& v = values[i];
+    if (!v.is_tensor_list()) continue;
+    // TensorList and OptionalTensorList: the same table layout (items: [int]).
+    const flatbuffers::Vector<int32_t>* items =
+        v.tag == ValueTag::OptionalTensorList
+            ? static_cast<const schema::OptionalTensorList*>(values_->Get(i)->value())->items()
+            : static_cast<const schema::TensorList*>(values_->Get(i)->value())->items();
+    size_t n = items ? items->size() : 0;
+    Tensor** list = take<Tensor*>(n == 0 ? 1 : n);
+    if (list == nullptr) return oom("a tensor list");
+    for (size_t k = 0; k < n; ++k) {
+      int32_t ref = items->Get(static_cast<uoffset_t>(k));
+      list[k] = ref < 0 ? nullptr : values[ref].as_tensor;
+    }
+    v.as_tensor_list = Span<Tensor* const>(list, n);
+  }
+  return Error::Ok;
+}
+
+// The planned storage of each tensor input and output, for set_input() and set_output_buffer().
+Error Method::Init::build_io_tables() {
+  for (int outputs = 0; outputs < 2; ++outputs) {
+    const flatbuffers::Vector<uint32_t>* list = outputs ? method_->outputs() : method_->inputs();
+    Io& io = outputs ? m_.outputs_ : m_.inputs_;
+    const size_t n = list ? list->size() : 0;
+    io.num = n;
+    io.indices = list ? list->data() : nullptr;
+    // Both tables have the same size: when the second fits, so did the first.
+    io.planned_data = take<void*>(n + 1);
+    io.planned_capacity = take<size_t>(n + 1);
+    if (io.planned_capacity == nullptr) return oom(outputs ? "input/output tables" : "input tables");
+    for (size_t i = 0; i < n; ++i) {
+      const EValue& v = m_.values_[io.indices[i]];
+      io.planned_data[i] = v.is_tensor() ? v.as_tensor->data : nullptr;
+      io.planned_capacity[i] = v.is_tensor() ? v.as_tensor->capacity_bytes : 0;
+    }
+  }
+  return Error::Ok;
+}
+
+Error Method::Init::build_state_table() {
+  // Mutable state: the tensors reset_state() restores.
+  size_t count = 0;
+  for (int fill = 0; fill < 2; ++fill) {
+    if (fill == 1) {
+      m_.num_state_values_ = count;
+      m_.state_values_ = take<uint32_t>(count + 1);
+      if (m_.state_values_ == nullptr) return oom("the state table");
+      count = 0;
+    }
+    for (uoffset_t i = 0; i < m_.num_values_; ++i) {
+      if (m_.values_[i].is_tensor() &&
+          static_cast<const schema::Tensor*>(values_->Get(i)->value())->location() ==
+              schema::DataLocation::MutableState) {
+        if (fill == 1) m_.state_values_[count] = i;
+        ++count;
+      }
+    }
+  }
+  return Error::Ok;
+}
+
+Error Method::Init::build_delegates(ThreadPool* thread_pool, InitObserver* observer) {
+  const flatbuffers::Vector<flatbuffers::Offset<schema::Delegate>>* delegates = method_->delegates();
+  const size_t num_delegates = delegates ? delegates->size() : 0;
+  m_.delegate_backends_ = take<Backend*>(num_delegates + 1);
+  m_.delegate_handles_ = take<void*>(num_delegates + 1);
+  // "<backend>#<index>": the trace name of each delegate's init and calls.
+  char* delegate_names = take<char>(num_delegates * kDelegateNameBytes + 1);
+  if (!m_.delegate_backends_ || !m_.delegate_handles_ || !delegate_names) return oom("the delegate table");
+  m_.delegate_names_ = delegate_names;
+  for (size_t i = 0; i < num_delegates; ++i) {
+    m_.delegate_backends_[i] = nullptr;
+    m_.delegate_handles_[i] = nullptr;
+  }
+  m_.num_delegates_ = num_delegates;  // only now may the destructor walk the tables
+  if (num_delegates == 0) return Error::Ok;
+  return init_delegates(DelegateInitRequest{&program_, method_, &alloc_, thread_pool, diag_, observer,
+                                            delegate_names, kDelegateNameBytes, m_.delegate_backends_,
+                                            m_.delegate_handles_});
+}
+
+// Resolves every kernel now; reports all missing ones at once.
+Error Method::Init::build_instructions() {
+  const flatbuffers::Vector<flatbuffers::Offset<schema::Instruction>>* instructions = method_->instructions();
+  const flatbuffers::Vector<flatbuffers::Offset<schema::Operator>>* operators = method_->operators();
+  m_.num_instructions_ = instructions ? instructions->size() : 0;
+  m_.instructions_ = take<Instruction>(m_.num_instructions_ + 1);
+  if (m_.instructions_ == nullptr) return oom("the instruction table");
+  char missing[300] = {0};
+  for (uoffset_t i = 0; i < m_.num_instructions_; ++i) {
+    const schema::Instruction* si = instructions->Get(i);
+    const void* payload = si->kind();
+    Instruction& ins = *new (&m_.instructions_[i]) Instruction();
+    const flatbuffers::Vector<int32_t>* args = nullptr;
+    const schema::Operator* op = nullptr;
+    switch (si->kind_type()) {
+      case schema::InstructionKind::KernelCall: {
+        const schema::KernelCall* call = static_cast<const schema::KernelCall*>(payload);
+        ins.kind = Instruction::Kind::Kernel;
+        args = call->args();
+        op = operators->Get(call->op_index());
+        break;
+      }
+      case schema::InstructionKind::DelegateCall: {
+        const schema::DelegateCall* call = static_cast<const schema::DelegateCall*>(payload);
+        ins.kind = Instruction::Kind::Delegate;
+        ins.a = call->delegate_index();
+        args = call->args();
+        break;
+      }
+      case schema::InstructionKind::Move:
+        ins.kind = Instruction::Kind::Move;
+        ins.a = static_cast<const schema::Move*>(payload)->from_value();
+        ins.b = static_cast<const schema::Move*>(payload)->to_value();
+        break;
+      case schema::InstructionKind::JumpFalse:
+        ins.kind = Instruction::Kind::JumpFalse;
+        ins.a = static_cast<const schema::JumpFalse*>(payload)->condition_value();
+        ins.b = static_cast<const schema::JumpFalse*>(payload)->destination();
+        break;
+      default:
+        ins.kind = Instruction::Kind::Nop;  // Free: memory is planned ahead of time
+        break;
+    }
+    if (args != nullptr) {
+      ins.num_args = args->size();
+      ins.args = take<EValue*>(ins.num_args + 1);
+      if (ins.args == nullptr) return oom("kernel arguments");
+      for (uoffset_t k = 0; k < ins.num_args; ++k) ins.args[k] = &m_.values_[args->Get(k)];
+    }
+    if (op != nullptr) {
+      const flatbuffers::String* overload = op->overload();
+      char key[160];
+      ins.op_name = op->name()->c_str();
+      std::snprintf(key, sizeof(key), "%s.%s", ins.op_name,
+                    overload && overload->size() ? overload->c_str() : "default");
+      ins.fn = find_kernel(key, first_tensor_dtype(ins.args, ins.num_args));
+      if (ins.fn == nullptr) append_unique(missing, sizeof(missing), key);
+    }
+  }
+  if (missing[0] != 0) {
+    if (const char* selection = kernel_selection()) {
+      return fail(diag_, Error::NotSupported,
+                  "method '%s' uses operators not in this build: %s (kernels selected from %s); "
+                  "rebuild with this program added to --ops-from", name_, missing, selection);
+    }
+    return fail(diag_, Error::NotSupported,
+                "method '%s' uses operators with no registered kernel: %s; link the kernel "
+                "library that provides them", name_, missing);
+  }
+  return Error::Ok;
+}
+
 Result<Method> Program::load_method(const char* name, MemoryManager* memory, Diagnostic* diag,
                                     ThreadPool* thread_pool) const {
   const schema::Method* method = find_method(name);
@@ -207,234 +402,30 @@ Result<Method> Program::load_method(const char* name, MemoryManager* memory, Dia
   return Method::init(*this, method, memory, diag, thread_pool);
 }
 
-Result<Method> Method::init(const Program& program, const schema::Method* method,
-                            MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool) {
-  return init_with(program, method, memory, diag, thread_pool, nullptr);
-}
-
 Result<Method> Method::init_with(const Program& program, const schema::Method* method,
                                  MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool,
                                  InitObserver* observer) {
   if (memory == nullptr || memory->method_allocator == nullptr) {
     return fail(diag, Error::InvalidArgument, "load_method: a MemoryManager with a method allocator is required");
   }
-  MethodMeta meta(method);
-  for (size_t i = 0; i < meta.num_arenas(); ++i) {
-    size_t need = *meta.arena_size(i);
-    if (i >= memory->planned_arenas.size()) {
-      return fail(diag, Error::OutOfMemory,
-                  "method '%s' needs %zu planned arenas but %zu were given; size them from "
-                  "MethodMeta::arena_size()", meta.name(), meta.num_arenas(), memory->planned_arenas.size());
-    }
-    if (memory->planned_arenas[i].size() < need ||
-        (need > 0 && memory->planned_arenas[i].data() == nullptr)) {
-      return fail(diag, Error::OutOfMemory,
-                  "planned arena %zu of method '%s' needs %zu bytes but %zu were given", i,
-                  meta.name(), need, memory->planned_arenas[i].size());
-    }
-    if (reinterpret_cast<uintptr_t>(memory->planned_arenas[i].data()) % 8 != 0) {
-      return fail(diag, Error::InvalidArgument,
-                  "planned arena %zu of method '%s' must be at least 8-byte aligned", i, meta.name());
-    }
-  }
-  MemoryAllocator& alloc = *memory->method_allocator;
   Method m;
+  Init init(m, program, method, memory, diag);
+  EMBER_TRY(init.check_arenas());
   m.program_ = &program;
   m.method_ = method;
   m.memory_ = *memory;
   m.thread_pool_ = thread_pool;
-  auto oom = [&](const char* what) {
-    return fail(diag, Error::OutOfMemory,
-                "method allocator too small while allocating %s: %zu bytes given, at least %zu "
-                "needed; enlarge the method allocator", what, alloc.size(), alloc.bytes_needed());
-  };
-
-  m.num_values_ = method->values() ? method->values()->size() : 0;
-  m.values_ = alloc.allocate_array<EValue>(m.num_values_ == 0 ? 1 : m.num_values_);
-  if (m.values_ == nullptr) return oom("the value table");
-  for (size_t i = 0; i < m.num_values_; ++i) new (&m.values_[i]) EValue();
-  ValueBuilder builder(program, method, *memory, diag);
-  EMBER_TRY(builder.build(m.values_, m.num_values_));
-
-  // Inputs and outputs.
-  m.num_inputs_ = meta.num_inputs();
-  m.input_indices_ = method->inputs() ? method->inputs()->data() : nullptr;
-  m.input_planned_data_ = alloc.allocate_array<void*>(m.num_inputs_ + 1);
-  m.input_planned_capacity_ = alloc.allocate_array<size_t>(m.num_inputs_ + 1);
-  if (m.input_planned_capacity_ == nullptr) return oom("input tables");
-  m.num_outputs_ = meta.num_outputs();
-  m.output_indices_ = method->outputs() ? method->outputs()->data() : nullptr;
-  m.output_planned_data_ = alloc.allocate_array<void*>(m.num_outputs_ + 1);
-  m.output_planned_capacity_ = alloc.allocate_array<size_t>(m.num_outputs_ + 1);
-  if (!m.input_planned_data_ || !m.output_planned_data_ || !m.output_planned_capacity_) return oom("input/output tables");
-  for (size_t i = 0; i < m.num_inputs_; ++i) {
-    const EValue& v = m.values_[m.input_indices_[i]];
-    m.input_planned_data_[i] = v.is_tensor() ? v.as_tensor->data : nullptr;
-    m.input_planned_capacity_[i] = v.is_tensor() ? v.as_tensor->capacity_bytes : 0;
-  }
-  for (size_t i = 0; i < m.num_outputs_; ++i) {
-    const EValue& v = m.values_[m.output_indices_[i]];
-    m.output_planned_data_[i] = v.is_tensor() ? v.as_tensor->data : nullptr;
-    m.output_planned_capacity_[i] = v.is_tensor() ? v.as_tensor->capacity_bytes : 0;
-  }
-
-  // Mutable state.
-  for (uoffset_t i = 0; i < m.num_values_; ++i) {
-    const schema::Value* sv = method->values()->Get(i);
-    if (sv->value_type() == schema::ValueKind::Tensor &&
-        sv->value_as_Tensor()->location() == schema::DataLocation::MutableState) {
-      ++m.num_state_values_;
-    }
-  }
-  m.state_values_ = alloc.allocate_array<uint32_t>(m.num_state_values_ + 1);
-  if (m.state_values_ == nullptr) return oom("the state table");
-  for (uoffset_t i = 0, k = 0; i < m.num_values_; ++i) {
-    const schema::Value* sv = method->values()->Get(i);
-    if (sv->value_type() == schema::ValueKind::Tensor &&
-        sv->value_as_Tensor()->location() == schema::DataLocation::MutableState) {
-      m.state_values_[k++] = i;
-    }
-  }
-
-  // Delegates.
-  const size_t num_delegates = meta.num_delegates();
-  m.delegate_backends_ = alloc.allocate_array<Backend*>(num_delegates + 1);
-  m.delegate_handles_ = alloc.allocate_array<void*>(num_delegates + 1);
-  // "<backend>#<index>": the trace name of each delegate's init and calls.
-  char* delegate_names = alloc.allocate_array<char>(num_delegates * kDelegateNameBytes + 1);
-  if (!m.delegate_backends_ || !m.delegate_handles_ || !delegate_names) return oom("the delegate table");
-  m.delegate_names_ = delegate_names;
-  m.num_delegates_ = num_delegates;  // only now may the destructor walk the tables
-  for (size_t i = 0; i < m.num_delegates_; ++i) {
-    m.delegate_backends_[i] = nullptr;
-    m.delegate_handles_[i] = nullptr;
-  }
-  for (uoffset_t i = 0; i < m.num_delegates_; ++i) {
-    const schema::Delegate* d = method->delegates()->Get(i);
-    const char* id = d->backend_id()->c_str();
-    Backend* backend = find_backend(id);
-    if (backend == nullptr) {
-      return fail(diag, Error::NotSupported,
-                  "delegate %u needs backend '%s', which is not linked into this binary; link its "
-                  "library or re-export with --backend portable", i, id);
-    }
-    if (!backend->is_available()) {
-      const char* why = backend->unavailable_reason();
-      return fail(diag, Error::NotSupported,
-                  "backend '%s' is not available on this device%s%s; re-export with --backend portable", id,
-                  why[0] != '\0' ? ": " : "", why);
-    }
-    Span<const uint8_t> blob;
-    if (d->blob_segment() >= 0) {
-      Result<Span<const uint8_t>> seg = program.segment(static_cast<uint32_t>(d->blob_segment()));
-      if (!seg.ok()) return fail(diag, Error::InvalidProgram, "delegate %u blob segment is missing", i);
-      blob = *seg;
-    } else if (d->inline_blob() != nullptr) {
-      blob = Span<const uint8_t>(d->inline_blob()->data(), d->inline_blob()->size());
-    }
-    size_t num_specs = d->compile_specs() ? d->compile_specs()->size() : 0;
-    CompileSpecView* specs = alloc.allocate_array<CompileSpecView>(num_specs + 1);
-    if (specs == nullptr) return oom("compile specs");
-    for (uoffset_t k = 0; k < num_specs; ++k) {
-      const schema::CompileSpec* spec = d->compile_specs()->Get(k);
-      specs[k].key = spec->key()->c_str();
-      specs[k].value = spec->value() ? Span<const uint8_t>(spec->value()->data(), spec->value()->size())
-                                     : Span<const uint8_t>();
-    }
-    std::snprintf(delegate_names + i * kDelegateNameBytes, kDelegateNameBytes, "%s#%u", id, i);
-    BackendInitContext context{&alloc, &program, thread_pool, diag};
-    if (observer != nullptr) {
-      context.event_tracer = observer->delegate_tracer();
-      observer->delegate_init(i, false);
-    }
-    Result<void*> handle = backend->init(context, blob, Span<const CompileSpecView>(specs, num_specs));
-    if (!handle.ok()) {
-      if (diag != nullptr && diag->message[0] == 0) {
-        fail(diag, handle.error(), "backend '%s' failed to initialise delegate %u", id, i);
-      }
-      return handle.error();
-    }
-    if (observer != nullptr) observer->delegate_init(i, true);
-    m.delegate_backends_[i] = backend;
-    m.delegate_handles_[i] = *handle;
-  }
-
-  // Instructions: resolve every kernel now; report all missing ones at once.
-  m.num_instructions_ = meta.num_instructions();
-  m.instructions_ = alloc.allocate_array<Instruction>(m.num_instructions_ + 1);
-  if (m.instructions_ == nullptr) return oom("the instruction table");
-  char missing[300] = {0};
-  for (uoffset_t i = 0; i < m.num_instructions_; ++i) {
-    const schema::Instruction* si = method->instructions()->Get(i);
-    Instruction& ins = *new (&m.instructions_[i]) Instruction();
-    const flatbuffers::Vector<int32_t>* args = nullptr;
-    switch (si->kind_type()) {
-      case schema::InstructionKind::KernelCall:
-        ins.kind = Instruction::Kind::Kernel;
-        args = si->kind_as_KernelCall()->args();
-        break;
-      case schema::InstructionKind::DelegateCall:
-        ins.kind = Instruction::Kind::Delegate;
-        ins.a = si->kind_as_DelegateCall()->delegate_index();
-        args = si->kind_as_DelegateCall()->args();
-        break;
-      case schema::InstructionKind::Move:
-        ins.kind = Instruction::Kind::Move;
-        ins.a = si->kind_as_Move()->from_value();
-        ins.b = si->kind_as_Move()->to_value();
-        break;
-      case schema::InstructionKind::JumpFalse:
-        ins.kind = Instruction::Kind::JumpFalse;
-        ins.a = si->kind_as_JumpFalse()->condition_value();
-        ins.b = si->kind_as_JumpFalse()->destination();
-        break;
-      default:
-        ins.kind = Instruction::Kind::Nop;  // Free: memory is planned ahead of time
-        break;
-    }
-    if (args != nullptr) {
-      ins.num_args = args->size();
-      ins.args = alloc.allocate_array<EValue*>(ins.num_args + 1);
-      if (ins.args == nullptr) return oom("kernel arguments");
-      for (uoffset_t k = 0; k < ins.num_args; ++k) ins.args[k] = &m.values_[args->Get(k)];
-    }
-    if (ins.kind == Instruction::Kind::Kernel) {
-      const schema::Operator* op = method->operators()->Get(si->kind_as_KernelCall()->op_index());
-      char key[160];
-      std::snprintf(key, sizeof(key), "%s.%s", op->name()->c_str(),
-                    op->overload() && op->overload()->size() ? op->overload()->c_str() : "default");
-      ins.fn = find_kernel(key, first_tensor_dtype(ins.args, ins.num_args));
-      ins.op_name = op->name()->c_str();
-      if (ins.fn == nullptr) append_unique(missing, sizeof(missing), key);
-    }
-  }
-  if (missing[0] != 0) {
-    if (kernel_selection() != nullptr) {
-      return fail(diag, Error::NotSupported,
-                  "method '%s' uses operators not in this build: %s (kernels selected from %s); "
-                  "rebuild with this program added to --ops-from", meta.name(), missing, kernel_selection());
-    }
-    return fail(diag, Error::NotSupported,
-                "method '%s' uses operators with no registered kernel: %s; link the kernel "
-                "library that provides them", meta.name(), missing);
-  }
+  EMBER_TRY(init.build_values());
+  EMBER_TRY(init.build_io_tables());
+  EMBER_TRY(init.build_state_table());
+  EMBER_TRY(init.build_delegates(thread_pool, observer));
+  EMBER_TRY(init.build_instructions());
   m.initialized_ = true;
   return Result<Method>(static_cast<Method&&>(m));
 }
 
 Method::Method(Method&& other) noexcept
-    : program_(other.program_), method_(other.method_), memory_(other.memory_),
-      values_(other.values_), num_values_(other.num_values_), instructions_(other.instructions_),
-      num_instructions_(other.num_instructions_), input_indices_(other.input_indices_),
-      input_planned_data_(other.input_planned_data_),
-      input_planned_capacity_(other.input_planned_capacity_), num_inputs_(other.num_inputs_),
-      output_indices_(other.output_indices_), output_planned_data_(other.output_planned_data_),
-      output_planned_capacity_(other.output_planned_capacity_), num_outputs_(other.num_outputs_),
-      state_values_(other.state_values_), num_state_values_(other.num_state_values_),
-      delegate_backends_(other.delegate_backends_), delegate_handles_(other.delegate_handles_),
-      delegate_names_(other.delegate_names_), num_delegates_(other.num_delegates_),
-      thread_pool_(other.thread_pool_), event_tracer_(other.event_tracer_),
-      traced_run_(other.traced_run_), trace_runs_(other.trace_runs_), initialized_(other.initialized_), diag_(other.diag_) {
+    : internal::MethodData(other), instructions_(other.instructions_) {
   other.initialized_ = false;
   other.num_delegates_ = 0;
   other.delegate_backends_ = nullptr;
@@ -448,11 +439,11 @@ Method::~Method() {
 
 Error Method::check_input_tensor(size_t index, const Tensor& given, Tensor** target) {
   if (!initialized_) return fail(&diag_, Error::InvalidState, "method is not initialised");
-  if (index >= num_inputs_) {
+  if (index >= inputs_.num) {
     return fail(&diag_, Error::InvalidArgument, "input %zu does not exist: the method takes %zu inputs",
-                index, num_inputs_);
+                index, inputs_.num);
   }
-  EValue& slot = values_[input_indices_[index]];
+  EValue& slot = values_[inputs_.indices[index]];
   if (!slot.is_tensor()) {
     return fail(&diag_, Error::InvalidArgument, "input %zu is not a tensor", index);
   }
@@ -488,8 +479,8 @@ Error Method::check_input_tensor(size_t index, const Tensor& given, Tensor** tar
 }
 
 Error Method::set_input(size_t index, const EValue& value) {
-  if (index < num_inputs_ && initialized_ && !values_[input_indices_[index]].is_tensor()) {
-    EValue& slot = values_[input_indices_[index]];
+  if (index < inputs_.num && initialized_ && !values_[inputs_.indices[index]].is_tensor()) {
+    EValue& slot = values_[inputs_.indices[index]];
     if (value.tag != slot.tag) {
       return fail(&diag_, Error::InvalidArgument, "input %zu has the wrong kind of value", index);
     }
@@ -504,9 +495,9 @@ Error Method::set_input(size_t index, const EValue& value) {
   }
   Tensor* t = nullptr;
   EMBER_TRY(check_input_tensor(index, *value.as_tensor, &t));
-  void* planned = input_planned_data_[index];
+  void* planned = inputs_.planned_data[index];
   size_t bytes = value.as_tensor->nbytes();
-  t->capacity_bytes = input_planned_capacity_[index];
+  t->capacity_bytes = inputs_.planned_capacity[index];
   if (planned == nullptr || bytes > t->capacity_bytes) {
     return fail(&diag_, Error::OutOfBounds, "input %zu does not fit its planned storage", index);
   }
@@ -527,26 +518,26 @@ Error Method::bind_input(size_t index, const Tensor& tensor) {
 }
 
 Error Method::set_output_buffer(size_t index, void* data, size_t nbytes) {
-  if (index >= num_outputs_ || !values_[output_indices_[index]].is_tensor()) {
+  if (index >= outputs_.num || !values_[outputs_.indices[index]].is_tensor()) {
     return fail(&diag_, Error::InvalidArgument, "output %zu is not a tensor output", index);
   }
-  Tensor& t = *values_[output_indices_[index]].as_tensor;
+  Tensor& t = *values_[outputs_.indices[index]].as_tensor;
   if (data == nullptr) {
-    t.data = output_planned_data_[index];
-    t.capacity_bytes = output_planned_capacity_[index];
+    t.data = outputs_.planned_data[index];
+    t.capacity_bytes = outputs_.planned_capacity[index];
     return Error::Ok;
   }
-  if (nbytes < output_planned_capacity_[index]) {
+  if (nbytes < outputs_.planned_capacity[index]) {
     return fail(&diag_, Error::OutOfMemory, "output %zu needs a buffer of %zu bytes, got %zu", index,
-                output_planned_capacity_[index], nbytes);
+                outputs_.planned_capacity[index], nbytes);
   }
   t.data = data;
   t.capacity_bytes = nbytes;
   return Error::Ok;
 }
 
-const EValue& Method::input(size_t index) const { return values_[input_indices_[index]]; }
-const EValue& Method::output(size_t index) const { return values_[output_indices_[index]]; }
+const EValue& Method::input(size_t index) const { return values_[inputs_.indices[index]]; }
+const EValue& Method::output(size_t index) const { return values_[outputs_.indices[index]]; }
 
 Error Method::execute() {
   if (!initialized_) return fail(&diag_, Error::InvalidState, "execute: the method is not initialised");
@@ -571,16 +562,16 @@ Error Method::instruction_failed(Error err, size_t pc) {
     fail(&diag_, err, "instruction %zu (%s) failed: %s", pc,
          ins.kind == Instruction::Kind::Kernel ? ins.op_name : "delegate", error_name(err));
   }
-  if (err == Error::OutOfMemory && temp_needed > 0) {
+  if (err == Error::OutOfMemory && (temp_needed > 0 || memory_.temp_allocator == nullptr)) {
     // Say how much scratch the instruction wanted (kernels only see a null pointer).
     char kernel_message[sizeof(diag_.message)];
     std::memcpy(kernel_message, diag_.message, sizeof(kernel_message));
-    fail(&diag_, err, "%s; temp allocator: %zu bytes given, at least %zu needed", kernel_message,
-         memory_.temp_allocator->size(), temp_needed);
-  } else if (err == Error::OutOfMemory && memory_.temp_allocator == nullptr) {
-    char kernel_message[sizeof(diag_.message)];
-    std::memcpy(kernel_message, diag_.message, sizeof(kernel_message));
-    fail(&diag_, err, "%s; the method has no temp allocator (MemoryManager::temp_allocator)", kernel_message);
+    if (temp_needed > 0) {
+      fail(&diag_, err, "%s; temp allocator: %zu bytes given, at least %zu needed", kernel_message,
+           memory_.temp_allocator->size(), temp_needed);
+    } else {
+      fail(&diag_, err, "%s; the method has no temp allocator (MemoryManager::temp_allocator)", kernel_message);
+    }
   }
   return err;
 }

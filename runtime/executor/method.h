@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "runtime/backend/backend.h"
+#include "runtime/backend/delegate_init.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/event_tracer.h"
 #include "runtime/core/result.h"
@@ -34,7 +35,42 @@ namespace ember {
 namespace schema {
 struct Method;
 }
-class Method {
+class Method;
+
+namespace internal {
+// The data of a Method (below), all trivially copyable: moving a Method is one block copy.
+struct MethodData {
+  const Program* program_ = nullptr;
+  const schema::Method* method_ = nullptr;
+  MemoryManager memory_;
+  EValue* values_ = nullptr;
+  size_t num_values_ = 0;
+  size_t num_instructions_ = 0;
+  // The inputs or the outputs of a method.
+  struct Io {
+    const uint32_t* indices = nullptr;   // into values_
+    void** planned_data = nullptr;       // planned storage of each tensor
+    size_t* planned_capacity = nullptr;
+    size_t num = 0;
+  };
+  Io inputs_;
+  Io outputs_;
+  uint32_t* state_values_ = nullptr;          // mutable-state tensors
+  size_t num_state_values_ = 0;
+  Backend** delegate_backends_ = nullptr;
+  void** delegate_handles_ = nullptr;
+  const char* delegate_names_ = nullptr;       // "<backend>#<index>", kDelegateNameBytes each
+  size_t num_delegates_ = 0;
+  ThreadPool* thread_pool_ = nullptr;
+  EventTracer* event_tracer_ = nullptr;
+  Error (*traced_run_)(Method&) = nullptr;     // set with event_tracer_ (method_tracing.cc)
+  uint32_t trace_runs_ = 0;
+  bool initialized_ = false;
+  Diagnostic diag_;
+};
+}  // namespace internal
+
+class Method : private internal::MethodData {
  public:
   static constexpr size_t kDelegateNameBytes = 40;
   // `event_tracer` (may be null; must outlive the Method) receives the init events and is
@@ -53,8 +89,8 @@ class Method {
   ~Method();
 
   MethodMeta meta() const { return MethodMeta(method_); }
-  size_t num_inputs() const { return num_inputs_; }
-  size_t num_outputs() const { return num_outputs_; }
+  size_t num_inputs() const { return inputs_.num; }
+  size_t num_outputs() const { return outputs_.num; }
 
   // Copies `value` into input `index`'s planned storage. Tensors must match dtype and rank;
   // static dimensions must match exactly, dynamic ones stay within their bounds.
@@ -91,14 +127,9 @@ class Method {
   struct Instruction;
   // Lets the traced init (method_tracing.cc) time each backend's init and hand backends the
   // tracer, without the core init referencing any tracing code. Null for an untraced init.
-  class InitObserver {
-   public:
-    virtual EventTracer* delegate_tracer() = 0;  // for BackendInitContext::event_tracer
-    virtual void delegate_init(size_t index, bool done) = 0;  // before / after backend init
-   protected:
-    ~InitObserver() = default;
-  };
+  using InitObserver = DelegateInitObserver;
   class DelegateInitTimer;  // method_tracing.cc
+  class Init;  // the steps of init_with (method.cc)
   Method() = default;
   static Result<Method> init_with(const Program& program, const schema::Method* method,
                                   MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool,
@@ -113,33 +144,12 @@ class Method {
   Error run_instructions();  // runtime/executor/instruction_loop.h
   Error instruction_failed(Error err, size_t pc);
 
-  const Program* program_ = nullptr;
-  const schema::Method* method_ = nullptr;
-  MemoryManager memory_;
-  EValue* values_ = nullptr;
-  size_t num_values_ = 0;
-  Instruction* instructions_ = nullptr;
-  size_t num_instructions_ = 0;
-  const uint32_t* input_indices_ = nullptr;   // into values_
-  void** input_planned_data_ = nullptr;       // planned storage of each tensor input
-  size_t* input_planned_capacity_ = nullptr;
-  size_t num_inputs_ = 0;
-  const uint32_t* output_indices_ = nullptr;
-  void** output_planned_data_ = nullptr;
-  size_t* output_planned_capacity_ = nullptr;
-  size_t num_outputs_ = 0;
-  uint32_t* state_values_ = nullptr;          // mutable-state tensors
-  size_t num_state_values_ = 0;
-  Backend** delegate_backends_ = nullptr;
-  void** delegate_handles_ = nullptr;
-  const char* delegate_names_ = nullptr;       // "<backend>#<index>", kDelegateNameBytes each
-  size_t num_delegates_ = 0;
-  ThreadPool* thread_pool_ = nullptr;
-  EventTracer* event_tracer_ = nullptr;
-  Error (*traced_run_)(Method&) = nullptr;     // set with event_tracer_ (method_tracing.cc)
-  uint32_t trace_runs_ = 0;
-  bool initialized_ = false;
-  Diagnostic diag_;
+  Instruction* instructions_ = nullptr;  // the other data is in MethodData
 };
+
+inline Result<Method> Method::init(const Program& program, const schema::Method* method,
+                                   MemoryManager* memory, Diagnostic* diag, ThreadPool* thread_pool) {
+  return init_with(program, method, memory, diag, thread_pool, nullptr);
+}
 
 }  // namespace ember

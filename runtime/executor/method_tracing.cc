@@ -48,12 +48,7 @@ Result<Method> Method::init(const Program& program, const schema::Method* method
   const uint64_t start_ns = platform_monotonic_ns();
   const size_t num_delegates = MethodMeta(method).num_delegates();
   uint64_t* times = memory->method_allocator->allocate_array<uint64_t>(2 * num_delegates + 1);
-  if (times == nullptr) {
-    MemoryAllocator& alloc = *memory->method_allocator;
-    return fail(diag, Error::OutOfMemory,
-                "method allocator too small while allocating the trace timers: %zu bytes given, at "
-                "least %zu needed; enlarge the method allocator", alloc.size(), alloc.bytes_needed());
-  }
+  if (times == nullptr) return method_allocator_too_small(diag, *memory->method_allocator, "the trace timers");
   for (size_t i = 0; i < 2 * num_delegates; ++i) times[i] = 0;
   DelegateInitTimer timer(event_tracer, times, num_delegates);
   Result<Method> m = init_with(program, method, memory, diag, thread_pool, &timer);

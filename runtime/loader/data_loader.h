@@ -20,7 +20,12 @@ class FreeableBuffer {
   FreeableBuffer() = default;
   FreeableBuffer(const void* data, size_t size, FreeFn free_fn, void* context)
       : data_(data), size_(size), free_fn_(free_fn), context_(context) {}
-  FreeableBuffer(FreeableBuffer&& other) noexcept { *this = static_cast<FreeableBuffer&&>(other); }
+  FreeableBuffer(FreeableBuffer&& other) noexcept
+      : data_(other.data_), size_(other.size_), free_fn_(other.free_fn_), context_(other.context_) {
+    other.data_ = nullptr;
+    other.size_ = 0;
+    other.free_fn_ = nullptr;
+  }
   FreeableBuffer& operator=(FreeableBuffer&& other) noexcept {
     if (this != &other) {
       free();

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/platform/diagnostic.h"
+
 namespace ember {
 
 class MemoryAllocator {
@@ -63,5 +65,9 @@ class MemoryAllocator {
   size_t failed_bytes_ = 0;
   size_t last_failure_ = 0;
 };
+
+// The out-of-memory failure of a method's init: "method allocator too small while allocating
+// <what>: N bytes given, at least M needed; enlarge the method allocator" (OutOfMemory).
+Error method_allocator_too_small(Diagnostic* diag, const MemoryAllocator& allocator, const char* what);
 
 }  // namespace ember

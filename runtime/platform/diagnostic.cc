@@ -5,6 +5,10 @@
 namespace ember {
 
 Error fail(Diagnostic* diag, Error error, const char* format, ...) {
+  // Without a Diagnostic the message is only logged: not even formatted when this build
+  // compiles Debug logging out (EMBER_MIN_LOG_LEVEL above 0, the default).
+  constexpr bool kLogged = static_cast<int>(LogLevel::Debug) >= EMBER_MIN_LOG_LEVEL;
+  if (diag == nullptr && !kLogged) return error;
   char local[384];
   char* buffer = diag != nullptr ? diag->message : local;
   va_list args;
