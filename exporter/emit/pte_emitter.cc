@@ -234,8 +234,14 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     if (!idx.ok()) return idx.status();
     outputs.push_back(static_cast<uint32_t>(*idx));
   }
+  // Every blob before any delegate constant: a runtime reads all blobs at init, but may never
+  // read the constants (a delegate with its packed weights cached maps them from elsewhere),
+  // so the blobs share pages (and the kernel's read-around) with each other, not with weights.
+  std::vector<int> blob_segments;
+  for (const DelegateRecord& d : delegates) blob_segments.push_back(add_segment(d.blob.data));
   std::vector<fb::Offset<sc::Delegate>> dels;
-  for (const DelegateRecord& d : delegates) {
+  for (size_t di = 0; di < delegates.size(); ++di) {
+    const DelegateRecord& d = delegates[di];
     std::vector<fb::Offset<sc::CompileSpec>> specs;
     for (const auto& [k, v] : d.blob.compile_specs) {
       specs.push_back(sc::CreateCompileSpec(fbb_, fbb_.CreateString(k), fbb_.CreateVector<uint8_t>(v)));
@@ -252,8 +258,8 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
       specs.push_back(sc::CreateCompileSpec(fbb_, fbb_.CreateString(kConstantSegmentsSpec),
                                             fbb_.CreateVector<uint8_t>(slots)));
     }
-    int seg = add_segment(d.blob.data);
-    dels.push_back(sc::CreateDelegate(fbb_, fbb_.CreateString(d.backend_id), fbb_.CreateVector(specs), seg));
+    dels.push_back(sc::CreateDelegate(fbb_, fbb_.CreateString(d.backend_id), fbb_.CreateVector(specs),
+                                      blob_segments[di]));
   }
   std::vector<uint64_t> arenas = {plan_.arena_size};
   auto method = sc::CreateMethod(fbb_, fbb_.CreateString(method_name), fbb_.CreateVector(values_),

@@ -3,10 +3,24 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace ember {
 
 inline uint64_t read_le(const uint8_t* p, int bytes) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // The host's own order: a plain load (no loop, no call; smaller core code).
+  if (bytes == 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  if (bytes == 4) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+#endif
   uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
   return v;

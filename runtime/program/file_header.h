@@ -38,8 +38,19 @@ struct FileHeader {
   uint64_t flatbuffer_size = 0;
   uint64_t segment_area_offset = 0;
   uint64_t segment_area_size = 0;
+  // Not read by parse_file_header (the loader keeps the raw bytes: read_content_digest).
   ContentDigest content_digest;  // zero: none
 };
+
+constexpr size_t kContentDigestOffset = 48;
+
+// The content digest of a header (its 16 bytes at kContentDigestOffset).
+inline ContentDigest read_content_digest(const uint8_t* header) {
+  ContentDigest d;
+  d.lo = read_le(header + kContentDigestOffset, 8);
+  d.hi = read_le(header + kContentDigestOffset + 8, 8);
+  return d;
+}
 
 // Parses the header; false when the magic does not match.
 inline bool parse_file_header(const uint8_t* bytes, FileHeader* out) {
@@ -50,8 +61,6 @@ inline bool parse_file_header(const uint8_t* bytes, FileHeader* out) {
   out->flatbuffer_size = read_le(bytes + 24, 8);
   out->segment_area_offset = read_le(bytes + 32, 8);
   out->segment_area_size = read_le(bytes + 40, 8);
-  out->content_digest.lo = read_le(bytes + 48, 8);
-  out->content_digest.hi = read_le(bytes + 56, 8);
   return true;
 }
 
@@ -64,8 +73,8 @@ inline void write_file_header(const FileHeader& h, uint8_t* bytes) {
   write_le(bytes + 24, h.flatbuffer_size, 8);
   write_le(bytes + 32, h.segment_area_offset, 8);
   write_le(bytes + 40, h.segment_area_size, 8);
-  write_le(bytes + 48, h.content_digest.lo, 8);
-  write_le(bytes + 56, h.content_digest.hi, 8);
+  write_le(bytes + kContentDigestOffset, h.content_digest.lo, 8);
+  write_le(bytes + kContentDigestOffset + 8, h.content_digest.hi, 8);
 }
 
 }  // namespace ember

@@ -18,6 +18,9 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
                 *file_size, kFileHeaderSize);
   }
   FileHeader header;
+  // The header's digest bytes as they are (decoded on demand); scalars, not an array, so no
+  // stack protector is added to this function.
+  uint64_t digest_lo = 0, digest_hi = 0;
   {
     Result<FreeableBuffer> bytes = loader->load(0, kFileHeaderSize);
     if (!bytes.ok()) return fail(diag, bytes.error(), "cannot read the program header");
@@ -25,6 +28,9 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
       return fail(diag, Error::InvalidProgram,
                   "not an Ember program: bad magic (expected 'EMBERPTE'); export it with `ember export`");
     }
+    const uint8_t* raw = static_cast<const uint8_t*>(bytes->data()) + kContentDigestOffset;
+    std::memcpy(&digest_lo, raw, 8);
+    std::memcpy(&digest_hi, raw + 8, 8);
   }
   if (header.format_version > kFormatVersion) {
     return fail(diag, Error::VersionMismatch,
@@ -69,7 +75,8 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
     }
   }
   program.program_ = schema::GetProgram(fb_bytes);
-  program.content_digest_ = header.content_digest;
+  program.content_digest_lo_ = digest_lo;
+  program.content_digest_hi_ = digest_hi;
   if (header.segment_area_size != 0) {
     Result<FreeableBuffer> segments = loader->load(header.segment_area_offset, header.segment_area_size);
     if (!segments.ok()) return fail(diag, segments.error(), "cannot read the program's data segments");
@@ -80,6 +87,8 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
   }
   return program;
 }
+
+Program::Program(Program&&) noexcept = default;
 
 size_t Program::num_methods() const {
   return program_->methods() ? program_->methods()->size() : 0;

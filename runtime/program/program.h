@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "runtime/core/content_digest.h"
+#include "runtime/core/little_endian.h"
 #include "runtime/core/event_tracer.h"
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
@@ -37,7 +38,7 @@ class Program {
   static Result<Program> load(DataLoader* loader, Verification verification = Verification::Full,
                               Diagnostic* diag = nullptr);
 
-  Program(Program&&) = default;
+  Program(Program&&) noexcept;  // defined out of line: one copy of the code (core size)
   Program& operator=(Program&&) = default;
 
   size_t num_methods() const;
@@ -75,7 +76,12 @@ class Program {
   }
   // The file header's content digest of the program's bytes (file_header.h); zero when the
   // writer computed none. Not recomputed at load: caches trust it to name the content.
-  const ContentDigest& content_digest() const { return content_digest_; }
+  ContentDigest content_digest() const {
+    ContentDigest d;
+    d.lo = read_le(reinterpret_cast<const uint8_t*>(&content_digest_lo_), 8);
+    d.hi = read_le(reinterpret_cast<const uint8_t*>(&content_digest_hi_), 8);
+    return d;
+  }
   const schema::Program* flatbuffer() const { return program_; }
   const schema::Method* find_method(const char* name) const;
 
@@ -84,7 +90,9 @@ class Program {
   FreeableBuffer program_data_;
   FreeableBuffer segment_data_;
   const schema::Program* program_ = nullptr;
-  ContentDigest content_digest_;
+  // The header's 16 digest bytes as stored (little-endian), decoded on demand.
+  uint64_t content_digest_lo_ = 0;
+  uint64_t content_digest_hi_ = 0;
 };
 
 }  // namespace ember
