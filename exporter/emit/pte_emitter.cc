@@ -239,6 +239,15 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
   // so the blobs share pages (and the kernel's read-around) with each other, not with weights.
   std::vector<int> blob_segments;
   for (const DelegateRecord& d : delegates) blob_segments.push_back(add_segment(d.blob.data));
+  // Then what the runtime also reads at every init (scales it validates), still apart from weights.
+  for (const DelegateRecord& d : delegates) {
+    for (uint32_t slot : d.blob.read_at_init) {
+      if (slot < d.blob.constants.size() && d.blob.constants[slot] >= 0 &&
+          d.blob.constants[slot] < static_cast<int>(g_.constants.size())) {
+        segment_for_constant(d.blob.constants[slot]);
+      }
+    }
+  }
   std::vector<fb::Offset<sc::Delegate>> dels;
   for (size_t di = 0; di < delegates.size(); ++di) {
     const DelegateRecord& d = delegates[di];

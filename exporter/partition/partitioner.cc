@@ -83,6 +83,7 @@ void ConstantSlots::finish(DelegateBlob* blob) const {
   blob->constants = slots_;
   blob->new_constants = added_;
   blob->replaced = replaced_;
+  blob->read_at_init = read_at_init_;
 }
 
 namespace {

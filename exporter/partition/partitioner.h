@@ -44,6 +44,10 @@ struct DelegateBlob {
   std::vector<int> constants;
   std::vector<Constant> new_constants;
   std::vector<int> replaced;  // Graph::constants indices the blob covers through new constants
+  // Slots the runtime reads at every init (e.g. quantization scales it validates), unlike
+  // weights it may never read (packed weights cached elsewhere): the emitter lays these out
+  // beside the blobs, away from the weights.
+  std::vector<uint32_t> read_at_init;
 };
 
 // Compile-spec key of the human-readable summary a partitioner stores in each delegate
@@ -68,6 +72,8 @@ class ConstantSlots {
   uint32_t add(int original, const std::string& name, ScalarType dtype, std::vector<int64_t> sizes,
                std::vector<uint8_t> data);
   size_t size() const { return slots_.size(); }
+  // Marks `slot` as read at every init (DelegateBlob::read_at_init).
+  void read_at_init(uint32_t slot) { read_at_init_.push_back(slot); }
   void finish(DelegateBlob* blob) const;
 
  private:
@@ -75,6 +81,7 @@ class ConstantSlots {
   std::vector<int> slots_;
   std::vector<Constant> added_;
   std::vector<int> replaced_;
+  std::vector<uint32_t> read_at_init_;
 };
 
 class Partitioner {

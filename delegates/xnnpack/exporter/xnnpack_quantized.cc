@@ -359,6 +359,7 @@ std::string lower_quantized_layer(XnnLowering& ctx, const Node& n) {
   const int8_t* wd = reinterpret_cast<const int8_t*>(g.constants[w->constant].data.data());
   XnnQuant wq;  // the weight scales are read in place from their constant, not copied
   wq.scales_slot = int32_t(slots.existing(tensor_arg(g, n, 4)->constant));
+  slots.read_at_init(uint32_t(wq.scales_slot));  // the runtime validates every scale
   XnnNodeParams prm;
   prm.output_min = real_bound(out_min, -128, out_scale, out_zp, -std::numeric_limits<float>::infinity());
   prm.output_max = real_bound(out_max, 127, out_scale, out_zp, std::numeric_limits<float>::infinity());

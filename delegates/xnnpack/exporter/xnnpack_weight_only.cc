@@ -179,6 +179,7 @@ std::string lower_linear_weight_only(XnnLowering& ctx, const Node& n) {
   uint32_t filter = kInvalidId;
   if (n.args[kBits].i == 8) {
     wq.scales_slot = int32_t(slots.existing(scales->constant));  // [N, 1] float32: one per row
+    slots.read_at_init(uint32_t(wq.scales_slot));  // the runtime validates every scale
     filter = b.quantized_constant_in_slot(fb::DataType::QCInt8, {rows, cols}, std::move(wq),
                                           int32_t(slots.existing(w->constant)));
   } else {
@@ -192,6 +193,7 @@ std::string lower_linear_weight_only(XnnLowering& ctx, const Node& n) {
     const exporter::Constant& c = g.constants[scales->constant];
     wq.scales_slot = int32_t(slots.add(scales->constant, c.name + ".bf16", ScalarType::BFloat16,
                                        {scales->sizes[0], scales->sizes[1]}, std::move(bf16)));
+    slots.read_at_init(uint32_t(wq.scales_slot));  // the runtime (and XNNPACK) validate every scale
     wq.zero_point = 8;
     wq.block_size = uint32_t(n.args[kGroup].i);
     filter = b.quantized_constant_in_slot(fb::DataType::QBInt4, {rows, cols}, std::move(wq),

@@ -76,7 +76,15 @@ Error check_block_quantized(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor
                 t, count, static_cast<unsigned long long>(off), q->channel_scales_slot());
   }
   const uint16_t* scales = reinterpret_cast<const uint16_t*>(seg->data() + off);
+  // A positive normal bfloat16 has sign 0 and an exponent field in 1..254: one branch-free
+  // pass over the bits (vectorised; an LLM has tens of millions of scales), then the slow
+  // search for the message only when something is off.
+  uint32_t bad = 0;
   for (size_t i = 0; i < count; ++i) {
+    const uint32_t bits = scales[i], exponent = (bits >> 7) & 0xFFu;
+    bad |= (bits >> 15) | static_cast<uint32_t>(exponent == 0) | static_cast<uint32_t>(exponent == 0xFFu);
+  }
+  for (size_t i = 0; bad != 0 && i < count; ++i) {
     const float s = bf16_to_float(scales[i]);
     if (!std::isnormal(s) || s < 0.0f) {
       return fail(diag, Error::InvalidProgram,
