@@ -23,6 +23,9 @@
 //   weights  XNNPACK's packed weights live in one cache per Program (weights_cache.h): a
 //            filter used by several nodes, partitions, methods or runtimes is held once
 //            (found by its packed bytes, or by its pointer within one runtime's creation).
+//            With a cache directory (set_weights_cache_dir below) they are written to files
+//            once and mapped read-only by later loads (weights_file_cache.h).
+//   workspace  the runtimes of one Method share one XNNPACK workspace (method_workspace.h).
 //   shape change  when a bounded dynamic input arrives with a new shape, every internal shape
 //            is re-derived (and checked against the output bounds) and the current runtime is
 //            reshaped in place (xnn_reshape_external_value + xnn_reshape_runtime: XNNPACK
