@@ -5,6 +5,7 @@
 #include <mutex>
 #include <vector>
 
+#include "delegates/xnnpack/runtime/mapped_pages.h"
 #include "delegates/xnnpack/runtime/weights_file_cache.h"
 #include "runtime/program/program.h"
 
@@ -41,6 +42,9 @@ struct SharedWeights {
   size_t pending_size = 0;
   WeightsCacheStats stats;
   ProgramFileCache file;  // packed weights mapped from files (weights_file_cache.h), when set up
+  Span<const uint8_t> segment_area;  // the Program's data segments
+  int area_file_mapped = -1;         // -1: not yet asked (mapped_pages.h)
+  std::vector<std::pair<const void*, size_t>> sources;  // note_packed_source, until dropped
 };
 
 namespace {
@@ -129,6 +133,21 @@ void* offset_to_addr(void*, size_t offset) { return reinterpret_cast<void*>(offs
 // Never deleted through XNNPACK: release_weights_cache frees the blocks.
 xnn_status delete_cache(void*) { return xnn_status_invalid_state; }
 
+// Gives back the pages of the filters this creation packed (or found packed), when the
+// program is a read-only file mapping; forgets them either way.
+void drop_sources(SharedWeights* s) {
+  if (!s->sources.empty() && s->area_file_mapped < 0) {
+    s->area_file_mapped = is_read_only_file_mapping(s->segment_area.data(), s->segment_area.size()) ? 1 : 0;
+  }
+  if (s->area_file_mapped == 1) {
+    for (const auto& [data, nbytes] : s->sources) {
+      drop_whole_pages(data, nbytes);
+      s->stats.dropped_source_bytes += nbytes;
+    }
+  }
+  s->sources.clear();
+}
+
 void free_blocks(SharedWeights* s) {
   s->file.close();  // after every runtime that read the mappings is gone
   for (const Block& b : s->blocks) std::free(b.data);
@@ -160,6 +179,9 @@ SharedWeights* acquire_weights_cache(const Program* program) {
                                           offset_to_addr, delete_cache};
   s.stats = WeightsCacheStats();
   s.file.open(configured_weights_cache_dir(), program->content_digest(), program->segment_area());
+  s.segment_area = program->segment_area();
+  s.area_file_mapped = -1;
+  s.sources.clear();
   return &s;
 }
 
@@ -175,12 +197,26 @@ xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgr
                                      pthreadpool_t pool, uint32_t flags, xnn_runtime_t* runtime) {
   std::lock_guard<std::mutex> lock(g_mutex);
   const xnn_status s = xnn_create_runtime_v4(subgraph, &shared->provider, workspace, pool, flags, runtime);
-  if (s == xnn_status_success) shared->file.flush();  // new packings to files, for the next run
+  if (s == xnn_status_success) {
+    shared->file.flush();  // new packings to files, for the next run
+    drop_sources(shared);
+  }
   shared->keys.clear();  // see weights_cache.h: pointers are only trusted within one creation
   std::free(shared->pending);
   shared->pending = nullptr;
   if (s != xnn_status_success) *runtime = nullptr;
   return s;
+}
+
+void note_packed_source(SharedWeights* shared, const void* data, size_t nbytes) {
+  if (shared == nullptr || data == nullptr || nbytes == 0) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  const uint8_t* area = shared->segment_area.data();
+  if (p < area || nbytes > shared->segment_area.size() || p - area > static_cast<ptrdiff_t>(shared->segment_area.size() - nbytes)) {
+    return;  // not the program's segments (inline in a blob, a copy)
+  }
+  shared->sources.emplace_back(data, nbytes);
 }
 
 WeightsCacheStats weights_cache_stats(const SharedWeights* shared) {

@@ -49,6 +49,7 @@ struct WeightsCacheStats {
   uint64_t packings = 0;      // distinct packed weights held
   uint64_t reuses = 0;        // weights a runtime found already packed (no second copy)
   FileCacheStats file;        // packed weights mapped from / written to files
+  uint64_t dropped_source_bytes = 0;  // program bytes whose pages were given back after packing
 };
 
 struct SharedWeights;
@@ -64,6 +65,11 @@ xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgr
                                      pthreadpool_t pool, uint32_t flags, xnn_runtime_t* runtime);
 
 WeightsCacheStats weights_cache_stats(const SharedWeights* shared);
+
+// Notes a filter or bias of the program that only packing reads (`data` inside the Program's
+// segments). After each runtime is created its whole pages are dropped from the process when
+// the program is a read-only file mapping (mapped_pages.h): the packed copy replaces them.
+void note_packed_source(SharedWeights* shared, const void* data, size_t nbytes);
 
 }  // namespace xnnpack
 }  // namespace ember

@@ -438,6 +438,7 @@ ProgramWeightsStats program_weights_stats(const void* handle) {
   out.mapped_bytes = w.file.mapped_bytes;
   out.file_hits = w.file.hits;
   out.written_blocks = w.file.written_blocks;
+  out.dropped_source_bytes = w.dropped_source_bytes;
   return out;
 }
 

@@ -113,6 +113,9 @@ struct ProgramWeightsStats {
   uint64_t mapped_bytes = 0;
   uint64_t file_hits = 0;         // XNNPACK look-ups answered from files
   uint64_t written_blocks = 0;    // block files this process wrote
+  // Filter bytes of a memory-mapped program whose pages were given back once packed
+  // (mapped_pages.h): the process keeps one copy of the weights, not two.
+  uint64_t dropped_source_bytes = 0;
 };
 ProgramWeightsStats program_weights_stats(const void* handle);
 

@@ -95,6 +95,7 @@ Error resolve_constant(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, Bac
   if (reinterpret_cast<uintptr_t>(base) % elem == 0 && packed_only) {
     d->constant_data[t] = base;
     d->stats.constants_in_place++;
+    note_packed_source(d->weights, base, static_cast<size_t>(nbytes));  // pages given back once packed
     return Error::Ok;
   }
   if (reinterpret_cast<uintptr_t>(base) % elem == 0 && available >= nbytes + XNN_EXTRA_BYTES) {

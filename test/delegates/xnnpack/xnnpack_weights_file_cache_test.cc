@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -20,6 +21,8 @@
 #include "delegates/xnnpack/runtime/weights_index.h"
 #include "delegates/xnnpack/runtime/xnnpack_backend.h"
 #include "exporter/exporter.h"
+#include "extension/module/module.h"
+#include "extension/module/tensor_ptr.h"
 #include "runtime/program/file_header.h"
 #include "schema/program_generated.h"
 #include "test/exporter/pte_runner.h"
@@ -289,6 +292,56 @@ TEST_F(WeightsFileCache, AnotherProgramGetsItsOwnIndexAndSharesBlocks) {
   EXPECT_EQ(list_dir(dir_).size(), 3u) << "two index files and blocks/";
   EXPECT_EQ(list_dir(dir_ + "/blocks").size(), blocks) << "identical packed blocks are one file";
   EXPECT_EQ(t1.written_blocks, t0.written_blocks);
+}
+
+// KiB of this process's memory that map `path` (Rss in /proc/self/smaps).
+long resident_kib_of(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in = false;
+  long kib = 0;
+  while (std::getline(smaps, line)) {
+    const size_t dash = line.find('-'), space = line.find(' ');
+    bool header = dash != std::string::npos && space != std::string::npos && dash > 0 && dash < space;
+    for (size_t i = 0; header && i < dash; ++i) header = std::isxdigit(static_cast<unsigned char>(line[i])) != 0;
+    if (header) {
+      in = line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0;
+    } else if (in && line.rfind("Rss:", 0) == 0) {
+      kib += std::atol(line.c_str() + 4);
+    }
+  }
+  return kib;
+}
+
+// Without any cache directory: a memory-mapped program's filters are read once to pack them,
+// then their pages are given back, so the process holds the packed copy only.
+TEST_F(WeightsFileCache, PackedFiltersOfAMappedProgramAreGivenBack) {
+  Model m = export_model("mobilenet_v2", Weights::Float);
+  ASSERT_FALSE(m.pte.empty());
+  set_weights_cache_dir("");
+  const auto reference = run_once(m.pte, m.inputs);  // from a buffer: anonymous memory, kept
+  ASSERT_FALSE(reference.empty());
+  const std::string path = dir_ + "/mobilenet_v2.pte";
+  write_file(path, m.pte);
+  Module module(path);  // memory-mapped (the default)
+  std::vector<TensorPtr> tensors;
+  std::vector<Input> inputs;
+  for (NpyArray& a : m.inputs) tensors.push_back(from_blob(a.data.data(), a.shape, a.dtype));
+  for (const TensorPtr& t : tensors) inputs.emplace_back(t);
+  auto outputs = module.forward(inputs);
+  ASSERT_TRUE(outputs.ok());
+  const Output& out = (*outputs).at(0);
+  const uint8_t* bytes = out.data<uint8_t>();
+  EXPECT_EQ(std::vector<uint8_t>(bytes, bytes + out.numel() * 4), reference[0]) << "same numbers";
+  const long resident = resident_kib_of(path), file_kib = static_cast<long>(m.pte.size() / 1024);
+  std::printf("[weights] mapped MobileNetV2 after packing: %ld of %ld KiB resident\n", resident, file_kib);
+  EXPECT_LT(resident, file_kib / 4) << "the filters' pages must be given back once packed";
+  // Again on the same Module: the packed copy serves; nothing is read back.
+  auto again = module.forward(inputs);
+  ASSERT_TRUE(again.ok());
+  const uint8_t* bytes2 = (*again).at(0).data<uint8_t>();
+  EXPECT_EQ(std::vector<uint8_t>(bytes2, bytes2 + out.numel() * 4), reference[0]);
+  EXPECT_LT(resident_kib_of(path), file_kib / 4);
 }
 
 TEST_F(WeightsFileCache, ProgramWithoutDigestIsNotCached) {
