@@ -84,6 +84,28 @@ void* reserve_space(void* context, size_t n) {
   return s->pending;
 }
 
+// Whether the Program's segments are a read-only file mapping (asked once).
+bool area_file_mapped(SharedWeights* s) {
+  if (s->area_file_mapped < 0) {
+    s->area_file_mapped = is_read_only_file_mapping(s->segment_area.data(), s->segment_area.size()) ? 1 : 0;
+  }
+  return s->area_file_mapped == 1;
+}
+
+// XNNPACK has just packed `key` (it reads a filter only while packing it): gives back the pages
+// of a large filter at once, so a runtime that packs many never holds all of them twice. Small
+// ones wait for drop_sources after the runtime is created (the kernel's fault-around maps
+// pages around each later read back in); so does every source once more, for the same reason.
+void drop_packed(SharedWeights* s, const xnn_weights_cache_look_up_key* key) {
+  constexpr size_t kEarlyDropBytes = 256 << 10;
+  if (key == nullptr || s->sources.empty() || !area_file_mapped(s)) return;
+  for (const auto& [data, nbytes] : s->sources) {
+    if (nbytes >= kEarlyDropBytes && (data == key->kernel || (key->bias != nullptr && data == key->bias))) {
+      drop_whole_pages(data, nbytes);
+    }
+  }
+}
+
 size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key, void* ptr, size_t size) {
   SharedWeights* s = self(context);
   // Convolutions call this with no weights after a look-up hit: answer with that hit.
@@ -97,6 +119,7 @@ size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key
       std::free(ptr);
       void* data = const_cast<void*>(mapped);
       s->keys.push_back(Key{key->seed, key->kernel, key->bias, data});
+      drop_packed(s, key);
       return as_offset(data);
     }
   }
@@ -122,6 +145,7 @@ size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key
     s->keys.push_back(Key{key->seed, key->kernel, key->bias, data});
     s->file.record(key, data, size, digest);
   }
+  drop_packed(s, key);
   return as_offset(data);
 }
 
@@ -136,10 +160,7 @@ xnn_status delete_cache(void*) { return xnn_status_invalid_state; }
 // Gives back the pages of the filters this creation packed (or found packed), when the
 // program is a read-only file mapping; forgets them either way.
 void drop_sources(SharedWeights* s) {
-  if (!s->sources.empty() && s->area_file_mapped < 0) {
-    s->area_file_mapped = is_read_only_file_mapping(s->segment_area.data(), s->segment_area.size()) ? 1 : 0;
-  }
-  if (s->area_file_mapped == 1) {
+  if (!s->sources.empty() && area_file_mapped(s)) {
     for (const auto& [data, nbytes] : s->sources) {
       drop_whole_pages(data, nbytes);
       s->stats.dropped_source_bytes += nbytes;
