@@ -94,40 +94,49 @@ bool make_dir(const std::string& path) {
 }
 
 // A valid block file of `digest` and `size` at `path`: mapped read-only (null when not).
-void* map_block(const std::string& path, const ContentDigest& digest, uint64_t size, size_t* length,
-                const char** why) {
+// Opens the block file at `path` when its header names a block of `digest` and `size`: the
+// descriptor (caller closes it) and the file's size; -1 and why not otherwise.
+int open_valid_block(const std::string& path, const ContentDigest& digest, uint64_t size, size_t* file_size,
+                     const char** why) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *why = "block file missing";
-    return nullptr;
+    return -1;
   }
   struct stat st;
   uint8_t header[kBlockHeaderBytes];
-  void* base = nullptr;
   if (::fstat(fd, &st) != 0 || !read_all(fd, header, sizeof(header), 0)) {
     *why = "block file unreadable";
   } else if ((*why = check_block_header(header, static_cast<uint64_t>(st.st_size), digest, size)) == nullptr) {
-    base = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (base == MAP_FAILED) {
-      base = nullptr;
-      *why = "mmap failed";
-    } else {
-      *length = static_cast<size_t>(st.st_size);
-    }
+    *file_size = static_cast<size_t>(st.st_size);
+    return fd;
   }
   ::close(fd);
+  return -1;
+}
+
+// A valid block file mapped read-only (null and why not otherwise).
+void* map_block(const std::string& path, const ContentDigest& digest, uint64_t size, size_t* length,
+                const char** why) {
+  size_t file_size = 0;
+  const int fd = open_valid_block(path, digest, size, &file_size, why);
+  if (fd < 0) return nullptr;
+  void* base = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);  // the mapping keeps the file referenced
+  if (base == MAP_FAILED) {
+    *why = "mmap failed";
+    return nullptr;
+  }
+  *length = file_size;
   return base;
 }
 
 bool block_file_valid(const std::string& path, const ContentDigest& digest, uint64_t size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat st;
-  uint8_t header[kBlockHeaderBytes];
-  const bool ok = ::fstat(fd, &st) == 0 && read_all(fd, header, sizeof(header), 0) &&
-                  check_block_header(header, static_cast<uint64_t>(st.st_size), digest, size) == nullptr;
-  ::close(fd);
-  return ok;
+  size_t file_size = 0;
+  const char* why = nullptr;
+  const int fd = open_valid_block(path, digest, size, &file_size, &why);
+  if (fd >= 0) ::close(fd);
+  return fd >= 0;
 }
 
 }  // namespace
