@@ -10,6 +10,7 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "runtime/core/error.h"
 #include "runtime/core/scalar_type.h"
@@ -25,12 +26,15 @@ static_assert(EMBER_INVALID_ARGUMENT == static_cast<int>(ember::Error::InvalidAr
 static_assert(EMBER_BOOL == static_cast<int>(ember::ScalarType::Bool), "EmberDtype != ember::ScalarType");
 static_assert(EMBER_INT64 == static_cast<int>(ember::ScalarType::Int64), "EmberDtype != ember::ScalarType");
 static_assert(EMBER_MAX_RANK <= 255, "Tensor::rank is a uint8_t");
+static_assert(sizeof(EmberValueKind) == 4 && sizeof(EmberDtype) == 4, "C enums are 32-bit");
 
 struct EmberModule {
   explicit EmberModule(std::string path) : module(std::move(path)) {}
   ember::Module module;
   // Last successful outputs per method (views into `module`).
   std::map<std::string, ember::Outputs> outputs;
+  std::vector<std::string> method_names;  // filled on first use; ember_module_method_name points into it
+  std::vector<ember::BundledCaseResult> bundled_results;  // the last ember_module_verify_bundled
 };
 
 namespace {
@@ -65,6 +69,56 @@ EmberStatus check_module(const EmberModule* module, const char* method, const ch
   if (module == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": module is NULL; open one with ember_module_open");
   if (method == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": method name is NULL (use \"forward\")");
   return EMBER_OK;
+}
+
+EmberValueKind kind_of(ember::ValueTag tag) {
+  switch (tag) {
+    case ember::ValueTag::Tensor: return EMBER_VALUE_TENSOR;
+    case ember::ValueTag::Int: return EMBER_VALUE_INT;
+    case ember::ValueTag::Double: return EMBER_VALUE_DOUBLE;
+    case ember::ValueTag::Bool: return EMBER_VALUE_BOOL;
+    case ember::ValueTag::None: return EMBER_VALUE_NONE;
+    default: return EMBER_VALUE_OTHER;
+  }
+}
+
+// The method's metadata, or a failed status with the runtime's message.
+EmberStatus meta_of(EmberModule* module, const char* method, ember::MethodMeta* out) {
+  auto meta = module->module.method_meta(method);
+  if (!meta.ok()) return from_status(meta.error());
+  *out = *meta;
+  return EMBER_OK;
+}
+
+EmberStatus value_info(EmberModule* module, const char* method, size_t index, EmberValueInfo* out_info, bool input,
+                       const char* what) {
+  EmberStatus st = check_module(module, method, what);
+  if (st != EMBER_OK) return st;
+  if (out_info == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_info is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    ember::MethodMeta meta(nullptr);
+    EmberStatus got = meta_of(module, method, &meta);
+    if (got != EMBER_OK) return got;
+    const size_t count = input ? meta.num_inputs() : meta.num_outputs();
+    if (index >= count) {
+      return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": " + (input ? "input " : "output ") +
+                                              std::to_string(index) + " of '" + method + "' does not exist (it has " +
+                                              std::to_string(count) + ")");
+    }
+    *out_info = EmberValueInfo();
+    out_info->kind = kind_of(input ? meta.input_tag(index) : meta.output_tag(index));
+    if (out_info->kind != EMBER_VALUE_TENSOR) return EMBER_OK;
+    auto info = input ? meta.input_tensor_info(index) : meta.output_tensor_info(index);
+    if (!info.ok()) {
+      return fail(static_cast<EmberStatus>(info.error()), std::string(what) + ": cannot read the tensor's metadata");
+    }
+    out_info->dtype = static_cast<EmberDtype>(info->dtype);
+    out_info->rank = info->max_sizes.size();
+    out_info->max_sizes = info->max_sizes.data();  // inside the program: valid until close
+    out_info->dynamic = info->dynamic ? 1 : 0;
+    out_info->nbytes = info->nbytes;
+    return EMBER_OK;
+  });
 }
 
 }  // namespace
@@ -106,6 +160,95 @@ EmberStatus ember_module_load_method(EmberModule* module, const char* method) {
   if (st != EMBER_OK) return st;
   return guarded("ember_module_load_method",
                  [&]() -> EmberStatus { return from_status(module->module.load_method(method)); });
+}
+
+EmberStatus ember_module_method_count(EmberModule* module, size_t* out_count) {
+  const char* what = "ember_module_method_count";
+  EmberStatus st = check_module(module, "forward", what);
+  if (st != EMBER_OK) return st;
+  if (out_count == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_count is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    auto names = module->module.method_names();
+    if (!names.ok()) return from_status(names.error());
+    module->method_names = std::move(*names);
+    *out_count = module->method_names.size();
+    return EMBER_OK;
+  });
+}
+
+EmberStatus ember_module_method_name(EmberModule* module, size_t index, const char** out_name) {
+  const char* what = "ember_module_method_name";
+  if (out_name == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_name is NULL");
+  size_t count = 0;
+  EmberStatus st = ember_module_method_count(module, &count);
+  if (st != EMBER_OK) return st;
+  if (index >= count) {
+    return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": method " + std::to_string(index) +
+                                            " does not exist (the program has " + std::to_string(count) + ")");
+  }
+  *out_name = module->method_names[index].c_str();
+  return EMBER_OK;
+}
+
+EmberStatus ember_module_input_info(EmberModule* module, const char* method, size_t index, EmberValueInfo* out_info) {
+  return value_info(module, method, index, out_info, true, "ember_module_input_info");
+}
+
+EmberStatus ember_module_output_info(EmberModule* module, const char* method, size_t index,
+                                     EmberValueInfo* out_info) {
+  return value_info(module, method, index, out_info, false, "ember_module_output_info");
+}
+
+EmberStatus ember_module_num_delegates(EmberModule* module, const char* method, size_t* out_count) {
+  const char* what = "ember_module_num_delegates";
+  EmberStatus st = check_module(module, method, what);
+  if (st != EMBER_OK) return st;
+  if (out_count == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_count is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    ember::MethodMeta meta(nullptr);
+    EmberStatus got = meta_of(module, method, &meta);
+    if (got == EMBER_OK) *out_count = meta.num_delegates();
+    return got;
+  });
+}
+
+EmberStatus ember_module_delegate_backend(EmberModule* module, const char* method, size_t index,
+                                          const char** out_backend) {
+  const char* what = "ember_module_delegate_backend";
+  EmberStatus st = check_module(module, method, what);
+  if (st != EMBER_OK) return st;
+  if (out_backend == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_backend is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    ember::MethodMeta meta(nullptr);
+    EmberStatus got = meta_of(module, method, &meta);
+    if (got != EMBER_OK) return got;
+    if (index >= meta.num_delegates()) {
+      return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": delegate " + std::to_string(index) + " of '" +
+                                              method + "' does not exist (it has " +
+                                              std::to_string(meta.num_delegates()) + ")");
+    }
+    *out_backend = meta.delegate_backend_id(index);  // inside the program: valid until close
+    return EMBER_OK;
+  });
+}
+
+EmberStatus ember_module_planned_bytes(EmberModule* module, const char* method, size_t* out_bytes) {
+  const char* what = "ember_module_planned_bytes";
+  EmberStatus st = check_module(module, method, what);
+  if (st != EMBER_OK) return st;
+  if (out_bytes == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_bytes is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    ember::MethodMeta meta(nullptr);
+    EmberStatus got = meta_of(module, method, &meta);
+    if (got != EMBER_OK) return got;
+    size_t total = 0;
+    for (size_t i = 0; i < meta.num_arenas(); ++i) {
+      auto size = meta.arena_size(i);
+      if (size.ok()) total += *size;
+    }
+    *out_bytes = total;
+    return EMBER_OK;
+  });
 }
 
 static EmberStatus count_io(EmberModule* module, const char* method, size_t* out_count, bool inputs,
@@ -177,6 +320,27 @@ EmberStatus ember_module_set_input(EmberModule* module, const char* method, size
   });
 }
 
+EmberStatus ember_module_set_input_scalar(EmberModule* module, const char* method, size_t index,
+                                          const EmberScalar* value) {
+  const char* what = "ember_module_set_input_scalar";
+  EmberStatus st = check_module(module, method, what);
+  if (st != EMBER_OK) return st;
+  if (value == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": value is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    switch (value->kind) {
+      case EMBER_VALUE_INT: return from_status(module->module.set_input(method, index, ember::Input(value->i)));
+      case EMBER_VALUE_DOUBLE: return from_status(module->module.set_input(method, index, ember::Input(value->d)));
+      case EMBER_VALUE_BOOL:
+        return from_status(module->module.set_input(method, index, ember::Input(value->i != 0)));
+      default:
+        return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": value kind " +
+                                                std::to_string(static_cast<int>(value->kind)) +
+                                                " is not a scalar; use EMBER_VALUE_INT, _DOUBLE or _BOOL (tensors: "
+                                                "ember_module_set_input)");
+    }
+  });
+}
+
 EmberStatus ember_module_execute(EmberModule* module, const char* method) {
   EmberStatus st = check_module(module, method, "ember_module_execute");
   if (st != EMBER_OK) return st;
@@ -223,6 +387,86 @@ EmberStatus ember_module_output(EmberModule* module, const char* method, size_t 
     out_view->nbytes = t.nbytes();
     return EMBER_OK;
   });
+}
+
+EmberStatus ember_module_output_scalar(EmberModule* module, const char* method, size_t index, EmberScalar* out_value) {
+  const char* what = "ember_module_output_scalar";
+  EmberStatus st = check_module(module, method, what);
+  if (st != EMBER_OK) return st;
+  if (out_value == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_value is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    auto it = module->outputs.find(method);
+    if (it == module->outputs.end()) {
+      return fail(EMBER_INVALID_STATE, std::string(what) + ": method '" + method +
+                                           "' has no outputs yet; call ember_module_execute first");
+    }
+    if (index >= it->second.size()) {
+      return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": output " + std::to_string(index) + " of '" + method +
+                                              "' does not exist (it has " + std::to_string(it->second.size()) + ")");
+    }
+    const ember::Output& o = it->second[index];
+    if (o.is_tensor()) {
+      return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": output " + std::to_string(index) +
+                                              " is a tensor; read it with ember_module_output");
+    }
+    const ember::EValue& v = o.value();
+    *out_value = EmberScalar();
+    out_value->kind = kind_of(v.tag);
+    if (v.tag == ember::ValueTag::Int) out_value->i = v.as_int;
+    else if (v.tag == ember::ValueTag::Bool) out_value->i = v.as_bool ? 1 : 0;
+    else if (v.tag == ember::ValueTag::Double) out_value->d = v.as_double;
+    else if (v.tag != ember::ValueTag::None) {
+      return fail(EMBER_NOT_SUPPORTED, std::string(what) + ": output " + std::to_string(index) +
+                                           " is a list or string; read it with the C++ Module API");
+    }
+    return EMBER_OK;
+  });
+}
+
+EmberStatus ember_module_reset_state(EmberModule* module, const char* method) {
+  EmberStatus st = check_module(module, method, "ember_module_reset_state");
+  if (st != EMBER_OK) return st;
+  return guarded("ember_module_reset_state",
+                 [&]() -> EmberStatus { return from_status(module->module.reset_state(method)); });
+}
+
+EmberStatus ember_module_verify_bundled(EmberModule* module, double rtol, double atol, size_t* out_case_count) {
+  const char* what = "ember_module_verify_bundled";
+  EmberStatus st = check_module(module, "forward", what);
+  if (st != EMBER_OK) return st;
+  if (out_case_count == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_case_count is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    module->bundled_results.clear();
+    module->outputs.clear();  // the cases ran the methods: earlier output views are stale
+    ember::VerifyOptions options;
+    options.rtol = rtol;
+    options.atol = atol;
+    auto results = module->module.verify_bundled_cases(options);
+    if (!results.ok()) return from_status(results.error());
+    module->bundled_results = std::move(*results);
+    *out_case_count = module->bundled_results.size();
+    return EMBER_OK;
+  });
+}
+
+EmberStatus ember_module_bundled_result(EmberModule* module, size_t index, EmberBundledResult* out_result) {
+  const char* what = "ember_module_bundled_result";
+  EmberStatus st = check_module(module, "forward", what);
+  if (st != EMBER_OK) return st;
+  if (out_result == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_result is NULL");
+  if (index >= module->bundled_results.size()) {
+    return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": case " + std::to_string(index) + " does not exist (" +
+                                            std::to_string(module->bundled_results.size()) +
+                                            " results; run ember_module_verify_bundled first)");
+  }
+  const ember::BundledCaseResult& r = module->bundled_results[index];
+  out_result->name = r.name.c_str();
+  out_result->method = r.method.c_str();
+  out_result->passed = r.passed ? 1 : 0;
+  out_result->max_abs_error = r.max_abs_error;
+  out_result->rel_l2_error = r.rel_l2_error;
+  out_result->message = r.message.c_str();
+  return EMBER_OK;
 }
 
 }  // extern "C"

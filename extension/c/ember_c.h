@@ -15,6 +15,8 @@
  * Memory: input data is bound without copying and stays bound (later executes read it
  * again) until the next set_input of that index: keep it valid while executes use it. An
  * output view is valid until the next execute of that method, set_num_threads or close.
+ * Strings and arrays the API returns (method names, sizes, backend names, bundled results) are
+ * owned by the module and valid until ember_module_close, unless a call says otherwise.
  * Thread-safety: one EmberModule per thread (as for ember::Module).
  * Linking: the kernels and delegates register at load time; link libember.so, or the
  * static libraries whole-archive (EmberConfig.cmake / ember-static.pc do that). */
@@ -67,6 +69,47 @@ typedef enum EmberDtype {
 
 typedef struct EmberModule EmberModule;
 
+/* What an input or output of a method is: the values of ember::ValueTag's kinds the C API
+ * reads and writes (lists and strings are EMBER_VALUE_OTHER). */
+typedef enum EmberValueKind {
+  EMBER_VALUE_TENSOR = 0,
+  EMBER_VALUE_INT = 1,
+  EMBER_VALUE_DOUBLE = 2,
+  EMBER_VALUE_BOOL = 3,
+  EMBER_VALUE_NONE = 4,
+  EMBER_VALUE_OTHER = 5,
+  EMBER_VALUE_KIND_MAX_ENUM = 0x7fffffff, /* keeps the enum 32-bit wide; not a kind */
+} EmberValueKind;
+
+/* An input or output as the program declares it (no method is loaded to read it). */
+typedef struct EmberValueInfo {
+  EmberValueKind kind;
+  EmberDtype dtype;          /* tensors only */
+  size_t rank;               /* tensors only */
+  const int64_t* max_sizes;  /* [rank]: the sizes, or their upper bounds when `dynamic` */
+  int dynamic;               /* 1: a dynamic-shape tensor (bind any sizes within max_sizes) */
+  size_t nbytes;             /* tensors: bytes at max_sizes */
+} EmberValueInfo;
+
+/* A scalar input or output: `i` for EMBER_VALUE_INT and EMBER_VALUE_BOOL (0 / 1), `d` for
+ * EMBER_VALUE_DOUBLE; EMBER_VALUE_NONE carries nothing. */
+typedef struct EmberScalar {
+  EmberValueKind kind;
+  int64_t i;
+  double d;
+} EmberScalar;
+
+/* One bundled test case's outcome (ember_module_verify_bundled); strings valid until the next
+ * verify or close. */
+typedef struct EmberBundledResult {
+  const char* name;
+  const char* method;
+  int passed;
+  double max_abs_error;  /* over every element of every output */
+  double rel_l2_error;   /* the largest over the outputs */
+  const char* message;   /* why it failed ("" when it passed) */
+} EmberBundledResult;
+
 /* A read-only view of an output tensor (contiguous, row-major). */
 typedef struct EmberTensorView {
   EmberDtype dtype;
@@ -88,6 +131,25 @@ EmberStatus ember_module_open(const char* path, EmberModule** out_module);
 /* Frees the module and everything it loaded; NULL is ignored. */
 void ember_module_close(EmberModule* module);
 
+/* The program's methods: their count and the name of each (index < count). */
+EmberStatus ember_module_method_count(EmberModule* module, size_t* out_count);
+EmberStatus ember_module_method_name(EmberModule* module, size_t index, const char** out_name);
+
+/* Input / output `index` of `method` as the program declares it. */
+EmberStatus ember_module_input_info(EmberModule* module, const char* method, size_t index,
+                                    EmberValueInfo* out_info);
+EmberStatus ember_module_output_info(EmberModule* module, const char* method, size_t index,
+                                     EmberValueInfo* out_info);
+
+/* The delegate calls of `method` (subgraphs lowered to a backend) and each one's backend
+ * id ("xnnpack", "vulkan", "qnn"). */
+EmberStatus ember_module_num_delegates(EmberModule* module, const char* method, size_t* out_count);
+EmberStatus ember_module_delegate_backend(EmberModule* module, const char* method, size_t index,
+                                          const char** out_backend);
+
+/* Bytes of the memory-planned arenas `method` needs (activations; weights are mapped). */
+EmberStatus ember_module_planned_bytes(EmberModule* module, const char* method, size_t* out_bytes);
+
 /* Threads for kernels and delegates (default 1). Call before the first execute. */
 EmberStatus ember_module_set_num_threads(EmberModule* module, size_t threads);
 
@@ -104,12 +166,32 @@ EmberStatus ember_module_set_input(EmberModule* module, const char* method, size
                                    EmberDtype dtype, const int64_t* sizes, size_t rank,
                                    void* data, size_t nbytes);
 
+/* Binds input `index` of `method` to a scalar (an int, double or bool input). */
+EmberStatus ember_module_set_input_scalar(EmberModule* module, const char* method, size_t index,
+                                          const EmberScalar* value);
+
 /* Runs `method` with the inputs bound by ember_module_set_input. */
 EmberStatus ember_module_execute(EmberModule* module, const char* method);
 
 /* A view of output `index` of the last successful execute of `method`. */
 EmberStatus ember_module_output(EmberModule* module, const char* method, size_t index,
                                 EmberTensorView* out_view);
+
+/* Output `index` of the last successful execute of `method` when it is a scalar (an int,
+ * double, bool or None output); a tensor output is read with ember_module_output. */
+EmberStatus ember_module_output_scalar(EmberModule* module, const char* method, size_t index,
+                                       EmberScalar* out_value);
+
+/* Restores `method`'s mutable state (e.g. a KV cache) to its initial value. */
+EmberStatus ember_module_reset_state(EmberModule* module, const char* method);
+
+/* Runs every test case bundled in the program (`ember export --bundle`), each from the
+ * method's initial state, and keeps the results for ember_module_bundled_result. Tolerances:
+ * rtol / atol < 0 take the per-dtype defaults of `ember verify` (float32: rtol 1e-4, atol
+ * 1e-5 on max |error| and RMS error, scaled by the output; integers exact). A failing case
+ * is a result (passed = 0), not an error; a program without cases is EMBER_NOT_FOUND. */
+EmberStatus ember_module_verify_bundled(EmberModule* module, double rtol, double atol, size_t* out_case_count);
+EmberStatus ember_module_bundled_result(EmberModule* module, size_t index, EmberBundledResult* out_result);
 
 #ifdef __cplusplus
 }

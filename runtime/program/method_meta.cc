@@ -81,6 +81,12 @@ size_t MethodMeta::num_delegates() const {
   return method_->delegates() ? method_->delegates()->size() : 0;
 }
 
+const char* MethodMeta::delegate_backend_id(size_t index) const {
+  if (index >= num_delegates()) return "";
+  const auto* delegate = method_->delegates()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  return delegate->backend_id() ? delegate->backend_id()->c_str() : "";
+}
+
 size_t MethodMeta::num_mutable_state_tensors() const {
   size_t count = 0;
   if (method_->values() == nullptr) return 0;

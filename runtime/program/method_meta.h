@@ -37,6 +37,8 @@ class MethodMeta {
   Result<size_t> arena_size(size_t index) const;
   size_t num_instructions() const;
   size_t num_delegates() const;
+  // The backend id of delegate call `index` ("xnnpack", ...); "" when out of range.
+  const char* delegate_backend_id(size_t index) const;
   // Tensors that persist across execute() calls (e.g. a KV cache).
   size_t num_mutable_state_tensors() const;
 

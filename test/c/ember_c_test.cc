@@ -29,8 +29,9 @@ std::string model_dir() {
   return "test/models/recurrent/gru_linear_head";
 }
 
-std::string export_model(bool xnnpack) {
+std::string export_model(bool xnnpack, std::vector<exporter::BundledCaseData> bundled = {}) {
   exporter::ExportOptions options;
+  options.bundled_cases = std::move(bundled);
   if (xnnpack) options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
   auto r = exporter::export_pt2_file(model_dir() + "/model.pt2", options);
   if (!r.ok()) {
@@ -38,7 +39,8 @@ std::string export_model(bool xnnpack) {
     return "";
   }
   const char* tmp = getenv("TEST_TMPDIR");
-  std::string path = std::string(tmp ? tmp : "/tmp") + (xnnpack ? "/c_api_xnnpack.pte" : "/c_api_portable.pte");
+  std::string path = std::string(tmp ? tmp : "/tmp") + (xnnpack ? "/c_api_xnnpack" : "/c_api_portable") +
+                     (options.bundled_cases.empty() ? ".pte" : "_bundled.pte");
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(r->pte.data()), static_cast<std::streamsize>(r->pte.size()));
   return path;
@@ -109,6 +111,114 @@ TEST_P(CApiTest, MatchesModuleApiOnTheSameProgram) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, CApiTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "xnnpack" : "portable"; });
+
+// Metadata as the program declares it: method names, input/output kinds, dtypes and sizes
+// (checked against the reference files), delegates and their backends, planned memory.
+TEST_P(CApiTest, DescribesTheProgram) {
+  const bool xnnpack = GetParam();
+  const std::string pte = export_model(xnnpack);
+  ASSERT_FALSE(pte.empty());
+  EmberModule* m = nullptr;
+  ASSERT_EQ(ember_module_open(pte.c_str(), &m), EMBER_OK) << ember_last_error();
+  size_t methods = 0;
+  ASSERT_EQ(ember_module_method_count(m, &methods), EMBER_OK) << ember_last_error();
+  ASSERT_EQ(methods, 1u);
+  const char* name = nullptr;
+  ASSERT_EQ(ember_module_method_name(m, 0, &name), EMBER_OK) << ember_last_error();
+  EXPECT_STREQ(name, "forward");
+  EXPECT_EQ(ember_module_method_name(m, 1, &name), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ember_last_error(), "has 1"), nullptr) << ember_last_error();
+
+  const char* files[] = {"/input_0.npy", "/output_0.npy", "/output_1.npy"};
+  for (int f = 0; f < 3; ++f) {
+    auto ref = read_npy(model_dir() + files[f]);
+    ASSERT_TRUE(ref.ok()) << ref.error().to_string();
+    EmberValueInfo info;
+    EmberStatus st = f == 0 ? ember_module_input_info(m, "forward", 0, &info)
+                            : ember_module_output_info(m, "forward", static_cast<size_t>(f - 1), &info);
+    ASSERT_EQ(st, EMBER_OK) << ember_last_error();
+    EXPECT_EQ(info.kind, EMBER_VALUE_TENSOR);
+    EXPECT_EQ(info.dtype, EMBER_FLOAT32);
+    EXPECT_EQ(info.dynamic, 0);
+    ASSERT_EQ(info.rank, ref->sizes().size()) << files[f];
+    for (size_t d = 0; d < info.rank; ++d) EXPECT_EQ(info.max_sizes[d], ref->sizes()[d]) << files[f];
+    EXPECT_EQ(info.nbytes, static_cast<size_t>(ref->numel()) * sizeof(float));
+  }
+  EmberValueInfo info;
+  EXPECT_EQ(ember_module_input_info(m, "forward", 1, &info), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_module_output_info(m, "nope", 0, &info), EMBER_NOT_FOUND);
+
+  size_t delegates = 0;
+  ASSERT_EQ(ember_module_num_delegates(m, "forward", &delegates), EMBER_OK) << ember_last_error();
+  if (xnnpack) {
+    ASSERT_GE(delegates, 1u);
+    for (size_t i = 0; i < delegates; ++i) {
+      const char* backend = nullptr;
+      ASSERT_EQ(ember_module_delegate_backend(m, "forward", i, &backend), EMBER_OK) << ember_last_error();
+      EXPECT_STREQ(backend, "xnnpack");
+    }
+  } else {
+    EXPECT_EQ(delegates, 0u);
+  }
+  const char* backend = nullptr;
+  EXPECT_EQ(ember_module_delegate_backend(m, "forward", delegates, &backend), EMBER_INVALID_ARGUMENT);
+  size_t planned = 0;
+  ASSERT_EQ(ember_module_planned_bytes(m, "forward", &planned), EMBER_OK) << ember_last_error();
+  EXPECT_GT(planned, 0u);
+
+  // A tensor input is not a scalar and a tensor output is not read as one.
+  EmberScalar scalar{EMBER_VALUE_INT, 3, 0.0};
+  EXPECT_NE(ember_module_set_input_scalar(m, "forward", 0, &scalar), EMBER_OK);
+  scalar.kind = EMBER_VALUE_TENSOR;
+  EXPECT_EQ(ember_module_set_input_scalar(m, "forward", 0, &scalar), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_module_output_scalar(m, "forward", 0, &scalar), EMBER_INVALID_STATE);  // no run yet
+  EXPECT_EQ(ember_module_reset_state(m, "forward"), EMBER_OK) << ember_last_error();
+  size_t cases = 0;
+  EXPECT_EQ(ember_module_verify_bundled(m, -1, -1, &cases), EMBER_NOT_FOUND);  // no bundled cases
+  ember_module_close(m);
+}
+
+exporter::NpyArray npy_of(const std::string& path) {
+  auto got = exporter::read_npy(path);
+  EXPECT_TRUE(got.ok()) << got.status();
+  return got.ok() ? *got : exporter::NpyArray();
+}
+
+// Bundled cases: the eager outputs pass with the default tolerances, outputs perturbed by
+// 1% fail with a message; results stay readable until the next verify.
+TEST_P(CApiTest, VerifiesBundledCases) {
+  exporter::BundledCaseData good{"eager", {npy_of(model_dir() + "/input_0.npy")},
+                                 {npy_of(model_dir() + "/output_0.npy"), npy_of(model_dir() + "/output_1.npy")}};
+  exporter::BundledCaseData bad = good;
+  bad.name = "perturbed";
+  float* first = reinterpret_cast<float*>(bad.expected_outputs[0].data.data());
+  for (int64_t i = 0; i < bad.expected_outputs[0].numel(); ++i) first[i] *= 1.01f;
+  const std::string pte = export_model(GetParam(), {good, bad});
+  ASSERT_FALSE(pte.empty());
+  EmberModule* m = nullptr;
+  ASSERT_EQ(ember_module_open(pte.c_str(), &m), EMBER_OK) << ember_last_error();
+  size_t cases = 0;
+  ASSERT_EQ(ember_module_verify_bundled(m, -1, -1, &cases), EMBER_OK) << ember_last_error();
+  ASSERT_EQ(cases, 2u);
+  EmberBundledResult r;
+  ASSERT_EQ(ember_module_bundled_result(m, 0, &r), EMBER_OK) << ember_last_error();
+  EXPECT_STREQ(r.name, "eager");
+  EXPECT_STREQ(r.method, "forward");
+  EXPECT_EQ(r.passed, 1) << r.message;
+  EXPECT_LT(r.rel_l2_error, 1e-4);
+  ASSERT_EQ(ember_module_bundled_result(m, 1, &r), EMBER_OK) << ember_last_error();
+  EXPECT_STREQ(r.name, "perturbed");
+  EXPECT_EQ(r.passed, 0);
+  EXPECT_GT(r.rel_l2_error, 5e-3);
+  EXPECT_STRNE(r.message, "");
+  EXPECT_EQ(ember_module_bundled_result(m, 2, &r), EMBER_INVALID_ARGUMENT);
+  // Exact comparison fails the eager case too (XNNPACK and the portable kernels round
+  // differently from PyTorch).
+  ASSERT_EQ(ember_module_verify_bundled(m, 0, 0, &cases), EMBER_OK) << ember_last_error();
+  ASSERT_EQ(ember_module_bundled_result(m, 0, &r), EMBER_OK);
+  EXPECT_EQ(r.passed, r.max_abs_error == 0.0 ? 1 : 0);
+  ember_module_close(m);
+}
 
 TEST(CApiErrors, EveryMisuseReturnsAStatusAndAMessage) {
   EmberModule* m = reinterpret_cast<EmberModule*>(0x1);
