@@ -1,48 +1,20 @@
-"""Ember: run .pte programs exported by `ember export` (bindings over the C++ Module API).
+"""Ember: export PyTorch models to .pte programs and run them (bindings over Ember's C API).
 
     import numpy as np, ember
-    ember.export("model.pt2", "model.pte", backend="xnnpack")
-    m = ember.Module("model.pte")
-    m.method_meta("forward")         # {"name", "inputs": [{"dtype", "shape", "dynamic"}], "outputs"}
-    outputs = m.forward([np.zeros((1, 3, 224, 224), np.float32)])
+    ember.export("model.pt2", "model.pte", backend="xnnpack")     # or an ExportedProgram / nn.Module
+    m = ember.Module("model.pte", threads=4)
+    print(m)                                  # methods, their inputs and outputs, delegates, memory
+    (logits,) = m.forward(np.zeros((1, 3, 224, 224), np.float32))  # torch tensors in: torch out
+    m.profile(x).median_ms; m.verify()        # per-operator timing; bundled test cases
 
-Installed by tools/sdk/install.sh into PREFIX/python/ember (add PREFIX/python to PYTHONPATH).
+Installed from a wheel (`python3 -m pip install .` in the repository; docs/python.md), or by the
+SDK (tools/sdk/install.sh: PREFIX/python/ember over PREFIX/lib/libember.so). The `ember` command
+line ships in the package too (`ember ...` or `python3 -m ember ...`).
 """
-import os
-import shutil
-import subprocess
+from ._export import export
+from ._module import BundledCase, Module, Profile, VerifyReport
+from ._native import cli_path, library_path, lib as _lib
 
-from ._ember import Module, __version__
+__version__ = _lib.ember_version().decode()
 
-__all__ = ["Module", "__version__", "export"]
-
-
-def _cli():
-    """The `ember` command line: $EMBER_CLI, else PREFIX/bin/ember beside this package, else PATH."""
-    given = os.environ.get("EMBER_CLI")
-    if given:
-        return given
-    installed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bin", "ember")
-    if os.access(installed, os.X_OK):
-        return installed
-    found = shutil.which("ember")
-    if found:
-        return found
-    raise RuntimeError("ember.export needs the `ember` command line: install the SDK (PREFIX/bin/ember) "
-                       "or set EMBER_CLI to its path")
-
-
-def export(pt2, pte, backend="portable", *extra):
-    """Lowers the torch.export archive `pt2` to the program `pte` with Ember's C++ exporter
-    (`ember export`). `backend`: "portable", "xnnpack", "vulkan" or a list of them in priority
-    order; `extra`: further `ember export` flags (e.g. "--xnnpack-fp16"). Returns the exporter's
-    summary; raises RuntimeError with its message when the export fails."""
-    backends = [backend] if isinstance(backend, str) else list(backend)
-    cmd = [_cli(), "export", os.fspath(pt2), "-o", os.fspath(pte)]
-    for b in backends:
-        cmd += ["--backend", b]
-    cmd += list(extra)
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError((done.stderr or done.stdout).strip() or f"ember export failed ({done.returncode})")
-    return done.stdout
+__all__ = ["BundledCase", "Module", "Profile", "VerifyReport", "__version__", "cli_path", "export", "library_path"]

@@ -1,6 +1,7 @@
 """The Python bindings (python/ember) against the shared models: export through the C++
 exporter, run, compare with PyTorch's reference outputs; metadata; errors as exceptions.
 Run by //python:python_test (pytest from Debian; PYTHONPATH holds the package built by Bazel)."""
+import importlib.util
 import os
 
 import numpy as np
@@ -62,6 +63,13 @@ def test_method_meta(tmp_path):
     assert m.method_names() == ["forward"]
     meta = m.method_meta("forward")
     assert meta["name"] == "forward"
+    assert meta["delegates"] and set(meta["delegates"]) == {"xnnpack"}
+    assert meta["planned_bytes"] > 0
+    text = repr(m)
+    sig = ", ".join(f"{np.load(os.path.join(d, f'input_{i}.npy')).dtype}[{','.join(map(str, np.load(os.path.join(d, f'input_{i}.npy')).shape))}]"
+                    for i in range(2))
+    assert f"forward({sig})" in text, text
+    assert "delegates: xnnpack x1" in text and "KiB" in text, text
     inputs = [np.load(os.path.join(d, f"input_{i}.npy")) for i in range(len(meta["inputs"]))]
     assert len(inputs) == 2
     for info, x in zip(meta["inputs"], inputs):
@@ -81,11 +89,12 @@ def test_errors_are_exceptions_with_ember_messages(tmp_path):
     x = np.load(os.path.join(d, "input_0.npy"))
     with pytest.raises(TypeError, match="dtype"):
         m.forward([x.astype(np.complex64)])
-    with pytest.raises(ValueError, match="C-contiguous"):
-        m.forward([x[..., ::-1]])  # a reversed view: same shape, not contiguous
+    # A reversed view (same shape, not contiguous) is copied into row-major order, not refused.
+    flipped = x[..., ::-1]
+    np.testing.assert_array_equal(m.forward([flipped])[0], m.forward([np.ascontiguousarray(flipped)])[0])
     with pytest.raises(RuntimeError, match="input 0"):
         m.forward([np.zeros((1, 2, 3), np.float32)])  # wrong rank: the runtime's message
-    with pytest.raises(RuntimeError, match="takes 1 inputs|input"):
+    with pytest.raises(RuntimeError, match="takes 1 inputs, 0 given"):
         m.forward([])
     with pytest.raises(RuntimeError, match="nope.pte"):
         ember.Module(str(tmp_path / "nope.pte"))
@@ -93,3 +102,164 @@ def test_errors_are_exceptions_with_ember_messages(tmp_path):
     bad.write_bytes(b"not a zip archive")
     with pytest.raises(RuntimeError, match="bad.pt2"):
         ember.export(bad, tmp_path / "bad.pte")
+    with pytest.raises(TypeError, match="example_inputs"):
+        ember.export(os.path.join(d, "model.pt2"), tmp_path / "x.pte", example_inputs=(x,))
+    with pytest.raises(TypeError, match="ExportedProgram"):
+        ember.export(object(), tmp_path / "x.pte")
+    m.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        m.forward([x])
+
+
+class DLPackOnly:
+    """An array that offers only the DLPack protocol (as JAX, CuPy-on-host or TensorFlow do)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, stream=None):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_call_forms_and_dlpack_inputs(tmp_path):
+    d = shared_model("small_cnn")
+    pte = tmp_path / "small.pte"
+    ember.export(os.path.join(d, "model.pt2"), pte, backend="xnnpack")
+    x = np.load(os.path.join(d, "input_0.npy"))
+    want = np.load(os.path.join(d, "output_0.npy"))
+    with ember.Module(pte) as m:
+        (ref,) = m.forward([x])
+        assert rel_l2(ref, want) < 1e-4
+        for got in (m.forward(x), m.forward((x,)), m(x), m.execute("forward", [x]), m.forward(DLPackOnly(x))):
+            assert isinstance(got, list) and len(got) == 1 and isinstance(got[0], np.ndarray)
+            np.testing.assert_array_equal(got[0], ref)
+
+
+def test_threads_give_the_same_numbers(tmp_path):
+    d = shared_model("mobilenet_v2")
+    pte = tmp_path / "mv2.pte"
+    ember.export(os.path.join(d, "model.pt2"), pte, backend="xnnpack")
+    x = np.load(os.path.join(d, "input_0.npy"))
+    (one,) = ember.Module(pte).forward(x)
+    m = ember.Module(pte, threads=2)
+    assert "2 threads" in repr(m)
+    (two,) = m.forward(x)
+    assert rel_l2(two, one) < 1e-6
+    assert rel_l2(two, np.load(os.path.join(d, "output_0.npy"))) < 1e-4
+
+
+def test_verify_bundled_cases(tmp_path):
+    d = shared_model("small_cnn")
+    x = np.load(os.path.join(d, "input_0.npy"))
+    want = np.load(os.path.join(d, "output_0.npy"))
+    pte = tmp_path / "bundled.pte"
+    # PyTorch's outputs, the same perturbed by 1%, and outputs the exporter computes itself.
+    ember.export(os.path.join(d, "model.pt2"), pte, backend="xnnpack",
+                 bundle=[(x, want), (x, want * 1.01), (x * 0.5, None)])
+    report = ember.Module(pte).verify()
+    assert len(report) == 3 and not report and not report.passed
+    good, perturbed, computed = report.cases
+    assert good.passed and good.method == "forward" and good.rel_l2_error < 1e-4, good
+    assert not perturbed.passed and perturbed.rel_l2_error > 5e-3 and perturbed.message, perturbed
+    assert computed.passed, computed
+    assert "1 failed" in repr(report)
+    # Loose enough tolerances pass the perturbed case too.
+    assert ember.Module(pte).verify(rtol=0.05, atol=0.05)
+    plain = tmp_path / "plain.pte"
+    ember.export(os.path.join(d, "model.pt2"), plain)
+    with pytest.raises(RuntimeError, match="verify"):
+        ember.Module(plain).verify()
+
+
+def test_profile(tmp_path):
+    d = shared_model("small_cnn")
+    pte = tmp_path / "small.pte"
+    ember.export(os.path.join(d, "model.pt2"), pte, backend="xnnpack")
+    x = np.load(os.path.join(d, "input_0.npy"))
+    p = ember.Module(pte).profile(x, iterations=4, warmup=1)
+    assert len(p.latency_ms) == 4 and all(t > 0 for t in p.latency_ms)
+    assert p.median_ms > 0 and "runs" in repr(p)
+    assert "ms" in p.report and p.events
+    assert any(e.get("cat") == "delegate_op" for e in p.events)  # operators inside XNNPACK are timed
+    assert '"traceEvents"' in p.trace_json()
+
+
+def test_quantize_with_calibration_samples(tmp_path):
+    import subprocess
+    d = shared_model("mobilenet_v2")
+    x = np.load(os.path.join(d, "input_0.npy"))
+    want = np.load(os.path.join(d, "output_0.npy"))
+    samples = [x, np.ascontiguousarray(x[..., ::-1]), x * 0.8]  # the picture, mirrored, darker
+    pte = tmp_path / "mv2_int8.pte"
+    summary = ember.export(os.path.join(d, "model.pt2"), pte, backend="xnnpack", quantize="int8", calibrate=samples)
+    assert "int8" in summary
+    (got,) = ember.Module(pte).forward(x)
+    # The same samples as the command line's directory form give the same program's numbers.
+    cal = tmp_path / "cal"
+    for k, sample in enumerate(samples):
+        (cal / str(k)).mkdir(parents=True)
+        np.save(cal / str(k) / "input_0.npy", sample)
+    by_cli = tmp_path / "mv2_int8_cli.pte"
+    done = subprocess.run([ember.cli_path(), "export", os.path.join(d, "model.pt2"), "-o", str(by_cli),
+                           "--backend", "xnnpack", "--quantize", "int8", "--calibrate", str(cal)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_array_equal(ember.Module(by_cli).forward(x)[0], got)
+    # Quantized, not float (these seeded random weights quantize coarsely: only a loose bound).
+    assert 1e-4 < rel_l2(got, want) < 0.5
+
+
+def test_command_line_ships_with_the_package():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "ember", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"ember {ember.__version__}"
+    assert os.access(ember.cli_path(), os.X_OK)
+    assert os.path.isfile(ember.library_path())
+
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed (the device machine runs these)")
+@pytest.mark.parametrize("form", ["module", "exported_program"])
+def test_export_from_torch_objects_and_torch_tensors(tmp_path, form):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+                                torch.nn.Flatten(), torch.nn.Linear(8, 4)).eval()
+    x = torch.randn(2, 3, 16, 16)
+    pte = tmp_path / f"{form}.pte"
+    if form == "module":
+        ember.export(model, pte, "xnnpack", example_inputs=(x,))
+    else:
+        ember.export(torch.export.export(model, (x,)), pte, "xnnpack")
+    m = ember.Module(pte)
+    (got,) = m.forward(x)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float32
+    with torch.no_grad():
+        want = model(x)
+    assert rel_l2(got.numpy(), want.numpy()) < 1e-4
+    # Non-contiguous and grad-requiring tensors are accepted; numpy in gives numpy out.
+    (again,) = m.forward(x.requires_grad_().transpose(2, 3).contiguous().transpose(2, 3))
+    assert torch.equal(again, got)
+    (as_numpy,) = m.forward(x.detach().numpy())
+    assert isinstance(as_numpy, np.ndarray)
+
+
+@pytest.mark.skipif(torch is None or importlib.util.find_spec("torchvision") is None,
+                    reason="the example needs torch and torchvision (the device machine runs it)")
+def test_example_mobilenet_v2(tmp_path):
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python", "mobilenet_v2.py")
+    done = subprocess.run([sys.executable, script, "--out", str(tmp_path), "--threads", "2"], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith("OK") and "delegates: xnnpack" in done.stdout, done.stdout

@@ -13,7 +13,7 @@
 # (`ember ops --format=list`, installed as PREFIX/share/ember/selected_ops.txt); another
 # program fails to load naming the operators that are not in this build. bin/ember keeps
 # every kernel (it exports programs).
-# --no-python: skip the Python bindings (their compile is most of a warm install's time).
+# --no-python: skip the Python package (PREFIX/python/ember).
 # Other arguments after PREFIX go to `bazel build` (e.g. --jobs=2).
 set -euo pipefail
 
@@ -54,7 +54,7 @@ XNN=third_party/xnnpack/local
 # --- read the manifest ---------------------------------------------------------------------
 components=()          # in manifest order
 declare -A whole=() targets=() links=()
-bundles=() headers=() binaries=() python_src="" python_pkg=""
+bundles=() headers=() binaries=() python_pkg=""
 while read -r kind rest; do
   case "$kind" in
     ''|'#'*) continue ;;
@@ -63,7 +63,7 @@ while read -r kind rest; do
     bundle) for f in $rest; do bundles+=("$f"); done ;;
     headers) for f in $rest; do headers+=("$f"); done ;;
     binary) binaries+=("$rest") ;;
-    python) read -r python_src python_pkg <<<"$rest" ;;
+    python) python_pkg=$rest ;;
     *) echo "install.sh: $MANIFEST: unknown entry '$kind'" >&2; exit 1 ;;
   esac
 done <"$MANIFEST"
@@ -193,20 +193,10 @@ for t in "${binaries[@]}"; do
   patchelf --set-rpath '$ORIGIN/../lib' "$PREFIX/bin/$(basename "$f")"
 done
 
-# --- Python bindings: built like any consumer, from the installed tree only -----------------
-# Debian's interpreter (/usr/bin/python3), whose python3-numpy and pybind11-dev setup.sh installs.
-PY=/usr/bin/python3
-if [ -n "$python_src" ] && [ $python -eq 1 ]; then
-  if [ ! -f /usr/include/pybind11/pybind11.h ] || ! "$PY" -c 'import numpy' 2>/dev/null; then
-    echo "install.sh: pybind11-dev or python3-numpy missing (./setup.sh installs them); Python bindings not built" >&2
-  else
-    py_inc=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-    py_ext=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-    mkdir -p "$PREFIX/python/ember"
-    install -m 644 "$python_pkg"/*.py "$PREFIX/python/ember/"
-    g++ -std=c++17 -O2 -shared -fPIC -fvisibility=hidden -I"$py_inc" -I"$PREFIX/include/ember" "$python_src" \
-      -o "$PREFIX/python/ember/_ember$py_ext" -L"$PREFIX/lib" -lember -Wl,-rpath,'$ORIGIN/../../lib'
-  fi
+# --- Python package: pure Python over the C API in PREFIX/lib/libember.so (ctypes) ------------
+if [ -n "$python_pkg" ] && [ $python -eq 1 ]; then
+  mkdir -p "$PREFIX/python/ember"
+  install -m 644 "$python_pkg"/*.py "$PREFIX/python/ember/"
 fi
 
 # --- CMake package and pkg-config files, generated from the manifest -------------------------

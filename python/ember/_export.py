@@ -1,0 +1,136 @@
+"""ember.export: lowers a model to a .pte with Ember's C++ exporter (`ember export`).
+
+The model is a saved torch.export archive (.pt2 path), a torch.export.ExportedProgram, or a
+torch.nn.Module with example inputs (exported here with torch.export.export). The two torch
+forms need torch installed; they are saved to a temporary .pt2 that the exporter reads, so what
+runs is exactly what `ember export` would make of the same archive.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from . import _native, _tensors
+
+
+def _is_torch(obj, name):
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    if name == "ExportedProgram":
+        return isinstance(obj, torch.export.ExportedProgram)
+    return isinstance(obj, torch.nn.Module)
+
+
+def _as_tuple(inputs):
+    return tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+
+
+def _save_pt2(model, example_inputs, dynamic_shapes, directory):
+    """The .pt2 path for `model` (written into `directory` for torch objects)."""
+    if isinstance(model, (str, bytes, os.PathLike)):
+        if example_inputs is not None:
+            raise TypeError("example_inputs is for a torch.nn.Module; a .pt2 archive already holds its inputs' shapes")
+        return os.fspath(model)
+    if not (_is_torch(model, "Module") or _is_torch(model, "ExportedProgram")):
+        raise TypeError(f"ember.export takes a .pt2 path, a torch.export.ExportedProgram or a torch.nn.Module, "
+                        f"got {type(model).__name__}")
+    import torch  # a torch object was given, so torch is installed
+    if _is_torch(model, "Module"):
+        if example_inputs is None:
+            raise TypeError("exporting a torch.nn.Module needs example_inputs (a tuple of tensors), as "
+                            "torch.export.export does")
+        model = torch.export.export(model.eval(), _as_tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+    elif example_inputs is not None:
+        raise TypeError("example_inputs is for a torch.nn.Module; an ExportedProgram already holds its inputs")
+    path = os.path.join(directory, "model.pt2")
+    torch.export.save(model, path)
+    return path
+
+
+def _write_samples(samples, directory, what):
+    """Writes samples (each a tensor or a tuple of tensors / arrays) as <directory>/<k>/input_<i>.npy,
+    the directory-of-directories form the command line reads; returns `directory`."""
+    if isinstance(samples, (str, bytes, os.PathLike)):
+        return os.fspath(samples)
+    samples = list(samples)
+    if not samples:
+        raise ValueError(f"{what} is empty; give at least one sample (a tuple of inputs)")
+    for k, sample in enumerate(samples):
+        case = os.path.join(directory, f"{k:04d}")
+        os.makedirs(case)
+        for i, x in enumerate(_as_tuple(sample)):
+            b = _tensors.bind(x, i)
+            if b.array is None:
+                raise TypeError(f"{what}: sample {k} input {i} is a scalar; samples hold tensors / arrays")
+            np.save(os.path.join(case, f"input_{i}.npy"), b.array)
+    return directory
+
+
+def export(model, pte, backend="portable", *extra, example_inputs=None, dynamic_shapes=None, quantize=None,
+           calibrate=None, group_size=None, bundle=None, metadata=None):
+    """Lowers `model` to the program `pte`; returns the exporter's summary (partition, memory
+    plan, quantization report). Raises RuntimeError with the exporter's message on failure.
+
+    model: a .pt2 path, a torch.export.ExportedProgram, or a torch.nn.Module with
+        `example_inputs` (and optional `dynamic_shapes`, as torch.export.export takes them).
+    backend: "portable", "xnnpack", "vulkan", "qnn" or a list of them in priority order.
+    quantize: "int8" (static; give `calibrate`), "int8-weight" or "int4-weight" (`group_size`).
+    calibrate: calibration samples: a list of samples (each a tensor / array or a tuple of them),
+        or a path the command line reads (`ember export --help`).
+    bundle: test cases to bundle for Module.verify(): a list of (inputs, expected outputs) pairs
+        (expected None: computed with the portable kernels) or case directories.
+    metadata: a dict of program metadata strings.
+    extra: further `ember export` flags (e.g. "--xnnpack-fp16").
+    """
+    backends = [backend] if isinstance(backend, str) else list(backend)
+    with tempfile.TemporaryDirectory(prefix="ember_export_") as tmp:
+        pt2 = _save_pt2(model, example_inputs, dynamic_shapes, tmp)
+        cmd = [_native.cli_path(), "export", pt2, "-o", os.fspath(pte)]
+        for b in backends:
+            cmd += ["--backend", b]
+        if quantize is not None:
+            cmd += ["--quantize", str(quantize)]
+        if group_size is not None:
+            cmd += ["--group-size", str(int(group_size))]
+        if calibrate is not None:
+            cmd += ["--calibrate", _write_samples(calibrate, os.path.join(tmp, "calibration"), "calibrate")]
+        for case in _write_bundle(bundle, os.path.join(tmp, "bundle")) if bundle is not None else []:
+            cmd += ["--bundle", case]
+        for key, value in (metadata or {}).items():
+            cmd += ["--metadata", f"{key}={value}"]
+        cmd += [str(e) for e in extra]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError((done.stderr or done.stdout).strip() or f"ember export failed ({done.returncode})")
+    return done.stdout
+
+
+def _write_bundle(bundle, directory):
+    """Case directories for `ember export --bundle` (repeatable): each case a directory path, or an
+    (inputs, expected outputs) pair written as <directory>/case<k>/{input,output}_<i>.npy; with
+    outputs None the exporter computes them with the portable kernels."""
+    if isinstance(bundle, (str, bytes, os.PathLike)):
+        return [os.fspath(bundle)]
+    dirs = []
+    for k, case in enumerate(bundle):
+        if isinstance(case, (str, bytes, os.PathLike)):
+            dirs.append(os.fspath(case))
+            continue
+        if not isinstance(case, (list, tuple)) or len(case) != 2:
+            raise TypeError(f"bundle case {k}: give a directory or an (inputs, expected_outputs) pair")
+        inputs, outputs = case
+        path = os.path.join(directory, f"case{k}")
+        os.makedirs(path)
+        for prefix, values in (("input", inputs), ("output", outputs)):
+            if values is None:
+                continue
+            for i, x in enumerate(_as_tuple(values)):
+                b = _tensors.bind(x, i)
+                if b.array is None:
+                    raise TypeError(f"bundle case {k}: {prefix} {i} is a scalar; bundles hold tensors / arrays")
+                np.save(os.path.join(path, f"{prefix}_{i}.npy"), b.array)
+        dirs.append(path)
+    return dirs
