@@ -125,6 +125,7 @@ class Module:
         self._handle = handle
         self._lock = threading.Lock()
         self._threads = 1
+        self._io = {}  # method -> (number of inputs, each output's kind): read once, they never change
         if threads is not None:
             self.set_num_threads(threads)
 
@@ -228,10 +229,9 @@ class Module:
         lib, m = _native.lib, method.encode()
         with self._lock:
             h = self._h()
-            count = ctypes.c_size_t()
-            _native.check(lib.ember_module_num_inputs(h, m, ctypes.byref(count)))
-            if count.value != len(bound):
-                raise RuntimeError(f"'{method}' takes {count.value} inputs, {len(bound)} given "
+            num_inputs, output_kinds = self._io.get(method) or self._read_io(method)
+            if num_inputs != len(bound):
+                raise RuntimeError(f"'{method}' takes {num_inputs} inputs, {len(bound)} given "
                                    f"(Module.method_meta('{method}') describes them)")
             for i, b in enumerate(bound):
                 if b.scalar is not None:
@@ -245,12 +245,9 @@ class Module:
                                                          ctypes.c_void_p(a.ctypes.data), a.nbytes))
             # `bound` keeps every array alive until the run has read it.
             _native.check(lib.ember_module_execute(h, m))
-            _native.check(lib.ember_module_num_outputs(h, m, ctypes.byref(count)))
             results = []
-            for i in range(count.value):
-                info = _native.EmberValueInfo()
-                _native.check(lib.ember_module_output_info(h, m, i, ctypes.byref(info)))
-                if info.kind == _native.VALUE_TENSOR:
+            for i, kind in enumerate(output_kinds):
+                if kind == _native.VALUE_TENSOR:
                     view = _native.EmberTensorView()
                     _native.check(lib.ember_module_output(h, m, i, ctypes.byref(view)))
                     array, was_bf16 = _tensors.output_array(view)
@@ -261,6 +258,20 @@ class Module:
                     results.append(_scalar(value))
             del bound
             return results
+
+    def _read_io(self, method):
+        h, m, lib = self._h(), method.encode(), _native.lib
+        count = ctypes.c_size_t()
+        _native.check(lib.ember_module_num_inputs(h, m, ctypes.byref(count)))
+        num_inputs = count.value
+        _native.check(lib.ember_module_num_outputs(h, m, ctypes.byref(count)))
+        kinds = []
+        for i in range(count.value):
+            info = _native.EmberValueInfo()
+            _native.check(lib.ember_module_output_info(h, m, i, ctypes.byref(info)))
+            kinds.append(info.kind)
+        self._io[method] = (num_inputs, kinds)
+        return self._io[method]
 
     def forward(self, *inputs):
         """execute("forward", ...): forward(x), forward(x, y) or forward([x, y])."""

@@ -259,7 +259,7 @@ def test_example_mobilenet_v2(tmp_path):
     import subprocess
     import sys
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python", "mobilenet_v2.py")
-    done = subprocess.run([sys.executable, script, "--out", str(tmp_path), "--threads", "2"], capture_output=True,
-                          text=True)
+    done = subprocess.run([sys.executable, script, "--out", str(tmp_path), "--threads", "2", "--int8"],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith("OK") and "delegates: xnnpack" in done.stdout, done.stdout
