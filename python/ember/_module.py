@@ -137,7 +137,10 @@ class Module:
             _native.lib.ember_module_close(handle)
 
     def __del__(self):
-        self.close()
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the ctypes module may already be torn down
+            pass
 
     def __enter__(self):
         return self

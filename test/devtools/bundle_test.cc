@@ -2,6 +2,7 @@
 // outputs and with outputs computed by the portable kernels pass; a perturbed expected output
 // fails with the element named; a bundle that does not fit the method is rejected at load;
 // `ember verify` exits 0 iff every case passes.
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -204,6 +205,48 @@ TEST_F(BundleTest, MobileNetV2AgainstPyTorchPassesTheDefaults) {
   auto e = exporter::export_pt2_file(mv2 + "/model.pt2", o);
   ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_EQ(verify_cli(e->pte, {}), 0);
+}
+
+// Issue 34's acceptance: a bundle of PyTorch's fp32 inputs and outputs for every shared model
+// passes `verify` with the default tolerances (XNNPACK where it takes the ops, the portable
+// kernels elsewhere), and the same bundle with every float output perturbed by 1% fails.
+TEST_F(BundleTest, EverySharedModelPassesItsPyTorchBundleAndFailsAPerturbedOne) {
+  const std::string models = testing::shared_dir() + "/models";
+  std::vector<std::string> names;
+  if (DIR* d = opendir(models.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string dir = models + "/" + e->d_name;
+      if (e->d_name[0] != '.' && std::ifstream(dir + "/model.pt2").good() && std::ifstream(dir + "/output_0.npy").good()) {
+        names.push_back(e->d_name);
+      }
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  ASSERT_GE(names.size(), 10u) << "expected the shared models in " << models;
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const std::string dir = models + "/" + name;
+    auto c = tools::read_bundle_dir(dir);
+    ASSERT_TRUE(c.ok()) << c.status();
+    BundledCaseData perturbed = *c;
+    perturbed.name = "perturbed";
+    size_t float_outputs = 0;
+    for (NpyArray& out : perturbed.expected_outputs) {
+      if (out.dtype != ScalarType::Float32) continue;
+      ++float_outputs;
+      float* v = reinterpret_cast<float*>(out.data.data());
+      for (int64_t i = 0; i < out.numel(); ++i) v[i] *= (i % 2) ? 1.01f : 0.99f;
+    }
+    model_dir_ = dir;
+    std::vector<BundledCaseResult> r = export_and_verify({*c, perturbed});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_TRUE(r[0].passed) << r[0].message << " (max abs error " << r[0].max_abs_error << ", rel. L2 "
+                             << r[0].rel_l2_error << ")";
+    if (float_outputs > 0) {
+      EXPECT_FALSE(r[1].passed) << "a 1% error passed";
+    }
+  }
 }
 
 TEST_F(BundleTest, OutputsComputedWithThePortableKernelsMatchPyTorch) {
