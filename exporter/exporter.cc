@@ -33,10 +33,10 @@ int64_t kv_cache_length(const Graph& g) {
   return length > tokens.sizes[1] ? length : 0;
 }
 
-}  // namespace
-
-absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options) {
-  ExportResult r;
+// Every stage after import up to the memory plan: `g` becomes the final graph, `delegates` its
+// delegate calls, `r` the report (all but the program bytes).
+absl::Status lower_graph(Graph& g, const ExportOptions& options, ExportResult& r,
+                         std::vector<DelegateRecord>& delegates) {
   r.num_nodes_imported = g.num_live_nodes();
   if (newer_torch_release(g.torch_version, aten_schemas_torch_version())) {
     r.warnings.push_back("this .pt2 was written by PyTorch " + g.torch_version + ", newer than the " +
@@ -48,11 +48,9 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
   auto c = canonicalize(g);
   if (!c.ok()) return c.status();
   // After canonicalize: buffers written in place are mutable state only from here on.
-  ProgramMetadata metadata = options.metadata;
   bool has_max_seq_len = false;
-  for (const auto& [key, value] : metadata) has_max_seq_len |= key == "max_seq_len";
+  for (const auto& [key, value] : options.metadata) has_max_seq_len |= key == "max_seq_len";
   if (const int64_t cache = kv_cache_length(g); cache > 0 && !has_max_seq_len) {
-    metadata.emplace_back("max_seq_len", std::to_string(cache));
     r.inferred_metadata.emplace_back("max_seq_len", std::to_string(cache));
   }
   if (options.check_kernels) {
@@ -92,7 +90,6 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
       eliminate_dead_code(g);
     }
   }
-  std::vector<DelegateRecord> delegates;
   if (!options.partitioners.empty()) {
     make_activations_ssa(g);
     make_attention_masks_additive(g);
@@ -131,10 +128,69 @@ absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options)
     if (!n.erased && n.op.rfind(kDelegateOpPrefix, 0) != 0) r.portable_ops[n.kernel_name()]++;
   }
   r.plan = plan_memory(g);
-  auto bytes = emit_pte(g, r.plan, delegates, options.method_name, &r.stats, options.bundled_cases, metadata);
+  return absl::OkStatus();
+}
+
+// The options' metadata and what the methods' graphs inferred (the first method's value of a
+// key wins; a key the options give is never inferred).
+ProgramMetadata program_metadata(const ExportOptions& options, const std::vector<const ExportResult*>& methods) {
+  ProgramMetadata metadata = options.metadata;
+  for (const ExportResult* r : methods) {
+    for (const auto& entry : r->inferred_metadata) {
+      bool present = false;
+      for (const auto& [key, value] : metadata) present |= key == entry.first;
+      if (!present) metadata.push_back(entry);
+    }
+  }
+  return metadata;
+}
+
+}  // namespace
+
+absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options) {
+  ExportResult r;
+  std::vector<DelegateRecord> delegates;
+  if (auto s = lower_graph(g, options, r, delegates); !s.ok()) return s;
+  auto bytes = emit_pte(g, r.plan, delegates, options.method_name, &r.stats, options.bundled_cases,
+                        program_metadata(options, {&r}));
   if (!bytes.ok()) return bytes.status();
   r.pte = std::move(*bytes);
   return r;
+}
+
+absl::StatusOr<ProgramExport> export_methods(std::vector<NamedGraph> methods, const ExportOptions& options) {
+  if (methods.empty()) return absl::InvalidArgumentError("a program needs at least one method");
+  ProgramExport out;
+  std::vector<std::vector<DelegateRecord>> delegates(methods.size());
+  out.methods.resize(methods.size());
+  for (size_t i = 0; i < methods.size(); ++i) {
+    out.methods[i].first = methods[i].name;
+    if (auto s = lower_graph(methods[i].graph, options, out.methods[i].second, delegates[i]); !s.ok()) {
+      return absl::Status(s.code(), "method '" + methods[i].name + "': " + std::string(s.message()));
+    }
+  }
+  std::vector<MethodToEmit> to_emit;
+  std::vector<const ExportResult*> results;
+  for (size_t i = 0; i < methods.size(); ++i) {
+    to_emit.push_back(MethodToEmit{methods[i].name, &methods[i].graph, &out.methods[i].second.plan, &delegates[i]});
+    results.push_back(&out.methods[i].second);
+  }
+  out.metadata = program_metadata(options, results);
+  auto bytes = emit_program(to_emit, &out.stats, options.bundled_cases, out.metadata);
+  if (!bytes.ok()) return bytes.status();
+  out.pte = std::move(*bytes);
+  return out;
+}
+
+absl::StatusOr<ProgramExport> export_pt2_files(const std::vector<std::pair<std::string, std::string>>& methods,
+                                               const ExportOptions& options) {
+  std::vector<NamedGraph> graphs;
+  for (const auto& [name, path] : methods) {
+    auto g = import_pt2(path);
+    if (!g.ok()) return absl::Status(g.status().code(), "method '" + name + "': " + std::string(g.status().message()));
+    graphs.push_back(NamedGraph{name, std::move(*g)});
+  }
+  return export_methods(std::move(graphs), options);
 }
 
 absl::StatusOr<ExportResult> export_pt2_file(const std::string& path, const ExportOptions& options) {

@@ -69,6 +69,24 @@ struct ExportResult {
   ProgramMetadata inferred_metadata;
 };
 
+// A program of several methods (`ember export --method NAME=A.pt2 --method ...`): each graph
+// lowered with the same options, then emitted into one program whose identical constants are
+// stored once (EmitStats::deduplicated_*).
+struct NamedGraph {
+  std::string name;
+  Graph graph;
+};
+struct ProgramExport {
+  std::vector<uint8_t> pte;
+  EmitStats stats;
+  std::vector<std::pair<std::string, ExportResult>> methods;  // each method's report (no bytes)
+  ProgramMetadata metadata;                                   // what the program carries
+};
+absl::StatusOr<ProgramExport> export_methods(std::vector<NamedGraph> methods, const ExportOptions& options);
+// (name, .pt2 path) per method, in program order.
+absl::StatusOr<ProgramExport> export_pt2_files(const std::vector<std::pair<std::string, std::string>>& methods,
+                                               const ExportOptions& options);
+
 // Runs every stage after import on `g`.
 absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options);
 absl::StatusOr<ExportResult> export_pt2_file(const std::string& path, const ExportOptions& options);

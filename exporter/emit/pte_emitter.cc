@@ -1,5 +1,6 @@
 #include "exporter/emit/pte_emitter.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <set>
@@ -7,6 +8,7 @@
 
 #include "flatbuffers/flatbuffers.h"
 #include "runtime/backend/backend.h"
+#include "runtime/core/content_digest.h"
 #include "runtime/program/file_header.h"
 #include "schema/program_generated.h"
 
@@ -19,14 +21,17 @@ namespace sc = ::ember::schema;
 
 size_t align64(size_t n) { return (n + kSegmentAlignment - 1) / kSegmentAlignment * kSegmentAlignment; }
 
+// Builds one program: its methods one after another (each method's values, instructions and
+// delegates), over one segment area. Segments are stored by content: a constant, state
+// initialiser or blob whose bytes equal an earlier segment's (in this method or another) refers
+// to that segment instead of adding a copy, so methods exported from archives with the same
+// weights share them.
 class Emitter {
  public:
-  Emitter(const Graph& g, const MemoryPlan& plan) : g_(g), plan_(plan) {}
-
-  absl::StatusOr<std::vector<uint8_t>> run(const std::vector<DelegateRecord>& delegates,
-                                           const std::string& method_name, EmitStats* stats,
-                                           const std::vector<BundledCaseData>& bundled_cases,
-                                           const ProgramMetadata& metadata);
+  // Emits `m` as the next method; its Method table is kept for finish().
+  absl::Status add_method(const MethodToEmit& m);
+  absl::StatusOr<std::vector<uint8_t>> finish(EmitStats* stats, const std::vector<BundledCaseData>& bundled_cases,
+                                              const ProgramMetadata& metadata);
 
  private:
   int add(sc::ValueKind kind, fb::Offset<void> v) {
@@ -36,35 +41,52 @@ class Emitter {
   int segment_for_constant(int constant) {
     auto it = constant_segment_.find(constant);
     if (it != constant_segment_.end()) return it->second;
-    const Constant& c = g_.constants[constant];
+    const Constant& c = g_->constants[constant];
     int idx = add_segment(c.data);
     constant_segment_[constant] = idx;
     return idx;
   }
   int add_segment(const std::vector<uint8_t>& data) {
+    const uint64_t key = content_digest(data.data(), data.size()).lo ^ data.size();
+    for (int existing : by_content_[key]) {
+      const auto& [off, size] = segments_[existing];
+      if (size == data.size() && (size == 0 || std::memcmp(segment_bytes_.data() + off, data.data(), size) == 0)) {
+        ++stats_.deduplicated_segments;
+        stats_.deduplicated_bytes += size;
+        return existing;
+      }
+    }
     size_t off = align64(segment_bytes_.size());
     segment_bytes_.resize(off + data.size(), 0);
     if (!data.empty()) std::memcpy(segment_bytes_.data() + off, data.data(), data.size());
     segments_.emplace_back(off, data.size());
+    by_content_[key].push_back(static_cast<int>(segments_.size()) - 1);
     return static_cast<int>(segments_.size()) - 1;
   }
   absl::StatusOr<int> value(int id);
   absl::StatusOr<int> arg(const Arg& a);
 
-  const Graph& g_;
-  const MemoryPlan& plan_;
-  fb::FlatBufferBuilder fbb_{1 << 16};
+  // The method being emitted.
+  const Graph* g_ = nullptr;
+  const MemoryPlan* plan_ = nullptr;
   std::vector<fb::Offset<sc::Value>> values_;
   std::map<int, int> value_index_;  // IR value id -> emitted index
   std::map<int, int> constant_segment_;
+  // The program.
+  fb::FlatBufferBuilder fbb_{1 << 16};
+  std::vector<fb::Offset<sc::Method>> methods_;
+  std::vector<std::string> method_names_;
+  size_t num_instructions_ = 0, num_values_ = 0;
   std::vector<uint8_t> segment_bytes_;
   std::vector<std::pair<size_t, size_t>> segments_;
+  std::map<uint64_t, std::vector<int>> by_content_;  // digest ^ size -> segments with it
+  EmitStats stats_;
 };
 
 absl::StatusOr<int> Emitter::value(int id) {
   auto it = value_index_.find(id);
   if (it != value_index_.end()) return it->second;
-  const Value& v = g_.values[id];
+  const Value& v = g_->values[id];
   int index = -1;
   if (v.type == ValueType::SymInt) {
     index = add(sc::ValueKind::Int, sc::CreateInt(fbb_, v.sym_upper).Union());
@@ -85,8 +107,8 @@ absl::StatusOr<int> Emitter::value(int id) {
       segment = static_cast<uint32_t>(segment_for_constant(v.constant));
     }
     if (v.role != ValueRole::Constant) {
-      if (plan_.offset[id] < 0) return absl::InternalError("tensor " + v.name + " was not planned");
-      arena_offset = static_cast<uint64_t>(plan_.offset[id]);
+      if (plan_->offset[id] < 0) return absl::InternalError("tensor " + v.name + " was not planned");
+      arena_offset = static_cast<uint64_t>(plan_->offset[id]);
     }
     auto sizes = fbb_.CreateVector<int64_t>(v.sizes);
     auto t = sc::CreateTensor(fbb_, static_cast<sc::ScalarType>(v.dtype), sizes, 0,
@@ -147,19 +169,27 @@ absl::StatusOr<int> Emitter::arg(const Arg& a) {
   return absl::InternalError("unknown argument kind");
 }
 
-absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateRecord>& delegates,
-                                                  const std::string& method_name, EmitStats* stats,
-                                                  const std::vector<BundledCaseData>& bundled_cases,
-                                                  const ProgramMetadata& metadata) {
+absl::Status Emitter::add_method(const MethodToEmit& m) {
+  for (const std::string& name : method_names_) {
+    if (name == m.name) return absl::InvalidArgumentError("two methods are named '" + m.name + "'; name each once");
+  }
+  if (m.name.empty()) return absl::InvalidArgumentError("a method needs a name");
+  g_ = m.graph;
+  plan_ = m.plan;
+  const std::vector<DelegateRecord>& delegates = *m.delegates;
+  const std::string& method_name = m.name;
+  values_.clear();
+  value_index_.clear();
+  constant_segment_.clear();
   std::vector<uint32_t> inputs, outputs;
-  for (int id : g_.inputs) {
+  for (int id : g_->inputs) {
     auto idx = value(id);
     if (!idx.ok()) return idx.status();
     inputs.push_back(static_cast<uint32_t>(*idx));
   }
   std::vector<uint32_t> mutable_inputs;
-  for (int id : g_.inputs) {
-    if (g_.mutable_inputs.count(id)) mutable_inputs.push_back(static_cast<uint32_t>(*value(id)));
+  for (int id : g_->inputs) {
+    if (g_->mutable_inputs.count(id)) mutable_inputs.push_back(static_cast<uint32_t>(*value(id)));
   }
   std::map<std::pair<std::string, std::string>, uint32_t> op_index;
   std::vector<fb::Offset<sc::Operator>> operators;
@@ -169,13 +199,13 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     debug.push_back(sc::CreateInstructionDebug(fbb_, n.name.empty() ? 0 : fbb_.CreateSharedString(n.name),
                                                n.source.empty() ? 0 : fbb_.CreateSharedString(n.source)));
   };
-  for (const Node& n : g_.nodes) {
+  for (const Node& n : g_->nodes) {
     if (n.erased) continue;
     // A program the exporter writes never lets a call write a constant or a read-only input
     // (the runtime's verification rejects such a program; failing here names the node).
     for (int r : n.output_values()) {
-      const Value& v = g_.values[r];
-      if (v.role == ValueRole::Constant || (v.role == ValueRole::UserInput && !g_.mutable_inputs.count(r))) {
+      const Value& v = g_->values[r];
+      if (v.role == ValueRole::Constant || (v.role == ValueRole::UserInput && !g_->mutable_inputs.count(r))) {
         return absl::InternalError("node " + n.op + " (" + n.source + ") writes " +
                                    (v.role == ValueRole::Constant ? "the constant " : "the read-only input ") +
                                    v.name + "; an exporter pass produced an invalid graph");
@@ -225,7 +255,7 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     instructions.push_back(sc::CreateInstruction(fbb_, sc::InstructionKind::KernelCall, call.Union()));
     add_debug(n);
   }
-  for (const GraphOutput& o : g_.outputs) {
+  for (const GraphOutput& o : g_->outputs) {
     if (o.is_int) {
       outputs.push_back(static_cast<uint32_t>(add(sc::ValueKind::Int, sc::CreateInt(fbb_, o.int_value).Union())));
       continue;
@@ -243,7 +273,7 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
   for (const DelegateRecord& d : delegates) {
     for (uint32_t slot : d.blob.read_at_init) {
       if (slot < d.blob.constants.size() && d.blob.constants[slot] >= 0 &&
-          d.blob.constants[slot] < static_cast<int>(g_.constants.size())) {
+          d.blob.constants[slot] < static_cast<int>(g_->constants.size())) {
         segment_for_constant(d.blob.constants[slot]);
       }
     }
@@ -258,7 +288,7 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     if (!d.blob.constants.empty()) {
       std::vector<uint8_t> slots;
       for (int c : d.blob.constants) {
-        if (c < 0 || c >= static_cast<int>(g_.constants.size())) {
+        if (c < 0 || c >= static_cast<int>(g_->constants.size())) {
           return absl::InternalError("delegate refers to constant " + std::to_string(c) + ", which does not exist");
         }
         uint32_t seg = static_cast<uint32_t>(segment_for_constant(c));
@@ -270,16 +300,25 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     dels.push_back(sc::CreateDelegate(fbb_, fbb_.CreateString(d.backend_id), fbb_.CreateVector(specs),
                                       blob_segments[di]));
   }
-  std::vector<uint64_t> arenas = {plan_.arena_size};
+  std::vector<uint64_t> arenas = {plan_->arena_size};
   auto method = sc::CreateMethod(fbb_, fbb_.CreateString(method_name), fbb_.CreateVector(values_),
                                  fbb_.CreateVector<uint32_t>(inputs), fbb_.CreateVector<uint32_t>(outputs),
                                  fbb_.CreateVector(operators), fbb_.CreateVector(instructions),
                                  fbb_.CreateVector(dels), fbb_.CreateVector<uint64_t>(arenas),
                                  fbb_.CreateVector<uint32_t>(mutable_inputs), /*calls_declare_outputs=*/true,
                                  fbb_.CreateVector(debug));
+  methods_.push_back(method);
+  method_names_.push_back(method_name);
+  num_instructions_ += instructions.size();
+  num_values_ += values_.size();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint8_t>> Emitter::finish(EmitStats* stats, const std::vector<BundledCaseData>& bundled_cases,
+                                                     const ProgramMetadata& metadata) {
+  if (methods_.empty()) return absl::InvalidArgumentError("a program needs at least one method");
   std::vector<fb::Offset<sc::Segment>> segs;
   for (const auto& [off, size] : segments_) segs.push_back(sc::CreateSegment(fbb_, off, size));
-  std::vector<fb::Offset<sc::Method>> methods = {method};
   std::vector<fb::Offset<sc::BundledCase>> cases;
   auto bundled_tensor = [&](const NpyArray& a) {
     return sc::CreateBundledTensor(fbb_, static_cast<sc::ScalarType>(a.dtype), fbb_.CreateVector<int64_t>(a.shape),
@@ -289,6 +328,11 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
     std::vector<fb::Offset<sc::BundledTensor>> ins, outs;
     for (const NpyArray& a : c.inputs) ins.push_back(bundled_tensor(a));
     for (const NpyArray& a : c.expected_outputs) outs.push_back(bundled_tensor(a));
+    const std::string& method_name = c.method.empty() ? method_names_.front() : c.method;
+    if (std::find(method_names_.begin(), method_names_.end(), method_name) == method_names_.end()) {
+      return absl::InvalidArgumentError("bundled case '" + c.name + "' is for method '" + method_name +
+                                        "', which the program does not have");
+    }
     cases.push_back(sc::CreateBundledCase(fbb_, fbb_.CreateString(c.name), fbb_.CreateString(method_name),
                                           fbb_.CreateVector(ins), fbb_.CreateVector(outs)));
   }
@@ -296,7 +340,7 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
   for (const auto& [key, value] : metadata) {
     entries.push_back(sc::CreateMetadataEntry(fbb_, fbb_.CreateString(key), fbb_.CreateString(value)));
   }
-  auto program = sc::CreateProgram(fbb_, kFormatVersion, fbb_.CreateVector(methods), fbb_.CreateVector(segs),
+  auto program = sc::CreateProgram(fbb_, kFormatVersion, fbb_.CreateVector(methods_), fbb_.CreateVector(segs),
                                    cases.empty() ? 0 : fbb_.CreateVector(cases),
                                    entries.empty() ? 0 : fbb_.CreateVector(entries));
   fbb_.Finish(program, "EMB1");
@@ -322,8 +366,9 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::run(const std::vector<DelegateReco
   write_file_header(h, header);
   std::memcpy(file.data(), header, kFileHeaderSize);
   if (stats != nullptr) {
-    stats->num_values = values_.size();
-    stats->num_instructions = instructions.size();
+    *stats = stats_;
+    stats->num_values = num_values_;
+    stats->num_instructions = num_instructions_;
     stats->num_segments = segments_.size();
     stats->constant_bytes = segment_bytes_.size();
     stats->file_bytes = file.size();
@@ -338,10 +383,22 @@ absl::StatusOr<std::vector<uint8_t>> emit_pte(const Graph& g, const MemoryPlan& 
                                               const std::string& method_name, EmitStats* stats,
                                               const std::vector<BundledCaseData>& bundled_cases,
                                               const ProgramMetadata& metadata) {
+  return emit_program({MethodToEmit{method_name, &g, &plan, &delegates}}, stats, bundled_cases, metadata);
+}
+
+absl::StatusOr<std::vector<uint8_t>> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats,
+                                                  const std::vector<BundledCaseData>& bundled_cases,
+                                                  const ProgramMetadata& metadata) {
   absl::Status s = check_program_metadata(metadata);
   if (!s.ok()) return s;
-  Emitter e(g, plan);
-  return e.run(delegates, method_name, stats, bundled_cases, metadata);
+  Emitter e;
+  for (const MethodToEmit& m : methods) {
+    if (m.graph == nullptr || m.plan == nullptr || m.delegates == nullptr) {
+      return absl::InvalidArgumentError("method '" + m.name + "' has no graph, plan or delegate list");
+    }
+    if (auto added = e.add_method(m); !added.ok()) return added;
+  }
+  return e.finish(stats, bundled_cases, metadata);
 }
 
 absl::Status check_program_metadata(const ProgramMetadata& metadata) {

@@ -30,6 +30,7 @@ namespace exporter {
 // its expected outputs, in order.
 struct BundledCaseData {
   std::string name;
+  std::string method;  // empty: the program's first method
   std::vector<NpyArray> inputs;
   std::vector<NpyArray> expected_outputs;
 };
@@ -45,7 +46,26 @@ struct EmitStats {
   size_t num_segments = 0;
   size_t constant_bytes = 0;
   size_t file_bytes = 0;
+  // Constants, state initialisers and blobs stored once for several uses: segments whose bytes
+  // equal an earlier one's (in the same method or another) refer to it.
+  size_t deduplicated_segments = 0;
+  size_t deduplicated_bytes = 0;
 };
+
+// One method of a program: its final graph, memory plan and delegate calls (not owned; they
+// outlive emit_program).
+struct MethodToEmit {
+  std::string name;
+  const Graph* graph = nullptr;
+  const MemoryPlan* plan = nullptr;
+  const std::vector<DelegateRecord>* delegates = nullptr;
+};
+
+// A program of several methods, in the order given (names unique), over one segment area in
+// which identical bytes are stored once. Bundled cases name their method (empty: the first).
+absl::StatusOr<std::vector<uint8_t>> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats,
+                                                  const std::vector<BundledCaseData>& bundled_cases = {},
+                                                  const ProgramMetadata& metadata = {});
 
 // `g` must be final (finalize_outputs applied, compacted), `plan` from plan_memory(g).
 absl::StatusOr<std::vector<uint8_t>> emit_pte(const Graph& g, const MemoryPlan& plan,

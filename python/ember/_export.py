@@ -75,7 +75,9 @@ def export(model, pte, backend="portable", *extra, example_inputs=None, dynamic_
     plan, quantization report). Raises RuntimeError with the exporter's message on failure.
 
     model: a .pt2 path, a torch.export.ExportedProgram, or a torch.nn.Module with
-        `example_inputs` (and optional `dynamic_shapes`, as torch.export.export takes them).
+        `example_inputs` (and optional `dynamic_shapes`, as torch.export.export takes them);
+        or a dict {method name: .pt2 path or ExportedProgram} for a program of several methods
+        (identical weights stored once; Module.execute(name, ...) runs each).
     backend: "portable", "xnnpack", "vulkan", "qnn" or a list of them in priority order.
     quantize: "int8" (static; give `calibrate`), "int8-weight" or "int4-weight" (`group_size`).
     calibrate: calibration samples: a list of samples (each a tensor / array or a tuple of them),
@@ -87,8 +89,19 @@ def export(model, pte, backend="portable", *extra, example_inputs=None, dynamic_
     """
     backends = [backend] if isinstance(backend, str) else list(backend)
     with tempfile.TemporaryDirectory(prefix="ember_export_") as tmp:
-        pt2 = _save_pt2(model, example_inputs, dynamic_shapes, tmp)
-        cmd = [_native.cli_path(), "export", pt2, "-o", os.fspath(pte)]
+        if isinstance(model, dict):  # several methods: {name: archive / ExportedProgram}
+            if example_inputs is not None:
+                raise TypeError("with several methods, give each as a .pt2 path or an ExportedProgram")
+            if not model:
+                raise ValueError("give at least one method: {name: model}")
+            cmd = [_native.cli_path(), "export", "-o", os.fspath(pte)]
+            for name, each in model.items():
+                directory = os.path.join(tmp, f"method_{len(cmd)}")
+                os.makedirs(directory)
+                cmd += ["--method", f"{name}={_save_pt2(each, None, None, directory)}"]
+        else:
+            cmd = [_native.cli_path(), "export", _save_pt2(model, example_inputs, dynamic_shapes, tmp), "-o",
+                   os.fspath(pte)]
         for b in backends:
             cmd += ["--backend", b]
         if quantize is not None:

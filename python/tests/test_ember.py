@@ -111,6 +111,31 @@ def test_errors_are_exceptions_with_ember_messages(tmp_path):
         m.forward([x])
 
 
+def repo_file(*parts):
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.join(here, "..", "..", *parts)
+
+
+def test_program_of_several_methods(tmp_path):
+    import subprocess
+    d = repo_file("test", "models", "encoder_decoder")
+    pte = tmp_path / "seq2seq.pte"
+    summary = ember.export({"encode": os.path.join(d, "encode", "model.pt2"),
+                            "decode": os.path.join(d, "decode", "model.pt2")}, pte, backend="xnnpack")
+    assert "2 methods" in summary and "stored once" in summary, summary
+    m = ember.Module(pte)
+    assert m.method_names() == ["encode", "decode"]
+    assert "encode(int64[1,12])" in repr(m) and "decode(int64[1,8], float32[1,12,32])" in repr(m), repr(m)
+    src = np.load(os.path.join(d, "encode", "input_0.npy"))
+    tgt = np.load(os.path.join(d, "decode", "input_0.npy"))
+    (memory,) = m.execute("encode", [src])
+    assert rel_l2(memory, np.load(os.path.join(d, "encode", "output_0.npy"))) < 1e-4
+    (logits,) = m.execute("decode", [tgt, memory])  # Ember's encoder output feeds the decoder
+    assert rel_l2(logits, np.load(os.path.join(d, "decode", "output_0.npy"))) < 1e-4
+    shown = subprocess.run([ember.cli_path(), "inspect", str(pte)], capture_output=True, text=True).stdout
+    assert "read by encode, decode" in shown, shown
+
+
 class DLPackOnly:
     """An array that offers only the DLPack protocol (as JAX, CuPy-on-host or TensorFlow do)."""
 

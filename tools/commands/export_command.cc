@@ -1,4 +1,5 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan|qnn]... [--method NAME]
+// ember export --method NAME=IN.pt2 [--method NAME=IN.pt2]... -o OUT.pte [options as above]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
 //                              [--xnnpack-fp16] [--xnnpack-conv-block-bytes N] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--strict-delegation] [--verbose]
 //                              [--quantize int8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
@@ -35,6 +36,9 @@ void usage() {
       "                      int8 programs, compiled at export: docs/qnn.md), portable (no delegate;\n"
       "                      the default). Ops no backend takes run on the portable kernels.\n"
       "  --method NAME       method name in the program (default: forward)\n"
+      "  --method NAME=IN.pt2  a method from its own archive (repeatable, instead of IN.pt2): one\n"
+      "                      program of several methods (encoder + decoder, prefill + decode);\n"
+      "                      constants with identical bytes are stored once and shared\n"
       "  --no-fold           skip conv+batch_norm folding\n"
       "  --no-fuse-llm       keep the Llama attention/RMSNorm/RoPE/SwiGLU ops as exported (no\n"
       "                      fused ember_llm:: kernels; for runners without kernels/optimized)\n"
@@ -86,8 +90,51 @@ void usage() {
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
 }
 
+// `--method NAME=IN.pt2 ...`: one program of several methods; prints each method's partition
+// and plan, and what the methods share.
+int export_several_methods(const std::vector<std::pair<std::string, std::string>>& methods,
+                           const exporter::ExportOptions& options, const std::string& out) {
+  auto r = exporter::export_pt2_files(methods, options);
+  if (!r.ok()) {
+    std::fprintf(stderr, "ember export: %s\n", std::string(r.status().message()).c_str());
+    return 1;
+  }
+  if (absl::Status s = check_program(r->pte); !s.ok()) {
+    std::fprintf(stderr, "ember export: the program does not load: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  std::ofstream f(out, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(r->pte.data()), static_cast<std::streamsize>(r->pte.size()));
+  if (!f) {
+    std::fprintf(stderr, "ember export: cannot write %s\n", out.c_str());
+    return 1;
+  }
+  std::printf("wrote %s: %zu bytes, %zu methods, %zu segments (%zu bytes); %zu segments (%zu bytes) stored once for "
+              "several uses\n",
+              out.c_str(), r->pte.size(), r->methods.size(), r->stats.num_segments, r->stats.constant_bytes,
+              r->stats.deduplicated_segments, r->stats.deduplicated_bytes);
+  for (const auto& [name, m] : r->methods) {
+    for (const std::string& w : m.warnings) std::fprintf(stderr, "ember export: %s: warning: %s\n", name.c_str(), w.c_str());
+    int portable = 0;
+    for (const auto& [op, n] : m.portable_ops) portable += n;
+    std::string line = "method " + name + ": " + std::to_string(m.num_nodes_imported) + " nodes imported; arena " +
+                       std::to_string(m.plan.arena_size) + " bytes; partition:";
+    for (const exporter::BackendSummary& b : m.backends) {
+      line += " " + b.backend_id + " " + std::to_string(b.nodes) + " ops in " + std::to_string(b.delegates) +
+              (b.delegates == 1 ? " delegate," : " delegates,");
+    }
+    std::printf("%s portable %d ops\n", line.c_str(), portable);
+    if (options.quantize.mode != exporter::QuantizeMode::None) {
+      std::printf("%s", exporter::format_quantize_report(m.quantize_report, options.quantize.mode).c_str());
+    }
+  }
+  for (const auto& [key, value] : r->metadata) std::printf("metadata %s=%s\n", key.c_str(), value.c_str());
+  return 0;
+}
+
 int export_command(int argc, char** argv) {
   std::string in, out;
+  std::vector<std::pair<std::string, std::string>> method_archives;  // --method NAME=IN.pt2
   exporter::ExportOptions options;
   std::vector<std::string> backends, bundle_dirs;
   std::map<std::string, exporter::BackendOptions> backend_options;  // --backend-option NAME.KEY=VALUE
@@ -114,7 +161,16 @@ int export_command(int argc, char** argv) {
     } else if (a == "--method") {
       const char* v = value("--method");
       if (!v) return 2;
-      options.method_name = v;
+      const std::string given = v;
+      const size_t eq = given.find('=');
+      if (eq == std::string::npos) {
+        options.method_name = given;
+      } else if (eq == 0 || eq + 1 == given.size()) {
+        std::fprintf(stderr, "ember export: --method %s: write --method NAME=IN.pt2\n", v);
+        return 2;
+      } else {
+        method_archives.emplace_back(given.substr(0, eq), given.substr(eq + 1));
+      }
     } else if (a == "--backend" || a.rfind("--backend=", 0) == 0) {
       std::string list;
       if (a == "--backend") {
@@ -268,7 +324,11 @@ int export_command(int argc, char** argv) {
       return 2;
     }
   }
-  if (in.empty() || out.empty()) {
+  if (!method_archives.empty() && !in.empty()) {
+    std::fprintf(stderr, "ember export: give either IN.pt2 or --method NAME=IN.pt2 archives, not both\n");
+    return 2;
+  }
+  if ((in.empty() && method_archives.empty()) || out.empty()) {
     std::fprintf(stderr, "ember export: need IN.pt2 and -o OUT.pte (see ember export --help)\n");
     return 2;
   }
@@ -309,6 +369,14 @@ int export_command(int argc, char** argv) {
       return 2;
     }
     options.partitioners.push_back(*p);
+  }
+  if (!method_archives.empty()) {
+    if (!bundle_dirs.empty()) {
+      std::fprintf(stderr, "ember export: --bundle takes one method's program; bundle each method's archive on "
+                           "its own, or use the Module API's verify per method\n");
+      return 2;
+    }
+    return export_several_methods(method_archives, options, out);
   }
   size_t computed = 0;
   for (const std::string& dir : bundle_dirs) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,58 @@ void print_quantization(const sc::Method* m) {
               by_dtype.c_str(), static_cast<unsigned long long>(int8_bytes * 3));
 }
 
+// The segments each method reads: its constant and state tensors', its delegate blobs and the
+// weights its delegates read in place.
+std::set<uint32_t> segments_of(const sc::Method* m) {
+  std::set<uint32_t> used;
+  for (uint32_t i = 0; m->values() && i < m->values()->size(); ++i) {
+    const sc::Value* v = m->values()->Get(i);
+    if (v->value_type() != sc::ValueKind::Tensor) continue;
+    const sc::Tensor* t = v->value_as_Tensor();
+    if (t->location() == sc::DataLocation::Constant || t->location() == sc::DataLocation::MutableState) {
+      used.insert(t->segment_index());
+    }
+  }
+  for (uint32_t i = 0; m->delegates() && i < m->delegates()->size(); ++i) {
+    const sc::Delegate* d = m->delegates()->Get(i);
+    if (d->blob_segment() >= 0) used.insert(uint32_t(d->blob_segment()));
+    for (uint32_t k = 0; d->compile_specs() && k < d->compile_specs()->size(); ++k) {
+      const sc::CompileSpec* cs = d->compile_specs()->Get(k);
+      if (!cs->key() || cs->key()->str() != "ember.constant_segments" || !cs->value()) continue;
+      for (uint32_t j = 0; j + 4 <= cs->value()->size(); j += 4) {
+        uint32_t seg = 0;
+        for (int b = 3; b >= 0; --b) seg = (seg << 8) | cs->value()->Get(j + uint32_t(b));
+        used.insert(seg);
+      }
+    }
+  }
+  return used;
+}
+
+// Programs of several methods: the segments (weights, blobs) two or more methods read, stored
+// once (`ember export --method NAME=IN.pt2 ...` keeps identical bytes once).
+void print_shared_segments(const sc::Program* p) {
+  if (!p->methods() || p->methods()->size() < 2 || !p->segments()) return;
+  std::map<uint32_t, std::vector<std::string>> readers;
+  for (uint32_t mi = 0; mi < p->methods()->size(); ++mi) {
+    const sc::Method* m = p->methods()->Get(mi);
+    for (uint32_t seg : segments_of(m)) readers[seg].push_back(m->name() ? m->name()->str() : "");
+  }
+  std::map<std::string, std::pair<size_t, uint64_t>> by_methods;  // "a, b" -> (segments, bytes)
+  for (const auto& [seg, names] : readers) {
+    if (names.size() < 2 || seg >= p->segments()->size()) continue;
+    std::string key;
+    for (const std::string& n : names) key += (key.empty() ? "" : ", ") + n;
+    by_methods[key].first += 1;
+    by_methods[key].second += p->segments()->Get(seg)->size();
+  }
+  std::printf("\nshared by several methods:%s\n", by_methods.empty() ? " nothing" : "");
+  for (const auto& [names, totals] : by_methods) {
+    std::printf("  %zu segments (%llu bytes) read by %s\n", totals.first,
+                static_cast<unsigned long long>(totals.second), names.c_str());
+  }
+}
+
 int inspect_command(int argc, char** argv) {
   if (argc != 2 || std::strcmp(argv[1], "--help") == 0) {
     std::printf("usage: ember inspect PROGRAM.pte\n");
@@ -232,6 +285,7 @@ int inspect_command(int argc, char** argv) {
       std::printf("  arena %u: %llu bytes planned\n", i, static_cast<unsigned long long>(m->arena_sizes()->Get(i)));
     }
   }
+  print_shared_segments(p);
   if (const auto* entries = p->metadata()) {
     std::printf("\nmetadata: %u entries\n", entries->size());
     for (uint32_t i = 0; i < entries->size(); ++i) {
