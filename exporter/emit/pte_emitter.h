@@ -30,9 +30,9 @@ namespace exporter {
 // its expected outputs, in order.
 struct BundledCaseData {
   std::string name;
-  std::string method;  // empty: the program's first method
   std::vector<NpyArray> inputs;
   std::vector<NpyArray> expected_outputs;
+  std::string method;  // empty: the program's first method
 };
 
 // Program-level key/value strings (`ember export --metadata key=value`), in the order given.

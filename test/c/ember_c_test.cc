@@ -188,7 +188,8 @@ exporter::NpyArray npy_of(const std::string& path) {
 // 1% fail with a message; results stay readable until the next verify.
 TEST_P(CApiTest, VerifiesBundledCases) {
   exporter::BundledCaseData good{"eager", {npy_of(model_dir() + "/input_0.npy")},
-                                 {npy_of(model_dir() + "/output_0.npy"), npy_of(model_dir() + "/output_1.npy")}};
+                                 {npy_of(model_dir() + "/output_0.npy"), npy_of(model_dir() + "/output_1.npy")},
+                                 "forward"};
   exporter::BundledCaseData bad = good;
   bad.name = "perturbed";
   float* first = reinterpret_cast<float*>(bad.expected_outputs[0].data.data());

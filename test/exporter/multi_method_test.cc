@@ -200,7 +200,7 @@ TEST(MultiMethodErrors, NamesAndArchivesAreChecked) {
   EXPECT_FALSE(exporter::export_pt2_files({}, options(false)).ok());
   // A bundled case for a method the program lacks.
   exporter::ExportOptions o = options(false);
-  o.bundled_cases.push_back({"case", "nope", {}, {}});
+  o.bundled_cases.push_back({"case", {}, {}, "nope"});
   auto bad_case = exporter::export_pt2_files({{"m", archive}}, o);
   ASSERT_FALSE(bad_case.ok());
   EXPECT_NE(std::string(bad_case.status().message()).find("'nope'"), std::string::npos) << bad_case.status();
