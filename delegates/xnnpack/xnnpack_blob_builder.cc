@@ -262,6 +262,12 @@ uint32_t XnnBlobBuilder::node(fb::OpType op, std::vector<uint32_t> inputs, const
   }
   XnnTensorSpec t;
   t.dims.assign(out.d, out.d + out.rank);
+  if (op == fb::OpType::StaticTranspose && !inputs.empty()) {
+    // A transpose moves elements: a quantized input gives a quantized output of the same
+    // parameters (a layout change inside an int8 chain).
+    t.dtype = tensors_[inputs[0]].dtype;
+    t.quant = tensors_[inputs[0]].quant;
+  }
   const uint32_t id = push(t);
   nodes_.push_back(NodeSpec{op, std::move(inputs), {id}, params, node_name_});
   return id;

@@ -63,17 +63,22 @@ LayoutNeed layout_need(const Graph& g, int index) {
   return rule ? rule(g, n) : kLogicalLayout;
 }
 
-// True when node n reads or writes a tensor that is not float32 or is a quantized op (Q/DQ,
-// int8 conv/linear, weight-only linear): such tensors keep the layout they are made in.
-bool touches_quantized(const Graph& g, const Node& n) {
-  if (op_traits(n).quantized) return true;
+// True when node n reads or writes an activation that no layout transpose can carry: one
+// neither float32 nor int8 (preprocess transposes those, int8 keeping its quantization).
+// Such tensors keep the layout they are made in.
+bool touches_fixed_layout(const Graph& g, const Node& n) {
+  auto fixed = [&](int v) {
+    const Value& val = g.values[v];
+    return val.type == ValueType::Tensor && !is_const(&val) && val.dtype != ScalarType::Float32 &&
+           val.dtype != ScalarType::Int8;
+  };
   for (const Arg& a : n.args) {
     for (int v : a.value_refs()) {
-      if (g.values[v].type == ValueType::Tensor && g.values[v].dtype != ScalarType::Float32) return true;
+      if (fixed(v)) return true;
     }
   }
   for (int v : n.output_values()) {
-    if (g.values[v].dtype != ScalarType::Float32) return true;
+    if (fixed(v)) return true;
   }
   return false;
 }
@@ -120,13 +125,13 @@ std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
   std::vector<std::vector<int>> groups;
   std::vector<bool> supported(num);
   std::vector<int> need(num, kAnyLayout);
-  std::vector<int> kind;       // per group: the LayoutNeed bits of its members
-  std::vector<char> quantized;  // per group: has a quantized op (int8 tensors keep one layout)
-  std::vector<char> quant_op(num, 0);
+  std::vector<int> kind;      // per group: the LayoutNeed bits of its members
+  std::vector<char> fixed;    // per group: has an activation of a fixed layout
+  std::vector<char> fixed_op(num, 0);
   for (int i = 0; i < num; ++i) {
     supported[i] = unsupported_reason(g, i).empty();
     if (supported[i]) need[i] = layout_need(g, i);
-    quant_op[i] = supported[i] && touches_quantized(g, g.nodes[i]);
+    fixed_op[i] = supported[i] && touches_fixed_layout(g, g.nodes[i]);
   }
   for (int i = 0; i < num; ++i) {
     const Node& n = g.nodes[i];
@@ -146,8 +151,11 @@ std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
     int chosen = -1;
     for (int p : producers) {
       const int grp = group[p];
-      // fp32 groups mix layouts (preprocess transposes where they meet); quantized ones do not.
-      if (grp < 0 || ((quantized[grp] || quant_op[i]) && (kind[grp] | need[i]) == (kNhwcLayout | kLogicalLayout))) {
+      // Groups mix layouts: preprocess transposes where they meet, int8 tensors included (the
+      // transpose keeps their quantization), so an int8 ViT's patch-embedding convolution (NHWC)
+      // and its transformer (PyTorch order) are one delegate call, as in fp32. Other dtypes
+      // keep one layout.
+      if (grp < 0 || ((fixed[grp] || fixed_op[i]) && (kind[grp] | need[i]) == (kNhwcLayout | kLogicalLayout))) {
         continue;
       }
       bool convex = true;  // no path leaves grp and comes back through another producer
@@ -164,10 +172,10 @@ std::vector<std::vector<int>> XnnpackPartitioner::claim(const Graph& g) {
       groups.emplace_back();
       reach.emplace_back(num, 0);
       kind.push_back(kAnyLayout);
-      quantized.push_back(0);
+      fixed.push_back(0);
     }
     kind[chosen] |= need[i];
-    quantized[chosen] |= quant_op[i];
+    fixed[chosen] |= fixed_op[i];
     group[i] = chosen;
     groups[chosen].push_back(i);
     reach[chosen][i] = 0;
@@ -275,8 +283,9 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
       if ((stored_nhwc.count(v) > 0) == nhwc || swap.swapped(v)) continue;
       auto it = ctx.converted.find({v, nhwc});
       if (it == ctx.converted.end()) {
-        if (g.values[v].dtype != ScalarType::Float32) {
-          return absl::InternalError("xnnpack preprocess: a non-float tensor needs a layout change: " + g.values[v].name);
+        if (g.values[v].dtype != ScalarType::Float32 && g.values[v].dtype != ScalarType::Int8) {
+          return absl::InternalError("xnnpack preprocess: a " + std::string(scalar_type_name(g.values[v].dtype)) +
+                                     " tensor needs a layout change: " + g.values[v].name);
         }
         XnnNodeParams perm;
         perm.axes = nhwc ? std::vector<uint64_t>{0, 2, 3, 1} : std::vector<uint64_t>{0, 3, 1, 2};

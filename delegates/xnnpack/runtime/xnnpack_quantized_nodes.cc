@@ -29,7 +29,7 @@ bool same_quant(const fb::Tensor& a, const fb::Tensor& b) {
 // on all their tensors.
 bool passes_values(fb::OpType op) {
   return op == fb::OpType::MaxPooling2d || op == fb::OpType::Concatenate || op == fb::OpType::Clamp ||
-         op == fb::OpType::Copy || op == fb::OpType::StaticReshape;
+         op == fb::OpType::Copy || op == fb::OpType::StaticReshape || op == fb::OpType::StaticTranspose;
 }
 
 // Ops with a qs8 kernel that requantizes to their own output parameters.
