@@ -90,6 +90,14 @@ void usage() {
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
 }
 
+// Writes the program to `out`; false (with the message printed) when it cannot.
+bool write_program(const std::string& out, const std::vector<uint8_t>& pte) {
+  std::ofstream f(out, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(pte.data()), static_cast<std::streamsize>(pte.size()));
+  if (!f) std::fprintf(stderr, "ember export: cannot write %s\n", out.c_str());
+  return static_cast<bool>(f);
+}
+
 // `--method NAME=IN.pt2 ...`: one program of several methods; prints each method's partition
 // and plan, and what the methods share.
 int export_several_methods(const std::vector<std::pair<std::string, std::string>>& methods,
@@ -103,12 +111,7 @@ int export_several_methods(const std::vector<std::pair<std::string, std::string>
     std::fprintf(stderr, "ember export: the program does not load: %s\n", std::string(s.message()).c_str());
     return 1;
   }
-  std::ofstream f(out, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(r->pte.data()), static_cast<std::streamsize>(r->pte.size()));
-  if (!f) {
-    std::fprintf(stderr, "ember export: cannot write %s\n", out.c_str());
-    return 1;
-  }
+  if (!write_program(out, r->pte)) return 1;
   std::printf("wrote %s: %zu bytes, %zu methods, %zu segments (%zu bytes); %zu segments (%zu bytes) stored once for "
               "several uses\n",
               out.c_str(), r->pte.size(), r->methods.size(), r->stats.num_segments, r->stats.constant_bytes,
@@ -419,12 +422,7 @@ int export_command(int argc, char** argv) {
       return 1;
     }
   }
-  std::ofstream f(out, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(r->pte.data()), static_cast<std::streamsize>(r->pte.size()));
-  if (!f) {
-    std::fprintf(stderr, "ember export: cannot write %s\n", out.c_str());
-    return 1;
-  }
+  if (!write_program(out, r->pte)) return 1;
   std::printf("wrote %s: %zu bytes, %zu instructions (%zu nodes imported, %d conv+bn folded, %d constant-folded), "
               "%zu values, %zu segments (%zu bytes)\n",
               out.c_str(), r->pte.size(), r->stats.num_instructions, r->num_nodes_imported, r->conv_bn_folded, r->constants_folded,
