@@ -83,7 +83,8 @@ def export(model, pte, backend="portable", *extra, example_inputs=None, dynamic_
     calibrate: calibration samples: a list of samples (each a tensor / array or a tuple of them),
         or a path the command line reads (`ember export --help`).
     bundle: test cases to bundle for Module.verify(): a list of (inputs, expected outputs) pairs
-        (expected None: computed with the portable kernels) or case directories.
+        (expected None: computed with the portable kernels) or case directories; with several
+        methods, (method, inputs, expected outputs) triples or "METHOD:DIR" strings.
     metadata: a dict of program metadata strings.
     extra: further `ember export` flags (e.g. "--xnnpack-fp16").
     """
@@ -132,9 +133,11 @@ def _write_bundle(bundle, directory):
         if isinstance(case, (str, bytes, os.PathLike)):
             dirs.append(os.fspath(case))
             continue
-        if not isinstance(case, (list, tuple)) or len(case) != 2:
-            raise TypeError(f"bundle case {k}: give a directory or an (inputs, expected_outputs) pair")
-        inputs, outputs = case
+        if not isinstance(case, (list, tuple)) or len(case) not in (2, 3):
+            raise TypeError(f"bundle case {k}: give a directory, an (inputs, expected_outputs) pair, or "
+                            f"(method, inputs, expected_outputs) for a program of several methods")
+        method = case[0] if len(case) == 3 else None
+        inputs, outputs = case[-2:]
         path = os.path.join(directory, f"case{k}")
         os.makedirs(path)
         for prefix, values in (("input", inputs), ("output", outputs)):
@@ -145,5 +148,5 @@ def _write_bundle(bundle, directory):
                 if b.array is None:
                     raise TypeError(f"bundle case {k}: {prefix} {i} is a scalar; bundles hold tensors / arrays")
                 np.save(os.path.join(path, f"{prefix}_{i}.npy"), b.array)
-        dirs.append(path)
+        dirs.append(f"{method}:{path}" if method else path)
     return dirs

@@ -134,6 +134,20 @@ def test_program_of_several_methods(tmp_path):
     assert rel_l2(logits, np.load(os.path.join(d, "decode", "output_0.npy"))) < 1e-4
     shown = subprocess.run([ember.cli_path(), "inspect", str(pte)], capture_output=True, text=True).stdout
     assert "read by encode, decode" in shown, shown
+    # Bundled cases per method: PyTorch's outputs, a 1% perturbed one, one computed by the
+    # portable kernels.
+    want = np.load(os.path.join(d, "decode", "output_0.npy"))
+    bundled = tmp_path / "seq2seq_bundled.pte"
+    ember.export({"encode": os.path.join(d, "encode", "model.pt2"), "decode": os.path.join(d, "decode", "model.pt2")},
+                 bundled, backend="xnnpack",
+                 bundle=[("decode", (tgt, memory), want), ("decode", (tgt, memory), want * 1.01),
+                         ("encode", src, None), "encode:" + os.path.join(d, "encode")])
+    report = ember.Module(bundled).verify()
+    assert [(c.method, c.passed) for c in report] == [("decode", True), ("decode", False), ("encode", True),
+                                                      ("encode", True)], report.cases
+    with pytest.raises(RuntimeError, match="METHOD:DIR"):
+        ember.export({"encode": os.path.join(d, "encode", "model.pt2")}, tmp_path / "x.pte",
+                     bundle=[os.path.join(d, "encode")])
 
 
 class DLPackOnly:

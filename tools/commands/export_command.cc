@@ -38,7 +38,8 @@ void usage() {
       "  --method NAME       method name in the program (default: forward)\n"
       "  --method NAME=IN.pt2  a method from its own archive (repeatable, instead of IN.pt2): one\n"
       "                      program of several methods (encoder + decoder, prefill + decode);\n"
-      "                      constants with identical bytes are stored once and shared\n"
+      "                      constants with identical bytes are stored once and shared; bundle\n"
+      "                      cases with --bundle NAME:DIR\n"
       "  --no-fold           skip conv+batch_norm folding\n"
       "  --no-fuse-llm       keep the Llama attention/RMSNorm/RoPE/SwiGLU ops as exported (no\n"
       "                      fused ember_llm:: kernels; for runners without kernels/optimized)\n"
@@ -98,6 +99,55 @@ bool write_program(const std::string& out, const std::vector<uint8_t>& pte) {
   return static_cast<bool>(f);
 }
 
+// `--bundle METHOD:DIR` with several methods: each case for its method; cases without expected
+// outputs get them from the same methods exported without delegates. Returns 0, or the exit
+// status after printing why not.
+int read_method_bundles(const std::vector<std::string>& bundle_dirs,
+                        const std::vector<std::pair<std::string, std::string>>& methods,
+                        exporter::ExportOptions* options) {
+  bool any_computed = false;
+  for (const std::string& given : bundle_dirs) {
+    const size_t colon = given.find(':');
+    const std::string method = colon == std::string::npos ? "" : given.substr(0, colon);
+    bool known = false;
+    for (const auto& m : methods) known |= m.first == method;
+    if (!known) {
+      std::fprintf(stderr, "ember export: --bundle %s: with several methods write --bundle METHOD:DIR, METHOD one "
+                           "of the --method names\n", given.c_str());
+      return 2;
+    }
+    auto c = read_bundle_dir(given.substr(colon + 1));
+    if (!c.ok()) {
+      std::fprintf(stderr, "ember export: %s\n", std::string(c.status().message()).c_str());
+      return 2;
+    }
+    c->method = method;
+    any_computed |= c->expected_outputs.empty();
+    options->bundled_cases.push_back(std::move(*c));
+  }
+  if (!any_computed) return 0;
+  exporter::ExportOptions portable = *options;
+  portable.partitioners.clear();
+  portable.bundled_cases.clear();
+  auto reference = exporter::export_pt2_files(methods, portable);
+  if (!reference.ok()) {
+    std::fprintf(stderr, "ember export: %s\n", std::string(reference.status().message()).c_str());
+    return 1;
+  }
+  for (const auto& m : methods) {
+    std::vector<exporter::BundledCaseData> mine;
+    for (const auto& c : options->bundled_cases) if (c.method == m.first) mine.push_back(c);
+    absl::Status s = compute_expected_outputs(reference->pte, m.first, &mine);
+    if (!s.ok()) {
+      std::fprintf(stderr, "ember export: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+    size_t k = 0;
+    for (auto& c : options->bundled_cases) if (c.method == m.first) c = mine[k++];
+  }
+  return 0;
+}
+
 // `--method NAME=IN.pt2 ...`: one program of several methods; prints each method's partition
 // and plan, and what the methods share.
 int export_several_methods(const std::vector<std::pair<std::string, std::string>>& methods,
@@ -132,6 +182,9 @@ int export_several_methods(const std::vector<std::pair<std::string, std::string>
     }
   }
   for (const auto& [key, value] : r->metadata) std::printf("metadata %s=%s\n", key.c_str(), value.c_str());
+  if (!options.bundled_cases.empty()) {
+    std::printf("bundled %zu test cases; check with ember verify %s\n", options.bundled_cases.size(), out.c_str());
+  }
   return 0;
 }
 
@@ -374,12 +427,9 @@ int export_command(int argc, char** argv) {
     options.partitioners.push_back(*p);
   }
   if (!method_archives.empty()) {
-    if (!bundle_dirs.empty()) {
-      std::fprintf(stderr, "ember export: --bundle takes one method's program; bundle each method's archive on "
-                           "its own, or use the Module API's verify per method\n");
-      return 2;
-    }
-    return export_several_methods(method_archives, options, out);
+    exporter::ExportOptions with_cases = options;
+    if (int rc = read_method_bundles(bundle_dirs, method_archives, &with_cases); rc != 0) return rc;
+    return export_several_methods(method_archives, with_cases, out);
   }
   size_t computed = 0;
   for (const std::string& dir : bundle_dirs) {
