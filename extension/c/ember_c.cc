@@ -168,9 +168,12 @@ EmberStatus ember_module_method_count(EmberModule* module, size_t* out_count) {
   if (st != EMBER_OK) return st;
   if (out_count == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_count is NULL");
   return guarded(what, [&]() -> EmberStatus {
-    auto names = module->module.method_names();
-    if (!names.ok()) return from_status(names.error());
-    module->method_names = std::move(*names);
+    // Read once: the names handed out point into this vector until close.
+    if (module->method_names.empty()) {
+      auto names = module->module.method_names();
+      if (!names.ok()) return from_status(names.error());
+      module->method_names = std::move(*names);
+    }
     *out_count = module->method_names.size();
     return EMBER_OK;
   });

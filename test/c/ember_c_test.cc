@@ -126,6 +126,9 @@ TEST_P(CApiTest, DescribesTheProgram) {
   const char* name = nullptr;
   ASSERT_EQ(ember_module_method_name(m, 0, &name), EMBER_OK) << ember_last_error();
   EXPECT_STREQ(name, "forward");
+  const char* again = nullptr;  // a second call leaves the first name valid (same storage)
+  ASSERT_EQ(ember_module_method_name(m, 0, &again), EMBER_OK);
+  EXPECT_EQ(again, name);
   EXPECT_EQ(ember_module_method_name(m, 1, &name), EMBER_INVALID_ARGUMENT);
   EXPECT_NE(std::strstr(ember_last_error(), "has 1"), nullptr) << ember_last_error();
 

@@ -71,7 +71,8 @@ def bazel_build():
 
 
 def needed_libraries(binaries):
-    """{soname: resolved path} of every library the binaries load (ldd), less SYSTEM_LIBRARIES."""
+    """{soname: path as the loader found it} of every library the binaries load (ldd), less
+    SYSTEM_LIBRARIES."""
     found = {}
     for binary in binaries:
         out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
@@ -84,18 +85,33 @@ def needed_libraries(binaries):
                 continue
             if path == "not":
                 raise RuntimeError(f"{binary} needs {soname}, which is not installed here; run ./setup.sh")
-            found.setdefault(soname, os.path.realpath(path))
+            found.setdefault(soname, path)
     return found
 
 
 def copyright_file(library):
-    """The Debian copyright file of the package that installed `library`, or None."""
-    done = subprocess.run(["dpkg", "-S", library], capture_output=True, text=True)
-    if done.returncode != 0:
-        return None, None
-    package = done.stdout.split(":")[0].strip()
-    path = f"/usr/share/doc/{package}/copyright"
-    return (package, path) if os.path.isfile(path) else (package, None)
+    """(package, its copyright file) for a bundled library, or (None, None). Debian's dpkg knows
+    a library by the path its package installed (/lib or /usr/lib: usrmerge gives both), so each
+    spelling is asked; a library from a .deb extracted into a prefix (cpuinfo, by setup.sh) has
+    its copyright under that prefix's usr/share/doc."""
+    spellings = [library]
+    for a, b in (("/usr/lib/", "/lib/"), ("/lib/", "/usr/lib/")):
+        if library.startswith(a):
+            spellings.append(b + library[len(a):])
+    for path in spellings:
+        done = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True)
+        if done.returncode == 0:
+            package = done.stdout.split(":")[0].strip()
+            notice = f"/usr/share/doc/{package}/copyright"
+            return (package, notice) if os.path.isfile(notice) else (package, None)
+    if "/usr/lib/" in library:
+        doc = os.path.join(library.split("/usr/lib/")[0], "usr", "share", "doc")
+        stem = os.path.basename(library).split(".so")[0]
+        for package in sorted(os.listdir(doc)) if os.path.isdir(doc) else []:
+            notice = os.path.join(doc, package, "copyright")
+            if package.startswith(stem) and os.path.isfile(notice):
+                return package, notice
+    return None, None
 
 
 def stage(binaries, staging):
@@ -112,8 +128,10 @@ def stage(binaries, staging):
     for name in ("libember.so", "ember"):
         shutil.copyfile(binaries[name], os.path.join(native, name))
     for soname, path in sorted(libraries.items()):
-        shutil.copyfile(path, os.path.join(native, soname))
+        shutil.copyfile(os.path.realpath(path), os.path.join(native, soname))
         package, notice = copyright_file(path)
+        if not notice:
+            package, notice = copyright_file(os.path.realpath(path))
         if notice:
             shutil.copyfile(notice, os.path.join(native, "licenses", f"{package}.copyright"))
     for name in os.listdir(native):

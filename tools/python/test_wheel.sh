@@ -57,6 +57,10 @@ names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 for need in ("ember/__init__.py", "ember/_native/libember.so", "ember/_native/ember"):
     assert need in names, f"{need} missing from the wheel"
 assert any(n.endswith(".dist-info/entry_points.txt") for n in names)
+bundled = [n for n in names if n.startswith("ember/_native/lib") and n != "ember/_native/libember.so"]
+notices = [n for n in names if n.startswith("ember/_native/licenses/")]
+assert bundled and notices, "bundled libraries travel with their copyright files"
+print(len(bundled), "bundled libraries,", len(notices), "copyright files")
 print(sys.argv[1], len(names), "files")
 PY
 }
