@@ -82,23 +82,25 @@ EmberValueKind kind_of(ember::ValueTag tag) {
   }
 }
 
-// The method's metadata, or a failed status with the runtime's message.
-EmberStatus meta_of(EmberModule* module, const char* method, ember::MethodMeta* out) {
-  auto meta = module->module.method_meta(method);
-  if (!meta.ok()) return from_status(meta.error());
-  *out = *meta;
-  return EMBER_OK;
+// The shape of every entry point that reads `method`'s metadata: the module and method are
+// checked, `out` (named `out_name` in messages) must not be NULL, and `body(meta)` runs guarded
+// once the metadata is read (a missing method fails with the runtime's message).
+template <typename F>
+EmberStatus with_meta(EmberModule* module, const char* method, const void* out, const char* out_name,
+                      const char* what, F&& body) {
+  EmberStatus st = check_module(module, method, what);
+  if (st != EMBER_OK) return st;
+  if (out == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": " + out_name + " is NULL");
+  return guarded(what, [&]() -> EmberStatus {
+    auto meta = module->module.method_meta(method);
+    if (!meta.ok()) return from_status(meta.error());
+    return body(*meta);
+  });
 }
 
 EmberStatus value_info(EmberModule* module, const char* method, size_t index, EmberValueInfo* out_info, bool input,
                        const char* what) {
-  EmberStatus st = check_module(module, method, what);
-  if (st != EMBER_OK) return st;
-  if (out_info == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_info is NULL");
-  return guarded(what, [&]() -> EmberStatus {
-    ember::MethodMeta meta(nullptr);
-    EmberStatus got = meta_of(module, method, &meta);
-    if (got != EMBER_OK) return got;
+  return with_meta(module, method, out_info, "out_info", what, [&](const ember::MethodMeta& meta) -> EmberStatus {
     const size_t count = input ? meta.num_inputs() : meta.num_outputs();
     if (index >= count) {
       return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": " + (input ? "input " : "output ") +
@@ -117,6 +119,13 @@ EmberStatus value_info(EmberModule* module, const char* method, size_t index, Em
     out_info->max_sizes = info->max_sizes.data();  // inside the program: valid until close
     out_info->dynamic = info->dynamic ? 1 : 0;
     out_info->nbytes = info->nbytes;
+    return EMBER_OK;
+  });
+}
+
+EmberStatus count_io(EmberModule* module, const char* method, size_t* out_count, bool inputs, const char* what) {
+  return with_meta(module, method, out_count, "out_count", what, [&](const ember::MethodMeta& meta) {
+    *out_count = inputs ? meta.num_inputs() : meta.num_outputs();
     return EMBER_OK;
   });
 }
@@ -203,28 +212,17 @@ EmberStatus ember_module_output_info(EmberModule* module, const char* method, si
 }
 
 EmberStatus ember_module_num_delegates(EmberModule* module, const char* method, size_t* out_count) {
-  const char* what = "ember_module_num_delegates";
-  EmberStatus st = check_module(module, method, what);
-  if (st != EMBER_OK) return st;
-  if (out_count == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_count is NULL");
-  return guarded(what, [&]() -> EmberStatus {
-    ember::MethodMeta meta(nullptr);
-    EmberStatus got = meta_of(module, method, &meta);
-    if (got == EMBER_OK) *out_count = meta.num_delegates();
-    return got;
-  });
+  return with_meta(module, method, out_count, "out_count", "ember_module_num_delegates",
+                   [&](const ember::MethodMeta& meta) {
+                     *out_count = meta.num_delegates();
+                     return EMBER_OK;
+                   });
 }
 
 EmberStatus ember_module_delegate_backend(EmberModule* module, const char* method, size_t index,
                                           const char** out_backend) {
   const char* what = "ember_module_delegate_backend";
-  EmberStatus st = check_module(module, method, what);
-  if (st != EMBER_OK) return st;
-  if (out_backend == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_backend is NULL");
-  return guarded(what, [&]() -> EmberStatus {
-    ember::MethodMeta meta(nullptr);
-    EmberStatus got = meta_of(module, method, &meta);
-    if (got != EMBER_OK) return got;
+  return with_meta(module, method, out_backend, "out_backend", what, [&](const ember::MethodMeta& meta) {
     if (index >= meta.num_delegates()) {
       return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": delegate " + std::to_string(index) + " of '" +
                                               method + "' does not exist (it has " +
@@ -236,35 +234,16 @@ EmberStatus ember_module_delegate_backend(EmberModule* module, const char* metho
 }
 
 EmberStatus ember_module_planned_bytes(EmberModule* module, const char* method, size_t* out_bytes) {
-  const char* what = "ember_module_planned_bytes";
-  EmberStatus st = check_module(module, method, what);
-  if (st != EMBER_OK) return st;
-  if (out_bytes == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_bytes is NULL");
-  return guarded(what, [&]() -> EmberStatus {
-    ember::MethodMeta meta(nullptr);
-    EmberStatus got = meta_of(module, method, &meta);
-    if (got != EMBER_OK) return got;
-    size_t total = 0;
-    for (size_t i = 0; i < meta.num_arenas(); ++i) {
-      auto size = meta.arena_size(i);
-      if (size.ok()) total += *size;
-    }
-    *out_bytes = total;
-    return EMBER_OK;
-  });
-}
-
-static EmberStatus count_io(EmberModule* module, const char* method, size_t* out_count, bool inputs,
-                            const char* what) {
-  EmberStatus st = check_module(module, method, what);
-  if (st != EMBER_OK) return st;
-  if (out_count == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_count is NULL");
-  return guarded(what, [&]() -> EmberStatus {
-    auto meta = module->module.method_meta(method);
-    if (!meta.ok()) return from_status(meta.error());
-    *out_count = inputs ? meta->num_inputs() : meta->num_outputs();
-    return EMBER_OK;
-  });
+  return with_meta(module, method, out_bytes, "out_bytes", "ember_module_planned_bytes",
+                   [&](const ember::MethodMeta& meta) {
+                     size_t total = 0;
+                     for (size_t i = 0; i < meta.num_arenas(); ++i) {
+                       auto size = meta.arena_size(i);
+                       if (size.ok()) total += *size;
+                     }
+                     *out_bytes = total;
+                     return EMBER_OK;
+                   });
 }
 
 EmberStatus ember_module_num_inputs(EmberModule* module, const char* method, size_t* out_count) {
