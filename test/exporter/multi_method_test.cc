@@ -18,12 +18,16 @@
 namespace ember {
 namespace {
 
-std::string model(const std::string& name) {
+// A file of the workspace, in the test's runfiles under Bazel (else relative to the checkout).
+std::string runfile(const std::string& path) {
   const char* srcdir = std::getenv("TEST_SRCDIR");
   const char* ws = std::getenv("TEST_WORKSPACE");
-  const std::string base = srcdir && ws ? std::string(srcdir) + "/" + ws + "/" : "";
-  return base + "test/models/recurrent/" + name;
+  return (srcdir && ws ? std::string(srcdir) + "/" + ws + "/" : "") + path;
 }
+
+std::string model(const std::string& name) { return runfile("test/models/recurrent/" + name); }
+std::string encoder_decoder(const std::string& method) { return runfile("test/models/encoder_decoder/" + method); }
+std::string example_model(const std::string& file) { return runfile("examples/models/" + file); }
 
 exporter::ExportOptions options(bool xnnpack) {
   exporter::ExportOptions o;
@@ -104,13 +108,6 @@ TEST_P(MultiMethodTest, EachMethodMatchesItsArchive) {
   }
 }
 
-std::string encoder_decoder(const std::string& method) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  const std::string base = srcdir && ws ? std::string(srcdir) + "/" + ws + "/" : "";
-  return base + "test/models/encoder_decoder/" + method;
-}
-
 // The output of `method` on a fixed ramp input of the method's declared shape.
 std::vector<float> run_on_ramp(Module& m, const std::string& method) {
   auto meta = m.method_meta(method);
@@ -125,12 +122,6 @@ std::vector<float> run_on_ramp(Module& m, const std::string& method) {
   EXPECT_TRUE(out.ok()) << out.error().to_string();
   if (!out.ok()) return {};
   return std::vector<float>(out->at(0).data<float>(), out->at(0).data<float>() + out->at(0).numel());
-}
-
-std::string example_model(const std::string& file) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  return (srcdir && ws ? std::string(srcdir) + "/" + ws + "/" : "") + "examples/models/" + file;
 }
 
 TEST_P(MultiMethodTest, IdenticalWeightsAreStoredOnce) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/backend/backend.h"
 #include "runtime/core/scalar_type.h"
 #include "runtime/program/file_header.h"
 #include "schema/program_generated.h"
@@ -127,6 +128,22 @@ void print_quantization(const sc::Method* m) {
               by_dtype.c_str(), static_cast<unsigned long long>(int8_bytes * 3));
 }
 
+// The program segment of each constant slot of a delegate, from its kConstantSegmentsSpec
+// compile spec (4-byte little-endian indices); empty without one.
+std::vector<uint32_t> constant_slot_segments(const sc::Delegate* d) {
+  std::vector<uint32_t> segments;
+  for (uint32_t k = 0; d->compile_specs() && k < d->compile_specs()->size(); ++k) {
+    const sc::CompileSpec* cs = d->compile_specs()->Get(k);
+    if (!cs->key() || cs->key()->str() != kConstantSegmentsSpec || !cs->value()) continue;
+    for (uint32_t j = 0; j + 4 <= cs->value()->size(); j += 4) {
+      uint32_t seg = 0;
+      for (int b = 3; b >= 0; --b) seg = (seg << 8) | cs->value()->Get(j + uint32_t(b));
+      segments.push_back(seg);
+    }
+  }
+  return segments;
+}
+
 // The segments each method reads: its constant and state tensors', its delegate blobs and the
 // weights its delegates read in place.
 std::set<uint32_t> segments_of(const sc::Method* m) {
@@ -142,15 +159,7 @@ std::set<uint32_t> segments_of(const sc::Method* m) {
   for (uint32_t i = 0; m->delegates() && i < m->delegates()->size(); ++i) {
     const sc::Delegate* d = m->delegates()->Get(i);
     if (d->blob_segment() >= 0) used.insert(uint32_t(d->blob_segment()));
-    for (uint32_t k = 0; d->compile_specs() && k < d->compile_specs()->size(); ++k) {
-      const sc::CompileSpec* cs = d->compile_specs()->Get(k);
-      if (!cs->key() || cs->key()->str() != "ember.constant_segments" || !cs->value()) continue;
-      for (uint32_t j = 0; j + 4 <= cs->value()->size(); j += 4) {
-        uint32_t seg = 0;
-        for (int b = 3; b >= 0; --b) seg = (seg << 8) | cs->value()->Get(j + uint32_t(b));
-        used.insert(seg);
-      }
-    }
+    for (uint32_t seg : constant_slot_segments(d)) used.insert(seg);
   }
   return used;
 }
@@ -241,11 +250,10 @@ int inspect_command(int argc, char** argv) {
         const sc::CompileSpec* cs = d->compile_specs()->Get(k);
         const std::string key = cs->key() ? cs->key()->str() : "";
         const size_t n = cs->value() ? cs->value()->size() : 0;
-        if (key == "ember.constant_segments") {
-          slots = n / 4;
-          for (size_t j = 0; j + 4 <= n; j += 4) {
-            uint32_t seg = 0;
-            for (int b = 3; b >= 0; --b) seg = (seg << 8) | cs->value()->Get(uint32_t(j + b));
+        if (key == kConstantSegmentsSpec) {
+          const std::vector<uint32_t> segments = constant_slot_segments(d);
+          slots = segments.size();
+          for (uint32_t seg : segments) {
             if (p->segments() && seg < p->segments()->size()) weight_bytes += p->segments()->Get(seg)->size();
           }
         } else if (key == "ember.summary") {
