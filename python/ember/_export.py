@@ -10,7 +10,6 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 
 from . import _native, _tensors
 
@@ -61,11 +60,7 @@ def _write_samples(samples, directory, what):
     for k, sample in enumerate(samples):
         case = os.path.join(directory, f"{k:04d}")
         os.makedirs(case)
-        for i, x in enumerate(_as_tuple(sample)):
-            b = _tensors.bind(x, i)
-            if b.array is None:
-                raise TypeError(f"{what}: sample {k} input {i} is a scalar; samples hold tensors / arrays")
-            np.save(os.path.join(case, f"input_{i}.npy"), b.array)
+        _tensors.save_npy(sample, case, "input", f"{what} sample {k}")
     return directory
 
 
@@ -141,12 +136,7 @@ def _write_bundle(bundle, directory):
         path = os.path.join(directory, f"case{k}")
         os.makedirs(path)
         for prefix, values in (("input", inputs), ("output", outputs)):
-            if values is None:
-                continue
-            for i, x in enumerate(_as_tuple(values)):
-                b = _tensors.bind(x, i)
-                if b.array is None:
-                    raise TypeError(f"bundle case {k}: {prefix} {i} is a scalar; bundles hold tensors / arrays")
-                np.save(os.path.join(path, f"{prefix}_{i}.npy"), b.array)
+            if values is not None:
+                _tensors.save_npy(values, path, prefix, f"bundle case {k}")
         dirs.append(f"{method}:{path}" if method else path)
     return dirs

@@ -263,17 +263,9 @@ class Module:
             return results
 
     def _read_io(self, method):
-        h, m, lib = self._h(), method.encode(), _native.lib
-        count = ctypes.c_size_t()
-        _native.check(lib.ember_module_num_inputs(h, m, ctypes.byref(count)))
-        num_inputs = count.value
-        _native.check(lib.ember_module_num_outputs(h, m, ctypes.byref(count)))
-        kinds = []
-        for i in range(count.value):
-            info = _native.EmberValueInfo()
-            _native.check(lib.ember_module_output_info(h, m, i, ctypes.byref(info)))
-            kinds.append(info.kind)
-        self._io[method] = (num_inputs, kinds)
+        meta = self.method_meta(method)
+        kinds = [_native.VALUE_KIND_NAMES.index(o["kind"]) for o in meta["outputs"]]
+        self._io[method] = (len(meta["inputs"]), kinds)
         return self._io[method]
 
     def forward(self, *inputs):
@@ -322,14 +314,7 @@ class Module:
             cmd = [_native.cli_path(), "profile", self.path, "--method", method, "--iterations", str(int(iterations)),
                    "--warmup", str(int(warmup)), "--threads", str(int(threads or self._threads)),
                    "--trace", os.path.join(tmp, "trace.json")]
-            for i, x in enumerate(inputs):
-                b = _tensors.bind(x, i)
-                if b.scalar is not None:
-                    raise TypeError("profile takes tensor inputs only (the command line reads .npy files)")
-                if b.dtype_code == _native.DTYPE_CODES["bfloat16"]:
-                    raise TypeError("profile cannot pass bfloat16 inputs through .npy files; use the C++ API")
-                path = os.path.join(tmp, f"input_{i}.npy")
-                np.save(path, b.array)
+            for path in _tensors.save_npy(list(inputs), tmp, "input", "profile"):
                 cmd += ["--input", path]
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode != 0:

@@ -75,6 +75,23 @@ def bind(x, index):
     return Bound(array=x, dtype_code=code)
 
 
+def save_npy(values, directory, prefix, what):
+    """Writes each value (a tensor / array, or a tuple of them) as <directory>/<prefix>_<i>.npy, the
+    files the command line reads; returns their paths. Scalars and bfloat16 (no .npy dtype) are
+    refused rather than written as something else."""
+    paths = []
+    for i, x in enumerate(values if isinstance(values, (list, tuple)) else (values,)):
+        b = bind(x, i)
+        if b.array is None:
+            raise TypeError(f"{what}: {prefix} {i} is a scalar; .npy files hold tensors / arrays")
+        if b.dtype_code == _native.DTYPE_CODES["bfloat16"]:
+            raise TypeError(f"{what}: {prefix} {i} is bfloat16, which .npy files cannot hold; convert it to float32")
+        path = f"{directory}/{prefix}_{i}.npy"
+        np.save(path, b.array)
+        paths.append(path)
+    return paths
+
+
 def output_array(view):
     """A new numpy array holding a copy of an EmberTensorView (views die at the next run)."""
     shape = tuple(view.sizes[d] for d in range(view.rank))
