@@ -123,6 +123,22 @@ EmberStatus value_info(EmberModule* module, const char* method, size_t index, Em
   });
 }
 
+// Output `index` of `method`'s last successful execute (the views ember_module_execute kept).
+EmberStatus stored_output(EmberModule* module, const char* method, size_t index, const char* what,
+                          const ember::Output** out) {
+  auto it = module->outputs.find(method);
+  if (it == module->outputs.end()) {
+    return fail(EMBER_INVALID_STATE, std::string(what) + ": method '" + method +
+                                         "' has no outputs yet; call ember_module_execute first");
+  }
+  if (index >= it->second.size()) {
+    return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": output " + std::to_string(index) + " of '" + method +
+                                            "' does not exist (it has " + std::to_string(it->second.size()) + ")");
+  }
+  *out = &it->second[index];
+  return EMBER_OK;
+}
+
 EmberStatus count_io(EmberModule* module, const char* method, size_t* out_count, bool inputs, const char* what) {
   return with_meta(module, method, out_count, "out_count", what, [&](const ember::MethodMeta& meta) {
     *out_count = inputs ? meta.num_inputs() : meta.num_outputs();
@@ -342,17 +358,10 @@ EmberStatus ember_module_output(EmberModule* module, const char* method, size_t 
   if (st != EMBER_OK) return st;
   if (out_view == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_view is NULL");
   return guarded(what, [&]() -> EmberStatus {
-    auto it = module->outputs.find(method);
-    if (it == module->outputs.end()) {
-      return fail(EMBER_INVALID_STATE, std::string(what) + ": method '" + method +
-                                           "' has no outputs yet; call ember_module_execute first");
-    }
-    const ember::Outputs& outs = it->second;
-    if (index >= outs.size()) {
-      return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": output " + std::to_string(index) + " of '" + method +
-                                              "' does not exist (it has " + std::to_string(outs.size()) + ")");
-    }
-    const ember::Output& o = outs[index];
+    const ember::Output* found = nullptr;
+    EmberStatus got = stored_output(module, method, index, what, &found);
+    if (got != EMBER_OK) return got;
+    const ember::Output& o = *found;
     if (!o.is_tensor()) {
       return fail(EMBER_NOT_SUPPORTED, std::string(what) + ": output " + std::to_string(index) +
                                            " is not a tensor; read it with the C++ Module API");
@@ -377,16 +386,10 @@ EmberStatus ember_module_output_scalar(EmberModule* module, const char* method, 
   if (st != EMBER_OK) return st;
   if (out_value == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_value is NULL");
   return guarded(what, [&]() -> EmberStatus {
-    auto it = module->outputs.find(method);
-    if (it == module->outputs.end()) {
-      return fail(EMBER_INVALID_STATE, std::string(what) + ": method '" + method +
-                                           "' has no outputs yet; call ember_module_execute first");
-    }
-    if (index >= it->second.size()) {
-      return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": output " + std::to_string(index) + " of '" + method +
-                                              "' does not exist (it has " + std::to_string(it->second.size()) + ")");
-    }
-    const ember::Output& o = it->second[index];
+    const ember::Output* found = nullptr;
+    EmberStatus got = stored_output(module, method, index, what, &found);
+    if (got != EMBER_OK) return got;
+    const ember::Output& o = *found;
     if (o.is_tensor()) {
       return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": output " + std::to_string(index) +
                                               " is a tensor; read it with ember_module_output");
