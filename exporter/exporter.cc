@@ -145,16 +145,40 @@ ProgramMetadata program_metadata(const ExportOptions& options, const std::vector
   return metadata;
 }
 
+// Emits the program, its weights into ExportOptions::external_weights when set.
+absl::Status emit(const std::vector<MethodToEmit>& methods, const ExportOptions& options, const ProgramMetadata& metadata,
+                  EmitStats* stats, std::vector<uint8_t>* pte, std::vector<uint8_t>* ptd, DataFileStats* data_stats) {
+  EmitOptions emit_options;
+  absl::StatusOr<DataFileWriter> writer = DataFileWriter();
+  if (!options.external_weights.empty()) {
+    writer = DataFileWriter::open_for_append(options.external_weights);
+    if (!writer.ok()) return writer.status();
+    emit_options.external_weights = &*writer;
+    const size_t slash = options.external_weights.find_last_of('/');
+    emit_options.data_file_name =
+        slash == std::string::npos ? options.external_weights : options.external_weights.substr(slash + 1);
+  }
+  auto bytes = emit_program(methods, stats, options.bundled_cases, metadata, emit_options);
+  if (!bytes.ok()) return bytes.status();
+  *pte = std::move(*bytes);
+  if (emit_options.external_weights != nullptr) {
+    *ptd = writer->bytes();
+    *data_stats = writer->stats();
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ExportResult> export_graph(Graph g, const ExportOptions& options) {
   ExportResult r;
   std::vector<DelegateRecord> delegates;
   if (auto s = lower_graph(g, options, r, delegates); !s.ok()) return s;
-  auto bytes = emit_pte(g, r.plan, delegates, options.method_name, &r.stats, options.bundled_cases,
-                        program_metadata(options, {&r}));
-  if (!bytes.ok()) return bytes.status();
-  r.pte = std::move(*bytes);
+  if (auto s = emit({MethodToEmit{options.method_name, &g, &r.plan, &delegates}}, options, program_metadata(options, {&r}),
+                    &r.stats, &r.pte, &r.ptd, &r.data_file_stats);
+      !s.ok()) {
+    return s;
+  }
   return r;
 }
 
@@ -176,9 +200,9 @@ absl::StatusOr<ProgramExport> export_methods(std::vector<NamedGraph> methods, co
     results.push_back(&out.methods[i].second);
   }
   out.metadata = program_metadata(options, results);
-  auto bytes = emit_program(to_emit, &out.stats, options.bundled_cases, out.metadata);
-  if (!bytes.ok()) return bytes.status();
-  out.pte = std::move(*bytes);
+  if (auto s = emit(to_emit, options, out.metadata, &out.stats, &out.pte, &out.ptd, &out.data_file_stats); !s.ok()) {
+    return s;
+  }
   return out;
 }
 

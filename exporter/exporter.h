@@ -38,6 +38,10 @@ struct ExportOptions {
   bool check_kernels = true;
   std::vector<BundledCaseData> bundled_cases;  // written as Program.bundled_cases
   ProgramMetadata metadata;                    // written as Program.metadata
+  // Non-empty: the weights go to this .ptd data file instead of the program (the result's
+  // `ptd` holds the file to write there). An existing file is appended to: its entries are
+  // kept and reused where the bytes are equal (exporter/emit/data_file_writer.h).
+  std::string external_weights;
 };
 
 // What one partitioner took.
@@ -52,6 +56,8 @@ struct BackendSummary {
 
 struct ExportResult {
   std::vector<uint8_t> pte;
+  std::vector<uint8_t> ptd;        // the data file, when ExportOptions::external_weights is set
+  DataFileStats data_file_stats;
   MemoryPlan plan;
   EmitStats stats;
   size_t num_nodes_imported = 0;
@@ -78,6 +84,8 @@ struct NamedGraph {
 };
 struct ProgramExport {
   std::vector<uint8_t> pte;
+  std::vector<uint8_t> ptd;        // as ExportResult::ptd
+  DataFileStats data_file_stats;
   EmitStats stats;
   std::vector<std::pair<std::string, ExportResult>> methods;  // each method's report (no bytes)
   ProgramMetadata metadata;                                   // what the program carries

@@ -28,6 +28,7 @@ size_t align64(size_t n) { return (n + kSegmentAlignment - 1) / kSegmentAlignmen
 // weights share them.
 class Emitter {
  public:
+  explicit Emitter(const EmitOptions& options) : options_(options) {}
   // Emits `m` as the next method; its Method table is kept for finish().
   absl::Status add_method(const MethodToEmit& m);
   absl::StatusOr<std::vector<uint8_t>> finish(EmitStats* stats, const std::vector<BundledCaseData>& bundled_cases,
@@ -38,13 +39,30 @@ class Emitter {
     values_.push_back(sc::CreateValue(fbb_, kind, v));
     return static_cast<int>(values_.size()) - 1;
   }
-  int segment_for_constant(int constant) {
+  // A weight (a constant tensor, a delegate's constant) goes to the data file when there is
+  // one; a state initialiser (`weight` false) always stays in the program.
+  int segment_for_constant(int constant, bool weight) {
     auto it = constant_segment_.find(constant);
     if (it != constant_segment_.end()) return it->second;
     const Constant& c = g_->constants[constant];
-    int idx = add_segment(c.data);
+    int idx = weight && options_.external_weights != nullptr ? add_external_segment(c) : add_segment(c.data);
     constant_segment_[constant] = idx;
     return idx;
+  }
+  int add_external_segment(const Constant& c) {
+    DataFileRef ref = options_.external_weights->add(c.name, c.dtype, c.sizes, c.data);
+    auto it = external_segment_.find(ref.key);
+    if (it != external_segment_.end()) {
+      ++stats_.deduplicated_segments;
+      stats_.deduplicated_bytes += c.data.size();
+      return it->second;
+    }
+    segments_.emplace_back(0, c.data.size());
+    external_.push_back(External{static_cast<int>(segments_.size()) - 1, ref, c.name, c.dtype, c.sizes});
+    ++stats_.external_segments;
+    stats_.external_bytes += c.data.size();
+    external_segment_[ref.key] = static_cast<int>(segments_.size()) - 1;
+    return static_cast<int>(segments_.size()) - 1;
   }
   int add_segment(const std::vector<uint8_t>& data) {
     const uint64_t key = content_digest(data.data(), data.size()).lo ^ data.size();
@@ -73,6 +91,16 @@ class Emitter {
   std::map<int, int> value_index_;  // IR value id -> emitted index
   std::map<int, int> constant_segment_;
   // The program.
+  const EmitOptions options_;
+  struct External {  // a segment kept in the data file
+    int segment;
+    DataFileRef ref;
+    std::string name;
+    ScalarType dtype;
+    std::vector<int64_t> sizes;
+  };
+  std::vector<External> external_;
+  std::map<std::string, int> external_segment_;  // data file key -> segment
   fb::FlatBufferBuilder fbb_{1 << 16};
   std::vector<fb::Offset<sc::Method>> methods_;
   std::vector<std::string> method_names_;
@@ -104,7 +132,7 @@ absl::StatusOr<int> Emitter::value(int id) {
     }
     if (v.role == ValueRole::Constant || v.role == ValueRole::MutableState) {
       if (v.constant < 0) return absl::InternalError("constant tensor " + v.name + " has no data");
-      segment = static_cast<uint32_t>(segment_for_constant(v.constant));
+      segment = static_cast<uint32_t>(segment_for_constant(v.constant, v.role == ValueRole::Constant));
     }
     if (v.role != ValueRole::Constant) {
       if (plan_->offset[id] < 0) return absl::InternalError("tensor " + v.name + " was not planned");
@@ -274,7 +302,7 @@ absl::Status Emitter::add_method(const MethodToEmit& m) {
     for (uint32_t slot : d.blob.read_at_init) {
       if (slot < d.blob.constants.size() && d.blob.constants[slot] >= 0 &&
           d.blob.constants[slot] < static_cast<int>(g_->constants.size())) {
-        segment_for_constant(d.blob.constants[slot]);
+        segment_for_constant(d.blob.constants[slot], /*weight=*/true);
       }
     }
   }
@@ -291,7 +319,7 @@ absl::Status Emitter::add_method(const MethodToEmit& m) {
         if (c < 0 || c >= static_cast<int>(g_->constants.size())) {
           return absl::InternalError("delegate refers to constant " + std::to_string(c) + ", which does not exist");
         }
-        uint32_t seg = static_cast<uint32_t>(segment_for_constant(c));
+        uint32_t seg = static_cast<uint32_t>(segment_for_constant(c, /*weight=*/true));
         for (int b = 0; b < 4; ++b) slots.push_back(static_cast<uint8_t>(seg >> (8 * b)));
       }
       specs.push_back(sc::CreateCompileSpec(fbb_, fbb_.CreateString(kConstantSegmentsSpec),
@@ -317,8 +345,21 @@ absl::Status Emitter::add_method(const MethodToEmit& m) {
 absl::StatusOr<std::vector<uint8_t>> Emitter::finish(EmitStats* stats, const std::vector<BundledCaseData>& bundled_cases,
                                                      const ProgramMetadata& metadata) {
   if (methods_.empty()) return absl::InvalidArgumentError("a program needs at least one method");
+  std::vector<fb::Offset<sc::ExternalData>> external(segments_.size());
+  for (const External& e : external_) {
+    external[e.segment] = sc::CreateExternalData(fbb_, fbb_.CreateString(e.ref.key), static_cast<sc::ScalarType>(e.dtype),
+                                                 fbb_.CreateVector<int64_t>(e.sizes), e.ref.digest.lo, e.ref.digest.hi,
+                                                 fbb_.CreateString(e.name));
+  }
   std::vector<fb::Offset<sc::Segment>> segs;
-  for (const auto& [off, size] : segments_) segs.push_back(sc::CreateSegment(fbb_, off, size));
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    segs.push_back(sc::CreateSegment(fbb_, segments_[i].first, segments_[i].second, external[i]));
+  }
+  const uint32_t version = external_.empty() ? kFormatVersionInline : kFormatVersionExternalData;
+  fb::Offset<fb::Vector<fb::Offset<fb::String>>> data_files = 0;
+  if (!external_.empty() && !options_.data_file_name.empty()) {
+    data_files = fbb_.CreateVector(std::vector<fb::Offset<fb::String>>{fbb_.CreateString(options_.data_file_name)});
+  }
   std::vector<fb::Offset<sc::BundledCase>> cases;
   auto bundled_tensor = [&](const NpyArray& a) {
     return sc::CreateBundledTensor(fbb_, static_cast<sc::ScalarType>(a.dtype), fbb_.CreateVector<int64_t>(a.shape),
@@ -340,13 +381,13 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::finish(EmitStats* stats, const std
   for (const auto& [key, value] : metadata) {
     entries.push_back(sc::CreateMetadataEntry(fbb_, fbb_.CreateString(key), fbb_.CreateString(value)));
   }
-  auto program = sc::CreateProgram(fbb_, kFormatVersion, fbb_.CreateVector(methods_), fbb_.CreateVector(segs),
+  auto program = sc::CreateProgram(fbb_, version, fbb_.CreateVector(methods_), fbb_.CreateVector(segs),
                                    cases.empty() ? 0 : fbb_.CreateVector(cases),
-                                   entries.empty() ? 0 : fbb_.CreateVector(entries));
+                                   entries.empty() ? 0 : fbb_.CreateVector(entries), data_files);
   fbb_.Finish(program, "EMB1");
 
   FileHeader h;
-  h.format_version = kFormatVersion;
+  h.format_version = version;
   h.header_size = kFileHeaderSize;
   h.flatbuffer_offset = kFileHeaderSize;
   h.flatbuffer_size = fbb_.GetSize();
@@ -382,16 +423,16 @@ absl::StatusOr<std::vector<uint8_t>> emit_pte(const Graph& g, const MemoryPlan& 
                                               const std::vector<DelegateRecord>& delegates,
                                               const std::string& method_name, EmitStats* stats,
                                               const std::vector<BundledCaseData>& bundled_cases,
-                                              const ProgramMetadata& metadata) {
-  return emit_program({MethodToEmit{method_name, &g, &plan, &delegates}}, stats, bundled_cases, metadata);
+                                              const ProgramMetadata& metadata, const EmitOptions& options) {
+  return emit_program({MethodToEmit{method_name, &g, &plan, &delegates}}, stats, bundled_cases, metadata, options);
 }
 
 absl::StatusOr<std::vector<uint8_t>> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats,
                                                   const std::vector<BundledCaseData>& bundled_cases,
-                                                  const ProgramMetadata& metadata) {
+                                                  const ProgramMetadata& metadata, const EmitOptions& options) {
   absl::Status s = check_program_metadata(metadata);
   if (!s.ok()) return s;
-  Emitter e;
+  Emitter e(options);
   for (const MethodToEmit& m : methods) {
     if (m.graph == nullptr || m.plan == nullptr || m.delegates == nullptr) {
       return absl::InvalidArgumentError("method '" + m.name + "' has no graph, plan or delegate list");

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "exporter/emit/data_file_writer.h"
 #include "exporter/ir/graph.h"
 #include "exporter/memory/memory_planner.h"
 #include "exporter/partition/partitioner.h"
@@ -50,6 +51,17 @@ struct EmitStats {
   // equal an earlier one's (in the same method or another) refer to it.
   size_t deduplicated_segments = 0;
   size_t deduplicated_bytes = 0;
+  // Constants kept in the data file (EmitOptions::external_weights) instead of the program.
+  size_t external_segments = 0;
+  size_t external_bytes = 0;
+};
+
+// Where constants go. With `external_weights` set, every constant tensor (and every constant a
+// delegate reads) is stored in that data file and the program refers to it by key; state
+// initialisers and delegate blobs stay in the program.
+struct EmitOptions {
+  DataFileWriter* external_weights = nullptr;  // not owned; null: constants inside the program
+  std::string data_file_name;                  // recorded as a hint for error messages (a base name)
 };
 
 // One method of a program: its final graph, memory plan and delegate calls (not owned; they
@@ -65,14 +77,15 @@ struct MethodToEmit {
 // which identical bytes are stored once. Bundled cases name their method (empty: the first).
 absl::StatusOr<std::vector<uint8_t>> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats,
                                                   const std::vector<BundledCaseData>& bundled_cases = {},
-                                                  const ProgramMetadata& metadata = {});
+                                                  const ProgramMetadata& metadata = {},
+                                                  const EmitOptions& options = {});
 
 // `g` must be final (finalize_outputs applied, compacted), `plan` from plan_memory(g).
 absl::StatusOr<std::vector<uint8_t>> emit_pte(const Graph& g, const MemoryPlan& plan,
                                               const std::vector<DelegateRecord>& delegates,
                                               const std::string& method_name, EmitStats* stats,
                                               const std::vector<BundledCaseData>& bundled_cases = {},
-                                              const ProgramMetadata& metadata = {});
+                                              const ProgramMetadata& metadata = {}, const EmitOptions& options = {});
 
 }  // namespace exporter
 }  // namespace ember

@@ -6,6 +6,7 @@
 #include "runtime/loader/buffer_data_loader.h"
 #include "runtime/loader/file_data_loader.h"
 #include "runtime/loader/mmap_data_loader.h"
+#include "extension/module/shared_data_file.h"
 #include "extension/threadpool/thread_pool_factory.h"
 #include "runtime/platform/platform.h"
 
@@ -37,7 +38,12 @@ struct Module::LoadedMethod {
 
 Module::Module(std::string path) : Module(std::move(path), Options()) {}
 
-Module::Module(std::string path, Options options) : path_(std::move(path)), options_(options) {}
+Module::Module(std::string path, Options options) : path_(std::move(path)), options_(std::move(options)) {}
+
+Module::Module(std::string path, std::vector<std::string> data_files, Options options)
+    : path_(std::move(path)), options_(std::move(options)) {
+  options_.data_files = std::move(data_files);
+}
 
 Module::Module(const void* data, size_t size, Options options)
     : buffer_(data), buffer_size_(size), options_(options) {}
@@ -46,6 +52,7 @@ Module::~Module() {
   methods_.clear();  // methods before the program they point into
   program_.reset();
   loader_.reset();
+  data_files_.clear();  // after the program that reads them
 }
 
 Status Module::load() {
@@ -67,10 +74,25 @@ Status Module::load() {
     }
     loader_.reset(new MmapDataLoader(std::move(*loader)));
   }
+  std::vector<const DataFile*> files;
+  for (const std::string& data_path : options_.data_files) {
+    auto shared = open_shared_data_file(data_path, options_.load_mode, options_.data_verification);
+    if (!shared.ok()) {
+      loader_.reset();
+      data_files_.clear();
+      return shared.error();
+    }
+    data_files_.push_back(*shared);
+    files.push_back(&(*shared)->file());
+  }
+  Program::ExternalData external;
+  external.files = Span<const DataFile* const>(files.data(), files.size());
+  external.allow_updated_weights = options_.allow_updated_weights;
   Diagnostic diag;
-  Result<Program> program = Program::load(loader_.get(), options_.verification, &diag);
+  Result<Program> program = Program::load(loader_.get(), options_.verification, &diag, external);
   if (!program.ok()) {
     loader_.reset();
+    data_files_.clear();
     return Status(program.error(), diag.message[0] ? diag.message : "cannot load the program");
   }
   program_.reset(new Program(std::move(*program)));

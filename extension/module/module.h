@@ -34,6 +34,8 @@
 
 namespace ember {
 
+class SharedDataFile;
+
 // One input: a tensor (bound without copying) or a scalar.
 class Input {
  public:
@@ -102,6 +104,15 @@ struct ModuleOptions {
   // Module loads (event_tracer.h).
   // Not owned; must outlive the Module. Null: no tracing.
   EventTracer* event_tracer = nullptr;
+  // The data files (.ptd) of a program exported with `--external-weights`, searched in order
+  // for each tensor. Each is opened once per process and shared by every Module naming it
+  // (shared_data_file.h), with `load_mode` and `data_verification` (Full hashes every tensor
+  // once against its recorded digest; Structure skips that for trusted files).
+  std::vector<std::string> data_files;
+  DataFile::Verification data_verification = DataFile::Verification::Full;
+  // Accept data file tensors whose bytes differ from the exported ones (same key, dtype and
+  // sizes): weights updated without re-exporting the program (Program::ExternalData).
+  bool allow_updated_weights = false;
 };
 
 // How close a bundled output must be to its expected value (Module::verify_bundled_cases).
@@ -156,6 +167,9 @@ class Module {
 
   explicit Module(std::string path);
   Module(std::string path, Options options);
+  // A program whose weights are in data files (`ember export --external-weights`):
+  // Module("model.pte", {"model.ptd"}) sets options.data_files.
+  Module(std::string path, std::vector<std::string> data_files, Options options = Options());
   // Zero-copy from caller memory that outlives the Module (64-byte aligned for in-place weights).
   Module(const void* data, size_t size, Options options = Options());
   ~Module();
@@ -223,6 +237,7 @@ class Module {
   size_t buffer_size_ = 0;
   Options options_;
   std::unique_ptr<DataLoader> loader_;
+  std::vector<std::shared_ptr<const SharedDataFile>> data_files_;  // outlive program_
   std::unique_ptr<Program> program_;
   std::map<std::string, std::unique_ptr<LoadedMethod>> methods_;
   std::unique_ptr<ThreadPool> thread_pool_;

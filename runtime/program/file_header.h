@@ -1,7 +1,8 @@
-// The fixed 64-byte header at the start of every .pte file (little-endian):
+// The fixed 64-byte header at the start of every .pte program and .ptd data file
+// (little-endian):
 //
 //   offset size field
-//   0      8    magic "EMBERPTE"
+//   0      8    magic "EMBERPTE" (program) or "EMBERPTD" (data file)
 //   8      4    format_version (kFormatVersion)
 //   12     4    header_size (64)
 //   16     8    flatbuffer_offset (64)
@@ -22,12 +23,20 @@
 #include <cstring>
 
 #include "runtime/core/content_digest.h"
+#include "runtime/core/error.h"
 #include "runtime/core/little_endian.h"
+#include "runtime/platform/diagnostic.h"
 
 namespace ember {
 
 constexpr char kPteMagic[8] = {'E', 'M', 'B', 'E', 'R', 'P', 'T', 'E'};
-constexpr uint32_t kFormatVersion = 1;  // bump on incompatible change; see schema/README.md
+constexpr char kPtdMagic[8] = {'E', 'M', 'B', 'E', 'R', 'P', 'T', 'D'};
+// Bump on incompatible change; see schema/README.md. The exporter writes the lowest version
+// a program needs, so older runtimes keep reading every program they can run:
+constexpr uint32_t kFormatVersionInline = 1;        // every segment inside the file
+constexpr uint32_t kFormatVersionExternalData = 2;  // some segments in a .ptd (Segment.external)
+constexpr uint32_t kFormatVersion = kFormatVersionExternalData;  // the newest this runtime reads
+constexpr uint32_t kDataFileFormatVersion = 1;  // .ptd files (schema/data_file.fbs)
 constexpr size_t kFileHeaderSize = 64;
 constexpr size_t kSegmentAlignment = 64;
 
@@ -52,9 +61,9 @@ inline ContentDigest read_content_digest(const uint8_t* header) {
   return d;
 }
 
-// Parses the header; false when the magic does not match.
-inline bool parse_file_header(const uint8_t* bytes, FileHeader* out) {
-  if (std::memcmp(bytes, kPteMagic, 8) != 0) return false;
+// Parses the header; false when the magic is not `magic` (kPteMagic or kPtdMagic).
+inline bool parse_file_header(const uint8_t* bytes, FileHeader* out, const char* magic = kPteMagic) {
+  if (std::memcmp(bytes, magic, 8) != 0) return false;
   out->format_version = static_cast<uint32_t>(read_le(bytes + 8, 4));
   out->header_size = static_cast<uint32_t>(read_le(bytes + 12, 4));
   out->flatbuffer_offset = read_le(bytes + 16, 8);
@@ -64,9 +73,9 @@ inline bool parse_file_header(const uint8_t* bytes, FileHeader* out) {
   return true;
 }
 
-inline void write_file_header(const FileHeader& h, uint8_t* bytes) {
+inline void write_file_header(const FileHeader& h, uint8_t* bytes, const char* magic = kPteMagic) {
   std::memset(bytes, 0, kFileHeaderSize);
-  std::memcpy(bytes, kPteMagic, 8);
+  std::memcpy(bytes, magic, 8);
   write_le(bytes + 8, h.format_version, 4);
   write_le(bytes + 12, h.header_size, 4);
   write_le(bytes + 16, h.flatbuffer_offset, 8);
@@ -76,5 +85,11 @@ inline void write_file_header(const FileHeader& h, uint8_t* bytes) {
   write_le(bytes + kContentDigestOffset, h.content_digest.lo, 8);
   write_le(bytes + kContentDigestOffset + 8, h.content_digest.hi, 8);
 }
+
+// Checks a parsed header against a file of `file_size` bytes: version 1..max_version (newer:
+// VersionMismatch), header and FlatBuffer placement, segment area alignment and bounds
+// (InvalidProgram). `kind` names the file in messages: "program" or "data file".
+Error check_file_header(const FileHeader& header, size_t file_size, uint32_t max_version, const char* kind,
+                        Diagnostic* diag);
 
 }  // namespace ember

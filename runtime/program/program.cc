@@ -9,6 +9,11 @@
 namespace ember {
 
 Result<Program> Program::load(DataLoader* loader, Verification verification, Diagnostic* diag) {
+  return load(loader, verification, diag, ExternalData());
+}
+
+Result<Program> Program::load(DataLoader* loader, Verification verification, Diagnostic* diag,
+                              const ExternalData& data) {
   if (loader == nullptr) return fail(diag, Error::InvalidArgument, "Program::load: loader is null");
   Result<size_t> file_size = loader->size();
   if (!file_size.ok()) return fail(diag, file_size.error(), "cannot determine the program size");
@@ -32,29 +37,7 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
     std::memcpy(&digest_lo, raw, 8);
     std::memcpy(&digest_hi, raw + 8, 8);
   }
-  if (header.format_version > kFormatVersion) {
-    return fail(diag, Error::VersionMismatch,
-                "program format version %u is newer than this runtime (supports up to %u); "
-                "upgrade the runtime or export with a matching ember",
-                header.format_version, kFormatVersion);
-  }
-  if (header.format_version == 0 || header.header_size != kFileHeaderSize ||
-      header.flatbuffer_offset != kFileHeaderSize || header.flatbuffer_size < 8 ||
-      header.flatbuffer_size > *file_size - kFileHeaderSize) {
-    return fail(diag, Error::InvalidProgram,
-                "invalid program header (version %u, flatbuffer %llu bytes in a %zu-byte file); "
-                "the file is truncated or corrupt",
-                header.format_version, static_cast<unsigned long long>(header.flatbuffer_size), *file_size);
-  }
-  uint64_t fb_end = header.flatbuffer_offset + header.flatbuffer_size;
-  if (header.segment_area_size != 0 &&
-      (header.segment_area_offset % kSegmentAlignment != 0 || header.segment_area_offset < fb_end ||
-       header.segment_area_offset > *file_size ||
-       header.segment_area_size > *file_size - header.segment_area_offset)) {
-    return fail(diag, Error::InvalidProgram,
-                "invalid program: the data segment area is misaligned or lies outside the file "
-                "(truncated or corrupt)");
-  }
+  EMBER_TRY(check_file_header(header, *file_size, kFormatVersion, "program", diag));
   Program program;
   Result<FreeableBuffer> fb = loader->load(header.flatbuffer_offset, header.flatbuffer_size);
   if (!fb.ok()) return fail(diag, fb.error(), "cannot read the program body");
@@ -85,6 +68,7 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
   if (verification == Verification::Full) {
     EMBER_TRY(validate_program(program.program_, header.segment_area_size, diag));
   }
+  EMBER_TRY(program.bind_external_data(data, diag));
   return program;
 }
 
@@ -149,6 +133,12 @@ Result<Span<const uint8_t>> Program::segment(uint32_t index) const {
     return Error::InvalidProgram;
   }
   const schema::Segment* s = program_->segments()->Get(index);
+  if (const schema::ExternalData* ext = s->external()) {
+    // Resolved and checked at load (bind_external_data).
+    Result<DataEntryView> e = find_data_entry(ext->key()->data(), ext->key()->size());
+    if (!e.ok() || e->bytes.size() != s->size()) return Error::InvalidProgram;
+    return e->bytes;
+  }
   if (s->offset() > segment_data_.size() || s->size() > segment_data_.size() - s->offset()) {
     return Error::InvalidProgram;
   }

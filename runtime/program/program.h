@@ -1,8 +1,8 @@
 // Program: a loaded .pte file. Cheap to keep; methods are loaded from it on demand.
 //
 // Lifetime: the DataLoader must outlive the Program when it returns in-place buffers
-// (BufferDataLoader, MmapDataLoader). Every Method loaded from a Program must be destroyed
-// before the Program. Thread-safety: a loaded Program is immutable; several threads may
+// (BufferDataLoader, MmapDataLoader); so must the DataFiles it was loaded against. Every
+// Method loaded from a Program must be destroyed before the Program. Thread-safety: a loaded Program is immutable; several threads may
 // call its const methods and load Methods from it concurrently.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include "runtime/core/span.h"
 #include "runtime/loader/data_loader.h"
 #include "runtime/platform/diagnostic.h"
+#include "runtime/program/data_file.h"
 #include "runtime/program/method_meta.h"
 
 namespace ember {
@@ -35,8 +36,23 @@ class Program {
     Full,     // FlatBuffer verifier + semantic checks of every index, size, offset, enum
   };
 
+  // The data files a program exported with `--external-weights` reads its weights from
+  // (docs/pte-format.md, "Data files"). Every external segment is resolved at load: its key
+  // must be in one of `files` (searched in order) with the dtype, sizes and content digest
+  // the program recorded; otherwise load fails with a message naming the tensor.
+  struct ExternalData {
+    // Not owned; none null; each must outlive the Program. At most kMaxDataFiles.
+    Span<const DataFile* const> files;
+    // Accept entries whose bytes differ from the exported ones (same key, dtype and sizes):
+    // weights updated in the data file without re-exporting the program.
+    bool allow_updated_weights = false;
+  };
+  static constexpr size_t kMaxDataFiles = 8;
+
   static Result<Program> load(DataLoader* loader, Verification verification = Verification::Full,
                               Diagnostic* diag = nullptr);
+  static Result<Program> load(DataLoader* loader, Verification verification, Diagnostic* diag,
+                              const ExternalData& data);
 
   Program(Program&&) noexcept;  // defined out of line: one copy of the code (core size)
   Program& operator=(Program&&) = default;
@@ -66,11 +82,14 @@ class Program {
   Result<const char*> metadata_value(size_t index) const;
   // Value of `key`; NotFound when the program has no such key.
   Result<const char*> metadata(const char* key) const;
-  // Bytes of data segment `index`; InvalidProgram when out of range.
+  // Bytes of data segment `index` (in this file or, for an external segment, in its data
+  // file); InvalidProgram when out of range.
   Result<Span<const uint8_t>> segment(uint32_t index) const;
-  // All data segments as one range (every segment(i) lies inside it; empty without
-  // segments): lets a delegate name a pointer into the weights by its offset, which is the
-  // same in every process that loads this file.
+  // Segments kept in data files (0 for a self-contained program).
+  size_t num_external_segments() const;
+  // The segments inside this file as one range (every non-external segment(i) lies inside
+  // it; empty without segments): lets a delegate name a pointer into the weights by its
+  // offset, which is the same in every process that loads this file.
   Span<const uint8_t> segment_area() const {
     return Span<const uint8_t>(static_cast<const uint8_t*>(segment_data_.data()), segment_data_.size());
   }
@@ -87,7 +106,13 @@ class Program {
 
  private:
   Program() = default;
+  // Finds every external segment in the data files and checks it (ExternalData).
+  Error bind_external_data(const ExternalData& data, Diagnostic* diag);
+  // The entry named `key` in the first data file that holds it; NotFound otherwise.
+  Result<DataEntryView> find_data_entry(const char* key, size_t key_size) const;
   FreeableBuffer program_data_;
+  const DataFile* data_files_[kMaxDataFiles] = {};
+  size_t num_data_files_ = 0;
   FreeableBuffer segment_data_;
   const schema::Program* program_ = nullptr;
   // The header's 16 digest bytes as stored (little-endian), decoded on demand.

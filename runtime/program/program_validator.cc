@@ -426,6 +426,15 @@ Error validate_program(const schema::Program* program, size_t segment_area_size,
   const uoffset_t num_segments = segments ? segments->size() : 0;
   for (uoffset_t i = 0; i < num_segments; ++i) {
     const schema::Segment* s = segments->Get(i);
+    if (const schema::ExternalData* ext = s->external()) {
+      // Its bytes are in a data file: checked against the entry when the program is bound to
+      // it (Program::bind_external_data), not against this file's segment area.
+      if (!elements_aligned(ext->sizes())) return invalid(diag, "external segment %u has a misaligned sizes vector", i);
+      if (!is_valid_scalar_type(static_cast<int>(ext->dtype()))) {
+        return invalid(diag, "external segment %u has an unknown dtype", i);
+      }
+      continue;
+    }
     if (s->offset() % kSegmentAlignment != 0) {
       return invalid(diag, "data segment %u is not %zu-byte aligned", i, kSegmentAlignment);
     }

@@ -91,6 +91,7 @@ std::vector<TensorPtr> token_inputs(const MethodMeta& meta, int64_t count, int64
 int bench_command(int argc, char** argv) {
   std::string model_path, method = "forward", json_path;
   size_t warmup = 3, iterations = 20, threads = 1;
+  ModuleOptions module_options;
   for (int i = 1; i < argc; ++i) {  // argv[0] is the subcommand name
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : ""; };
@@ -106,9 +107,10 @@ int bench_command(int argc, char** argv) {
       if (!parse_count(value(), &threads)) return usage_error("bench", "--threads must be a positive integer");
     } else if (a == "--json") {
       json_path = value();
+    } else if (take_data_flag(a, value, &module_options)) {
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: ember bench MODEL.pte [--method NAME] [--warmup N] [--iterations N] "
-                  "[--threads N] [--json FILE]\n");
+                  "[--threads N] [--json FILE] [--data FILE.ptd]\n%s", kDataFlagsUsage);
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("bench", ("unknown flag " + a).c_str());
@@ -121,7 +123,7 @@ int bench_command(int argc, char** argv) {
   if (model_path.empty()) return usage_error("bench", "missing MODEL.pte");
 
   uint64_t t0 = platform_monotonic_ns();
-  Module module(model_path);
+  Module module(model_path, module_options);
   Status status = module.load();
   if (!status.ok()) return report_error("bench", status);
   double load_ms = ms_since(t0);

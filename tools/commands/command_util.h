@@ -17,6 +17,27 @@ int report_error(const char* command, const Status& status);
 int usage_error(const char* command, const char* message);
 // Parses a positive integer.
 bool parse_count(const char* text, size_t* out);
+
+// The flags of every command that loads a program, for one exported with
+// `--external-weights`: `--data FILE.ptd` (repeatable, searched in order) and
+// `--allow-updated-weights`. True when `arg` is one of them; `value()` reads the next argument.
+template <typename Value>
+bool take_data_flag(const std::string& arg, Value&& value, ModuleOptions* options) {
+  if (arg == "--data") {
+    options->data_files.push_back(value());
+    return true;
+  }
+  if (arg == "--allow-updated-weights") {
+    options->allow_updated_weights = true;
+    return true;
+  }
+  return false;
+}
+constexpr const char* kDataFlagsUsage =
+    "  --data FILE.ptd    the data file of a program exported with --external-weights\n"
+    "                     (repeatable: searched in order)\n"
+    "  --allow-updated-weights  accept data file tensors whose bytes changed since the export\n"
+    "                     (same names, dtypes and shapes)\n";
 // "1x3x224x224".
 std::string shape_string(const Tensor& tensor);
 // Valid inputs from the method's metadata: float inputs uniform [0,1), integer inputs in

@@ -44,6 +44,7 @@ int64_t argmax_row(const Output& out, int64_t row, int64_t classes) {
 int eval_command(int argc, char** argv) {
   std::string model_path, images_path, labels_path, predictions_path, method = "forward";
   size_t threads = 1;
+  ModuleOptions module_options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -63,11 +64,13 @@ int eval_command(int argc, char** argv) {
       predictions_path = value("--predictions");
     } else if (a == "--threads") {
       if (!parse_count(value("--threads"), &threads)) return usage_error("eval", "--threads must be a positive integer");
+    } else if (take_data_flag(a, [&] { return value(a.c_str()); }, &module_options)) {
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: ember eval MODEL.pte --images X.npy --labels Y.npy [--method NAME] [--threads N]\n"
                   "                  [--predictions OUT.npy]\n"
                   "Top-1 accuracy of a classifier: X is [N, ...] float32 (the input's sizes without its batch\n"
-                  "dimension), Y is [N] integer labels; the argmax of the first output is the prediction.\n");
+                  "dimension), Y is [N] integer labels; the argmax of the first output is the prediction.\n%s",
+                  kDataFlagsUsage);
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("eval", ("unknown flag " + a).c_str());
@@ -85,7 +88,7 @@ int eval_command(int argc, char** argv) {
   Expected<TensorPtr> labels = read_npy(labels_path);
   if (!labels.ok()) return report_error("eval", labels.error());
 
-  Module module(model_path);
+  Module module(model_path, module_options);
   Status status = module.set_num_threads(threads);
   if (!status.ok()) return report_error("eval", status);
   Expected<MethodMeta> meta = module.method_meta(method);

@@ -40,6 +40,10 @@ void usage() {
       "                      program of several methods (encoder + decoder, prefill + decode);\n"
       "                      constants with identical bytes are stored once and shared; bundle\n"
       "                      cases with --bundle NAME:DIR\n"
+      "  --external-weights W.ptd  keep the weights in the data file W.ptd instead of the program\n"
+      "                      (run with --data W.ptd); an existing W.ptd is appended to: tensors it\n"
+      "                      holds are reused, so programs exported against it stay valid and\n"
+      "                      several programs share one copy of their common weights\n"
       "  --no-fold           skip conv+batch_norm folding\n"
       "  --no-fuse-llm       keep the Llama attention/RMSNorm/RoPE/SwiGLU ops as exported (no\n"
       "                      fused ember_llm:: kernels; for runners without kernels/optimized)\n"
@@ -91,12 +95,38 @@ void usage() {
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
 }
 
-// Writes the program to `out`; false (with the message printed) when it cannot.
-bool write_program(const std::string& out, const std::vector<uint8_t>& pte) {
-  std::ofstream f(out, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(pte.data()), static_cast<std::streamsize>(pte.size()));
-  if (!f) std::fprintf(stderr, "ember export: cannot write %s\n", out.c_str());
-  return static_cast<bool>(f);
+// Writes `bytes` to `out` through a temporary file renamed over it, so a reader (a running
+// app, a program using the data file being appended to) never sees a half-written file; false
+// (with the message printed) when it cannot.
+bool write_file(const std::string& out, const std::vector<uint8_t>& bytes) {
+  const std::string tmp = out + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!f) {
+      std::fprintf(stderr, "ember export: cannot write %s\n", tmp.c_str());
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), out.c_str()) != 0) {
+    std::fprintf(stderr, "ember export: cannot replace %s\n", out.c_str());
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+// Writes the data file (when the export made one), then the program that needs it.
+bool write_outputs(const std::string& out, const exporter::ExportOptions& options, const std::vector<uint8_t>& pte,
+                   const std::vector<uint8_t>& ptd, const exporter::DataFileStats& data_stats) {
+  if (!options.external_weights.empty()) {
+    if (!write_file(options.external_weights, ptd)) return false;
+    std::printf("wrote %s: %zu bytes, %zu tensors (%zu new, %zu bytes; %zu reused from the file or this export)\n",
+                options.external_weights.c_str(), ptd.size(), data_stats.entries, data_stats.added_entries,
+                data_stats.added_bytes, data_stats.reused_entries);
+  }
+  return write_file(out, pte);
 }
 
 // `--bundle METHOD:DIR` with several methods: each case for its method; cases without expected
@@ -129,6 +159,7 @@ int read_method_bundles(const std::vector<std::string>& bundle_dirs,
   exporter::ExportOptions portable = *options;
   portable.partitioners.clear();
   portable.bundled_cases.clear();
+  portable.external_weights.clear();
   auto reference = exporter::export_pt2_files(methods, portable);
   if (!reference.ok()) {
     std::fprintf(stderr, "ember export: %s\n", std::string(reference.status().message()).c_str());
@@ -157,11 +188,11 @@ int export_several_methods(const std::vector<std::pair<std::string, std::string>
     std::fprintf(stderr, "ember export: %s\n", std::string(r.status().message()).c_str());
     return 1;
   }
-  if (absl::Status s = check_program(r->pte); !s.ok()) {
+  if (absl::Status s = check_program(r->pte, r->ptd); !s.ok()) {
     std::fprintf(stderr, "ember export: the program does not load: %s\n", std::string(s.message()).c_str());
     return 1;
   }
-  if (!write_program(out, r->pte)) return 1;
+  if (!write_outputs(out, options, r->pte, r->ptd, r->data_file_stats)) return 1;
   std::printf("wrote %s: %zu bytes, %zu methods, %zu segments (%zu bytes); %zu segments (%zu bytes) stored once for "
               "several uses\n",
               out.c_str(), r->pte.size(), r->methods.size(), r->stats.num_segments, r->stats.constant_bytes,
@@ -279,6 +310,10 @@ int export_command(int argc, char** argv) {
       xnnpack_conv_block_bytes = n;
     } else if (a == "--xnnpack-fp16") {
       xnnpack_fp16 = true;
+    } else if (a == "--external-weights") {
+      const char* v = value("--external-weights");
+      if (!v) return 2;
+      options.external_weights = v;
     } else if (a == "--bundle") {
       const char* v = value("--bundle");
       if (!v) return 2;
@@ -446,6 +481,7 @@ int export_command(int argc, char** argv) {
     exporter::ExportOptions portable = options;
     portable.partitioners.clear();
     portable.bundled_cases.clear();
+    portable.external_weights.clear();
     auto reference = exporter::export_pt2_file(in, portable);
     absl::Status s = reference.ok() ? compute_expected_outputs(reference->pte, options.method_name, &options.bundled_cases)
                                     : reference.status();
@@ -466,13 +502,13 @@ int export_command(int argc, char** argv) {
   }
   if (!bundle_dirs.empty()) {
     // The bundle must match the method (input/output counts, dtypes, sizes): say so now.
-    absl::Status s = check_program(r->pte);
+    absl::Status s = check_program(r->pte, r->ptd);
     if (!s.ok()) {
       std::fprintf(stderr, "ember export: the bundled program does not load: %s\n", std::string(s.message()).c_str());
       return 1;
     }
   }
-  if (!write_program(out, r->pte)) return 1;
+  if (!write_outputs(out, options, r->pte, r->ptd, r->data_file_stats)) return 1;
   std::printf("wrote %s: %zu bytes, %zu instructions (%zu nodes imported, %d conv+bn folded, %d constant-folded), "
               "%zu values, %zu segments (%zu bytes)\n",
               out.c_str(), r->pte.size(), r->stats.num_instructions, r->num_nodes_imported, r->conv_bn_folded, r->constants_folded,

@@ -113,6 +113,7 @@ int generate_command(int argc, char** argv) {
       config.stop_strings.push_back(value("--stop"));
     } else if (a == "--threads") {
       if (!parse_count(value("--threads"), &options.num_threads)) return usage_error("generate", "--threads must be a positive integer");
+    } else if (take_data_flag(a, [&] { return value(a.c_str()); }, &options.module)) {
     } else if (a == "--max-seq-len") {
       if (!parse_int64(value("--max-seq-len"), &n) || n < 1) return usage_error("generate", "--max-seq-len must be an integer >= 1");
       options.max_seq_len = n;
@@ -135,7 +136,7 @@ int generate_command(int argc, char** argv) {
     } else if (a == "--quiet") {
       quiet = true;
     } else if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
+      std::printf("%s%s", kUsage, kDataFlagsUsage);
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("generate", ("unknown flag " + a).c_str());

@@ -37,6 +37,7 @@ int profile_command(int argc, char** argv) {
   std::string model_path, method = "forward", trace_path, svg_path;
   std::vector<std::string> input_files;
   size_t iterations = 20, warmup = 2, threads = 1, top = 25;
+  ModuleOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -63,6 +64,7 @@ int profile_command(int argc, char** argv) {
       }
     } else if (a == "--threads") {
       if (!parse_count(value("--threads"), &threads)) return usage_error("profile", "--threads must be a positive integer");
+    } else if (take_data_flag(a, [&] { return value(a.c_str()); }, &options)) {
     } else if (a == "--top") {
       const char* v = value("--top");
       if (std::string(v) == "0") {
@@ -78,7 +80,8 @@ int profile_command(int argc, char** argv) {
       std::printf("usage: ember profile MODEL.pte [--method NAME] [--input FILE.npy ...] [--iterations N] "
                   "[--warmup N] [--threads N] [--top N] [--trace OUT.json] [--svg OUT.svg]\n"
                   "Times every instruction and every operator inside XNNPACK delegates; --trace writes a "
-                  "Chrome trace (open in ui.perfetto.dev), --svg a timeline of the last run.\n");
+                  "Chrome trace (open in ui.perfetto.dev), --svg a timeline of the last run.\n%s",
+                  kDataFlagsUsage);
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("profile", ("unknown flag " + a).c_str());
@@ -92,7 +95,6 @@ int profile_command(int argc, char** argv) {
 
   std::vector<TraceEvent> warm_events(kWarmupEventCapacity);
   BufferEventTracer warm_tracer(warm_events.data(), warm_events.size());
-  ModuleOptions options;
   options.event_tracer = &warm_tracer;  // given at load: delegates build with profiling
   Module module(model_path, options);
   Status status = module.set_num_threads(threads);

@@ -24,7 +24,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ember run MODEL.pte [--method NAME] [--input FILE.npy ...] [--then --input FILE.npy ...]\n"
-    "         [--zeros | --random] [--output-dir DIR] [--threads N]\n"
+    "         [--zeros | --random] [--output-dir DIR] [--threads N] [--data FILE.ptd]\n"
     "Runs a method once per input group (--then starts the next call on the same loaded method).\n"
     "  --input FILE.npy   one per method input, in order (`ember inspect` lists them)\n"
     "  --zeros            run calls without --input on all-zero inputs\n"
@@ -71,6 +71,7 @@ int run_command(int argc, char** argv) {
   std::vector<std::vector<std::string>> groups(1);
   size_t threads = 1;
   std::optional<SyntheticInputs> synthetic;  // --zeros / --random
+  ModuleOptions module_options;
   for (int i = 1; i < argc; ++i) {  // argv[0] is the subcommand name
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -94,8 +95,9 @@ int run_command(int argc, char** argv) {
       output_dir = value("--output-dir");
     } else if (a == "--threads") {
       if (!parse_count(value("--threads"), &threads)) return usage_error("run", "--threads must be a positive integer");
+    } else if (take_data_flag(a, [&] { return value(a.c_str()); }, &module_options)) {
     } else if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
+      std::printf("%s%s", kUsage, kDataFlagsUsage);
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("run", ("unknown flag " + a).c_str());
@@ -107,7 +109,7 @@ int run_command(int argc, char** argv) {
   }
   if (model_path.empty()) return usage_error("run", "missing MODEL.pte");
 
-  Module module(model_path);
+  Module module(model_path, module_options);
   Status status = module.set_num_threads(threads);
   if (status.ok()) status = module.load_method(method);
   if (!status.ok()) return report_error("run", status);

@@ -45,6 +45,7 @@ int verify_command(int argc, char** argv) {
   std::string model_path;
   VerifyOptions options;  // rtol / atol < 0: by output dtype
   size_t threads = 1;
+  ModuleOptions module_options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -60,8 +61,9 @@ int verify_command(int argc, char** argv) {
       if (!parse_tolerance(value("--atol"), &options.atol)) return usage_error("verify", "--atol must be a number >= 0");
     } else if (a == "--threads") {
       if (!parse_count(value("--threads"), &threads)) return usage_error("verify", "--threads must be a positive integer");
+    } else if (take_data_flag(a, [&] { return value(a.c_str()); }, &module_options)) {
     } else if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
+      std::printf("%s%s", kUsage, kDataFlagsUsage);
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("verify", ("unknown flag " + a).c_str());
@@ -72,7 +74,7 @@ int verify_command(int argc, char** argv) {
     }
   }
   if (model_path.empty()) return usage_error("verify", "missing MODEL.pte");
-  Module module(model_path);
+  Module module(model_path, module_options);
   Status status = module.set_num_threads(threads);
   if (!status.ok()) return report_error("verify", status);
   Expected<std::vector<BundledCaseResult>> results = module.verify_bundled_cases(options);

@@ -23,7 +23,7 @@ struct AlignedProgram {
   explicit AlignedProgram(const std::vector<uint8_t>& pte) : storage(pte.size() + 64) {
     const uintptr_t p = reinterpret_cast<uintptr_t>(storage.data());
     data = storage.data() + (64 - p % 64) % 64;
-    std::memcpy(data, pte.data(), pte.size());
+    if (!pte.empty()) std::memcpy(data, pte.data(), pte.size());
     size = pte.size();
   }
   std::vector<uint8_t> storage;
@@ -100,11 +100,20 @@ absl::Status compute_expected_outputs(const std::vector<uint8_t>& portable_pte, 
   return absl::OkStatus();
 }
 
-absl::Status check_program(const std::vector<uint8_t>& pte) {
+absl::Status check_program(const std::vector<uint8_t>& pte, const std::vector<uint8_t>& ptd) {
   AlignedProgram program(pte);
   BufferDataLoader loader(program.data, program.size);
   Diagnostic diag;
-  Result<Program> loaded = Program::load(&loader, Program::Verification::Full, &diag);
+  AlignedProgram data_bytes(ptd);
+  BufferDataLoader data_loader(data_bytes.data, data_bytes.size);
+  Result<DataFile> data = DataFile::load(&data_loader, DataFile::Verification::Full, &diag);
+  if (!ptd.empty() && !data.ok()) {
+    return absl::InvalidArgumentError(std::string("data file: ") + error_name(data.error()) + ": " + diag.message);
+  }
+  const DataFile* files[1] = {ptd.empty() ? nullptr : &*data};
+  Program::ExternalData external;
+  external.files = Span<const DataFile* const>(files, ptd.empty() ? 0 : 1);
+  Result<Program> loaded = Program::load(&loader, Program::Verification::Full, &diag, external);
   if (!loaded.ok()) return absl::InvalidArgumentError(std::string(error_name(loaded.error())) + ": " + diag.message);
   // Program::load does not read the bundled cases: extension/bundled checks them.
   if (validate_bundled_cases(*loaded, &diag) != Error::Ok) {

@@ -21,8 +21,9 @@ absl::StatusOr<exporter::BundledCaseData> read_bundle_dir(const std::string& dir
 absl::Status compute_expected_outputs(const std::vector<uint8_t>& portable_pte, const std::string& method,
                                       std::vector<exporter::BundledCaseData>* cases);
 
-// Loads `pte` with full verification (bundled cases included); the load error otherwise.
-absl::Status check_program(const std::vector<uint8_t>& pte);
+// Loads `pte` with full verification (bundled cases included), against the data file `ptd`
+// when the program keeps its weights in one; the load error otherwise.
+absl::Status check_program(const std::vector<uint8_t>& pte, const std::vector<uint8_t>& ptd = {});
 
 }  // namespace tools
 }  // namespace ember

@@ -31,6 +31,10 @@ mkdir -p "$OUT/gen/schema" "$OUT/obj"
 if [ ! -f "$OUT/gen/schema/program_generated.h" ] || [ schema/program.fbs -nt "$OUT/gen/schema/program_generated.h" ]; then
   flatc --cpp --scoped-enums -o "$OUT/gen/schema" schema/program.fbs
 fi
+if [ ! -f "$OUT/gen/schema/data_file_generated.h" ] || [ schema/data_file.fbs -nt "$OUT/gen/schema/data_file_generated.h" ] ||
+   [ schema/program.fbs -nt "$OUT/gen/schema/data_file_generated.h" ]; then
+  flatc --cpp --scoped-enums -I schema -o "$OUT/gen/schema" schema/data_file.fbs
+fi
 
 # The exporter's schema table, as the //exporter:aten_schemas_cc genrule makes it.
 mkdir -p "$OUT/gen/exporter/ops"
