@@ -1,5 +1,8 @@
 #include "exporter/exporter.h"
 
+#include <map>
+#include <set>
+
 #include "exporter/ops/op_schemas.h"
 
 #include "exporter/check/kernel_check.h"
@@ -145,6 +148,53 @@ ProgramMetadata program_metadata(const ExportOptions& options, const std::vector
   return metadata;
 }
 
+// ExportOptions::share_state: marks the mutable buffers that several methods have with the same
+// name, dtype, sizes and initial value as shared (Value::shared_state) and re-plans the methods'
+// arenas without them. Returns the shared names; a same-named buffer that differs stays
+// per-method, with a warning on each method that has it.
+std::vector<std::string> share_state(std::vector<NamedGraph>& methods, ProgramExport& out) {
+  std::map<std::string, std::vector<std::pair<size_t, int>>> by_name;  // name -> (method, value id)
+  for (size_t i = 0; i < methods.size(); ++i) {
+    const Graph& g = methods[i].graph;
+    for (const Value& v : g.values) {
+      if (v.type != ValueType::Tensor || v.role != ValueRole::MutableState || v.constant < 0) continue;
+      const std::string& name = g.constants[v.constant].name;
+      if (!name.empty()) by_name[name].emplace_back(i, v.id);
+    }
+  }
+  std::vector<std::string> shared;
+  std::set<size_t> replan;
+  for (const auto& [name, uses] : by_name) {
+    std::set<size_t> users;
+    for (const auto& u : uses) users.insert(u.first);
+    if (users.size() < 2 || users.size() != uses.size()) continue;
+    const Graph& g0 = methods[uses[0].first].graph;
+    const Value& v0 = g0.values[uses[0].second];
+    bool same = true;
+    for (const auto& [m, id] : uses) {
+      const Graph& g = methods[m].graph;
+      const Value& v = g.values[id];
+      same = same && v.dtype == v0.dtype && v.sizes == v0.sizes && !v.is_dynamic() &&
+             g.constants[v.constant].data == g0.constants[v0.constant].data;
+    }
+    if (!same) {
+      for (const auto& [m, id] : uses) {
+        out.methods[m].second.warnings.push_back("state '" + name +
+                                                 "' differs between methods (dtype, sizes or initial value): each "
+                                                 "method keeps its own copy");
+      }
+      continue;
+    }
+    for (const auto& [m, id] : uses) {
+      methods[m].graph.values[id].shared_state = name;
+      replan.insert(m);
+    }
+    shared.push_back(name);
+  }
+  for (size_t m : replan) out.methods[m].second.plan = plan_memory(methods[m].graph);
+  return shared;
+}
+
 // Emits the program, its weights into ExportOptions::external_weights when set.
 absl::Status emit(const std::vector<MethodToEmit>& methods, const ExportOptions& options, const ProgramMetadata& metadata,
                   EmitStats* stats, std::vector<uint8_t>* pte, std::vector<uint8_t>* ptd, DataFileStats* data_stats) {
@@ -193,6 +243,7 @@ absl::StatusOr<ProgramExport> export_methods(std::vector<NamedGraph> methods, co
       return absl::Status(s.code(), "method '" + methods[i].name + "': " + std::string(s.message()));
     }
   }
+  if (options.share_state && methods.size() > 1) out.shared_state = share_state(methods, out);
   std::vector<MethodToEmit> to_emit;
   std::vector<const ExportResult*> results;
   for (size_t i = 0; i < methods.size(); ++i) {

@@ -42,6 +42,11 @@ struct ExportOptions {
   // `ptd` holds the file to write there). An existing file is appended to: its entries are
   // kept and reused where the bytes are equal (exporter/emit/data_file_writer.h).
   std::string external_weights;
+  // Several methods (export_methods): mutable buffers with the same name, dtype, sizes and
+  // initial value in two or more methods are one state, planned once and persisting across
+  // calls of any of them (a prefill and a decode method share their KV cache). False: each
+  // method keeps its own copy (`ember export --separate-state`).
+  bool share_state = true;
 };
 
 // What one partitioner took.
@@ -84,6 +89,7 @@ struct NamedGraph {
 };
 struct ProgramExport {
   std::vector<uint8_t> pte;
+  std::vector<std::string> shared_state;  // names of the buffers the methods share
   std::vector<uint8_t> ptd;        // as ExportResult::ptd
   DataFileStats data_file_stats;
   EmitStats stats;

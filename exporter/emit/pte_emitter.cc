@@ -83,6 +83,21 @@ class Emitter {
   }
   absl::StatusOr<int> value(int id);
   absl::StatusOr<int> arg(const Arg& a);
+  // The program's shared state entry of `v` (Value::shared_state), added on first use with
+  // `segment` as its initial value; every method's tensor of that name must have its size.
+  absl::StatusOr<int32_t> shared_state_index(const Value& v, uint32_t segment) {
+    for (size_t i = 0; i < shared_state_.size(); ++i) {
+      if (shared_state_[i].name != v.shared_state) continue;
+      if (shared_state_[i].nbytes != v.nbytes()) {
+        return absl::InvalidArgumentError("shared state '" + v.shared_state + "' has " + std::to_string(v.nbytes()) +
+                                          " bytes in one method and " + std::to_string(shared_state_[i].nbytes) +
+                                          " in another; give the buffers one shape or export with --separate-state");
+      }
+      return static_cast<int32_t>(i);
+    }
+    shared_state_.push_back(SharedStateEntry{v.shared_state, v.nbytes(), segment});
+    return static_cast<int32_t>(shared_state_.size() - 1);
+  }
 
   // The method being emitted.
   const Graph* g_ = nullptr;
@@ -100,6 +115,12 @@ class Emitter {
     std::vector<int64_t> sizes;
   };
   std::vector<External> external_;
+  struct SharedStateEntry {
+    std::string name;
+    size_t nbytes;
+    uint32_t segment;
+  };
+  std::vector<SharedStateEntry> shared_state_;  // Program.shared_state, in first-use order
   std::map<std::string, int> external_segment_;  // data file key -> segment
   fb::FlatBufferBuilder fbb_{1 << 16};
   std::vector<fb::Offset<sc::Method>> methods_;
@@ -134,14 +155,19 @@ absl::StatusOr<int> Emitter::value(int id) {
       if (v.constant < 0) return absl::InternalError("constant tensor " + v.name + " has no data");
       segment = static_cast<uint32_t>(segment_for_constant(v.constant, v.role == ValueRole::Constant));
     }
-    if (v.role != ValueRole::Constant) {
+    int32_t shared = -1;
+    if (v.role == ValueRole::MutableState && !v.shared_state.empty()) {
+      auto s = shared_state_index(v, segment);
+      if (!s.ok()) return s.status();
+      shared = *s;
+    } else if (v.role != ValueRole::Constant) {
       if (plan_->offset[id] < 0) return absl::InternalError("tensor " + v.name + " was not planned");
       arena_offset = static_cast<uint64_t>(plan_->offset[id]);
     }
     auto sizes = fbb_.CreateVector<int64_t>(v.sizes);
     auto t = sc::CreateTensor(fbb_, static_cast<sc::ScalarType>(v.dtype), sizes, 0,
                               v.is_dynamic() ? sc::ShapeDynamism::DynamicBounded : sc::ShapeDynamism::Static,
-                              loc, 0, arena_offset, segment, 0, v.nbytes());
+                              loc, 0, arena_offset, segment, 0, v.nbytes(), shared);
     index = add(sc::ValueKind::Tensor, t.Union());
   }
   value_index_[id] = index;
@@ -355,7 +381,14 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::finish(EmitStats* stats, const std
   for (size_t i = 0; i < segments_.size(); ++i) {
     segs.push_back(sc::CreateSegment(fbb_, segments_[i].first, segments_[i].second, external[i]));
   }
-  const uint32_t version = external_.empty() ? kFormatVersionInline : kFormatVersionExternalData;
+  // The lowest version that has every feature the program uses.
+  const uint32_t version = !shared_state_.empty() ? kFormatVersionSharedState
+                           : !external_.empty()   ? kFormatVersionExternalData
+                                                  : kFormatVersionInline;
+  std::vector<fb::Offset<sc::SharedState>> shared_state;
+  for (const SharedStateEntry& s : shared_state_) {
+    shared_state.push_back(sc::CreateSharedState(fbb_, fbb_.CreateString(s.name), s.nbytes, s.segment));
+  }
   fb::Offset<fb::Vector<fb::Offset<fb::String>>> data_files = 0;
   if (!external_.empty() && !options_.data_file_name.empty()) {
     data_files = fbb_.CreateVector(std::vector<fb::Offset<fb::String>>{fbb_.CreateString(options_.data_file_name)});
@@ -383,7 +416,8 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::finish(EmitStats* stats, const std
   }
   auto program = sc::CreateProgram(fbb_, version, fbb_.CreateVector(methods_), fbb_.CreateVector(segs),
                                    cases.empty() ? 0 : fbb_.CreateVector(cases),
-                                   entries.empty() ? 0 : fbb_.CreateVector(entries), data_files);
+                                   entries.empty() ? 0 : fbb_.CreateVector(entries), data_files,
+                                   shared_state.empty() ? 0 : fbb_.CreateVector(shared_state));
   fbb_.Finish(program, "EMB1");
 
   FileHeader h;

@@ -41,6 +41,9 @@ struct Value {
   int64_t sym_upper = 0;
   int constant = -1;  // index into Graph::constants (Constant / MutableState roles)
   int producer = -1;  // node index
+  // MutableState that other methods of the program share (export_methods): the buffer's name.
+  // Not planned in this method's arena: the runtime gives every method one buffer for it.
+  std::string shared_state;
 
   bool is_dynamic() const {
     for (bool d : dynamic_dims) if (d) return true;

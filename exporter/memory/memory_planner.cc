@@ -128,6 +128,7 @@ MemoryPlan plan_memory(const Graph& g) {
   for (const Value& v : g.values) {
     if (v.type != ValueType::Tensor) continue;
     if (v.role != ValueRole::UserInput && v.role != ValueRole::MutableState) continue;
+    if (!v.shared_state.empty()) continue;  // in the program's shared state, not this arena
     plan.offset[v.id] = static_cast<int64_t>(cursor);
     cursor += align(v.nbytes());
   }

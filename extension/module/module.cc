@@ -50,6 +50,8 @@ Module::Module(const void* data, size_t size, Options options)
 
 Module::~Module() {
   methods_.clear();  // methods before the program they point into
+  for (Span<uint8_t>& s : shared_state_) std::free(s.data());
+  shared_state_.clear();
   program_.reset();
   loader_.reset();
   data_files_.clear();  // after the program that reads them
@@ -96,6 +98,23 @@ Status Module::load() {
     return Status(program.error(), diag.message[0] ? diag.message : "cannot load the program");
   }
   program_.reset(new Program(std::move(*program)));
+  // State several methods share (a KV cache of prefill and decode): one buffer each for the
+  // Module's life, initialised here; every method loaded later is handed the same buffers.
+  for (size_t i = 0; i < program_->num_shared_state(); ++i) {
+    const size_t bytes = *program_->shared_state_nbytes(i);
+    void* p = nullptr;
+    if (posix_memalign(&p, 64, bytes == 0 ? 64 : bytes) != 0) {
+      for (Span<uint8_t>& done : shared_state_) std::free(done.data());
+      shared_state_.clear();
+      program_.reset();
+      loader_.reset();
+      data_files_.clear();
+      return Status(Error::OutOfMemory, "cannot allocate shared state of " + std::to_string(bytes) + " bytes");
+    }
+    shared_state_.emplace_back(static_cast<uint8_t*>(p), bytes);
+  }
+  Status init = init_shared_state();
+  if (!init.ok()) return init;
   if (options_.event_tracer != nullptr) {
     TraceEvent e;
     e.kind = TraceEventKind::ProgramLoad;
@@ -179,6 +198,7 @@ Status Module::load_method(const std::string& name) {
     lm->memory.method_allocator = &lm->method_allocator;
     lm->memory.planned_arenas = Span<Span<uint8_t>>(lm->arenas.data(), lm->arenas.size());
     lm->memory.temp_allocator = &lm->temp_allocator;
+    lm->memory.shared_state = Span<Span<uint8_t>>(shared_state_.data(), shared_state_.size());
     Diagnostic diag;
     Result<Method> method = program_->load_method(name.c_str(), &lm->memory, &diag, thread_pool_.get(),
                                                          options_.event_tracer);
@@ -259,6 +279,25 @@ Status Module::reset_state(const std::string& name) {
   return Status::Ok();
 }
 
+Status Module::init_shared_state() {
+  for (size_t i = 0; i < shared_state_.size(); ++i) {
+    if (program_->init_shared_state(i, shared_state_[i]) != Error::Ok) {
+      return Status(Error::InvalidProgram, "cannot initialise shared state '" +
+                                               std::string(*program_->shared_state_name(i)) + "'; re-export the program");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Module::reset_state() {
+  Status s = load();
+  if (!s.ok()) return s;
+  for (auto& [name, lm] : methods_) {
+    if (lm->method->reset_state() != Error::Ok) return Status(Error::InvalidState, "cannot reset the state of '" + name + "'");
+  }
+  return init_shared_state();
+}
+
 Status Module::set_num_threads(size_t threads) {
   if (threads == 0) return Status(Error::InvalidArgument, "thread count must be at least 1");
   const size_t cpus = available_cpus();
@@ -270,7 +309,7 @@ Status Module::set_num_threads(size_t threads) {
   }
   // Delegates bind the pool when they are initialised: reload methods lazily.
   methods_.clear();
-  return Status::Ok();
+  return program_ == nullptr ? Status::Ok() : init_shared_state();  // reloaded methods start afresh
 }
 
 Expected<Module::MemoryUsage> Module::memory_usage(const std::string& name) const {

@@ -194,8 +194,11 @@ class Module {
   Status set_input(const std::string& name, size_t index, const Input& input);
   // Output `index` of `name` is written to caller memory (null restores planned memory).
   Status set_output_buffer(const std::string& name, size_t index, void* data, size_t nbytes);
-  // Restores the method's mutable state (e.g. a KV cache) to its initial value.
+  // Restores the method's mutable state (e.g. a KV cache) to its initial value, including
+  // state it shares with other methods (a prefill / decode program's one KV cache).
   Status reset_state(const std::string& name);
+  // Restores all state: every loaded method's and every shared buffer.
+  Status reset_state();
 
   // Threads for CPU kernels and delegates; 1 runs on the calling thread. Call it before
   // the first execute: methods already loaded are unloaded (their state is reset) and
@@ -231,6 +234,7 @@ class Module {
  private:
   struct LoadedMethod;
   Status method_for(const std::string& name, LoadedMethod** out);
+  Status init_shared_state();
 
   std::string path_;
   const void* buffer_ = nullptr;
@@ -239,6 +243,9 @@ class Module {
   std::unique_ptr<DataLoader> loader_;
   std::vector<std::shared_ptr<const SharedDataFile>> data_files_;  // outlive program_
   std::unique_ptr<Program> program_;
+  // Program::num_shared_state() buffers (malloc'd, freed by ~Module): state the program's
+  // methods share, persisting across calls of any of them until reset_state().
+  std::vector<Span<uint8_t>> shared_state_;
   std::map<std::string, std::unique_ptr<LoadedMethod>> methods_;
   std::unique_ptr<ThreadPool> thread_pool_;
   size_t num_threads_ = 1;

@@ -123,6 +123,19 @@ Error Method::Init::build_tensor(const schema::Tensor* st, Tensor* t) {
     case schema::DataLocation::Arena:
     case schema::DataLocation::CallerInput:
     case schema::DataLocation::MutableState:
+      if (st->shared_state() >= 0) {
+        // Shared with other methods: the caller's buffer, initialised once by the caller.
+        const size_t k = static_cast<size_t>(st->shared_state());
+        if (k >= memory_.shared_state.size() || memory_.shared_state[k].size() < nbytes ||
+            reinterpret_cast<uintptr_t>(memory_.shared_state[k].data()) % 8 != 0) {
+          return fail(diag_, Error::InvalidArgument,
+                      "method '%s' uses shared state %zu, but MemoryManager::shared_state has %zu buffers (need "
+                      "Program::num_shared_state(), each Program::shared_state_nbytes(i) bytes, 8-byte aligned)",
+                      name_, k, memory_.shared_state.size());
+        }
+        t->data = memory_.shared_state[k].data();
+        break;
+      }
       t->data = memory_.planned_arenas[st->arena_id()].data() + st->arena_offset();
       break;
     case schema::DataLocation::Unplanned:
@@ -146,7 +159,7 @@ Error Method::Init::build_tensor(const schema::Tensor* st, Tensor* t) {
     if (constant) {
       // Constants are never written: the exporter never plans a constant as an output.
       t->data = const_cast<uint8_t*>(bytes);
-    } else {
+    } else if (st->shared_state() < 0) {  // shared state keeps what other methods wrote
       std::memcpy(t->data, bytes, nbytes);
     }
   }

@@ -8,7 +8,9 @@
 // Lifetimes: the Program, the MemoryManager's allocators and arenas, and any caller memory
 // bound with bind_input()/set_output_buffer() must outlive the Method (bound buffers: until
 // the next execute() returns). Mutable state (e.g. a KV cache) lives in a planned arena and
-// persists across execute() calls until reset_state().
+// persists across execute() calls until reset_state(); state the program shares between
+// methods lives in the caller's MemoryManager::shared_state buffers instead, so what one
+// method writes the next reads.
 // Thread-safety: none; use one Method per thread (several Methods may share a Program).
 //
 // Event tracing is optional code: the tracing entry points (init/load_method with an
@@ -107,7 +109,8 @@ class Method : private internal::MethodData {
   const EValue& output(size_t index) const;  // index < num_outputs()
 
   Error execute();
-  // Restores every mutable-state tensor to its initial value from the program.
+  // Restores every mutable-state tensor to its initial value from the program, shared ones
+  // included (so the other methods using them see the reset too).
   Error reset_state();
   // Thread pool for kernels; null runs single-threaded. Must outlive use. Delegates got
   // the pool given at init (they may bind it into their compiled state).

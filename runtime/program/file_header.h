@@ -35,7 +35,8 @@ constexpr char kPtdMagic[8] = {'E', 'M', 'B', 'E', 'R', 'P', 'T', 'D'};
 // a program needs, so older runtimes keep reading every program they can run:
 constexpr uint32_t kFormatVersionInline = 1;        // every segment inside the file
 constexpr uint32_t kFormatVersionExternalData = 2;  // some segments in a .ptd (Segment.external)
-constexpr uint32_t kFormatVersion = kFormatVersionExternalData;  // the newest this runtime reads
+constexpr uint32_t kFormatVersionSharedState = 3;   // state shared by methods (Program.shared_state)
+constexpr uint32_t kFormatVersion = kFormatVersionSharedState;  // the newest this runtime reads
 constexpr uint32_t kDataFileFormatVersion = 1;  // .ptd files (schema/data_file.fbs)
 constexpr size_t kFileHeaderSize = 64;
 constexpr size_t kSegmentAlignment = 64;

@@ -74,6 +74,16 @@ class Program {
   Result<Method> load_method(const char* name, MemoryManager* memory, Diagnostic* diag,
                              ThreadPool* thread_pool, EventTracer* event_tracer) const;
 
+  // Mutable state shared by several methods (a KV cache of prefill and decode methods): the
+  // caller provides one buffer per entry (MemoryManager::shared_state), initialises it once
+  // with init_shared_state() and hands the same buffers to every method it loads.
+  size_t num_shared_state() const;
+  // Name ("layers.0.k_cache") and byte size of entry `index`; NotFound when out of range.
+  Result<const char*> shared_state_name(size_t index) const;
+  Result<size_t> shared_state_nbytes(size_t index) const;
+  // Writes entry `index`'s initial value into `buffer` (at least shared_state_nbytes bytes).
+  Error init_shared_state(size_t index, Span<uint8_t> buffer) const;
+
   // Program metadata (`ember export --metadata key=value`), readable without loading a
   // method. The strings point into the program (NUL-terminated) and live as long as it.
   size_t num_metadata() const;

@@ -150,7 +150,20 @@ class MethodValidator {
     }
     const uint64_t nbytes = t->nbytes();
     if (nbytes < numel * esize) return invalid(diag_, "tensor %u capacity is smaller than its sizes", i);
-    if (in_arena) {
+    const int32_t shared = t->shared_state();
+    if (shared != -1) {
+      // Its bytes are the caller's shared buffer (MemoryManager::shared_state), not the arena.
+      const auto* states = program_->shared_state();
+      if (location != schema::DataLocation::MutableState || shared < 0 || states == nullptr ||
+          static_cast<uoffset_t>(shared) >= states->size()) {
+        return invalid(diag_, "tensor %u refers to shared state %d, which does not exist or is not mutable state", i,
+                       shared);
+      }
+      if (nbytes > states->Get(static_cast<uoffset_t>(shared))->nbytes()) {
+        return invalid(diag_, "tensor %u is larger than its shared state buffer %d", i, shared);
+      }
+    }
+    if (in_arena && shared == -1) {
       const uint32_t arena = t->arena_id();
       const auto* arenas = method_->arena_sizes();
       if (arenas == nullptr || arena >= arenas->size()) {
@@ -441,6 +454,14 @@ Error validate_program(const schema::Program* program, size_t segment_area_size,
     if (!fits(s->offset(), s->size(), segment_area_size)) {
       return fail(diag, Error::InvalidProgram,
                   "invalid program: data segment %u lies outside the file (truncated?)", i);
+    }
+  }
+  const auto* states = program->shared_state();
+  for (uoffset_t i = 0; states != nullptr && i < states->size(); ++i) {
+    const schema::SharedState* s = states->Get(i);
+    if (s->segment_index() >= num_segments || s->nbytes() > segments->Get(s->segment_index())->size()) {
+      return invalid(diag, "shared state %u has no initial value of its %llu bytes", i,
+                     static_cast<unsigned long long>(s->nbytes()));
     }
   }
   const auto* methods = program->methods();

@@ -39,7 +39,10 @@ void usage() {
       "  --method NAME=IN.pt2  a method from its own archive (repeatable, instead of IN.pt2): one\n"
       "                      program of several methods (encoder + decoder, prefill + decode);\n"
       "                      constants with identical bytes are stored once and shared; bundle\n"
-      "                      cases with --bundle NAME:DIR\n"
+      "                      cases with --bundle NAME:DIR; mutable buffers of the same name,\n"
+      "                      dtype, shape and initial value are one state the methods share\n"
+      "                      (a prefill and a decode method's KV cache)\n"
+      "  --separate-state    with several methods: each keeps its own copy of its buffers\n"
       "  --external-weights W.ptd  keep the weights in the data file W.ptd instead of the program\n"
       "                      (run with --data W.ptd); an existing W.ptd is appended to: tensors it\n"
       "                      holds are reused, so programs exported against it stay valid and\n"
@@ -213,6 +216,11 @@ int export_several_methods(const std::vector<std::pair<std::string, std::string>
     }
   }
   for (const auto& [key, value] : r->metadata) std::printf("metadata %s=%s\n", key.c_str(), value.c_str());
+  if (!r->shared_state.empty()) {
+    std::string names;
+    for (const std::string& n : r->shared_state) names += (names.empty() ? "" : ", ") + n;
+    std::printf("state shared by the methods (--separate-state keeps copies): %s\n", names.c_str());
+  }
   if (!options.bundled_cases.empty()) {
     std::printf("bundled %zu test cases; check with ember verify %s\n", options.bundled_cases.size(), out.c_str());
   }
@@ -310,6 +318,8 @@ int export_command(int argc, char** argv) {
       xnnpack_conv_block_bytes = n;
     } else if (a == "--xnnpack-fp16") {
       xnnpack_fp16 = true;
+    } else if (a == "--separate-state") {
+      options.share_state = false;
     } else if (a == "--external-weights") {
       const char* v = value("--external-weights");
       if (!v) return 2;
