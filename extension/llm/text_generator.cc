@@ -76,11 +76,18 @@ Expected<std::unique_ptr<TextGenerator>> TextGenerator::load(const std::string& 
   g->module_ = std::make_unique<Module>(model_path, options.module);
   Status s = g->module_->load();
   if (!s.ok()) return s;
+  g->decode_method_ = g->method_;
+  if (!g->module_->method_meta(g->method_).ok() && g->module_->method_meta(options.prefill_method).ok() &&
+      g->module_->method_meta(options.decode_method).ok()) {
+    g->method_ = options.prefill_method;
+    g->decode_method_ = options.decode_method;
+  }
   s = g->module_->set_num_threads(options.num_threads);
   if (!s.ok()) return s;
   s = g->read_model_settings(options);
   if (!s.ok()) return s;
   s = g->module_->load_method(g->method_);
+  if (s.ok()) s = g->module_->load_method(g->decode_method_);
   if (!s.ok()) return s;
 
   g->context_.reserve(static_cast<size_t>(g->max_seq_len_));
@@ -102,30 +109,20 @@ Expected<std::unique_ptr<TextGenerator>> TextGenerator::load(const std::string& 
 }
 
 Status TextGenerator::read_model_settings(const GeneratorOptions& options) {
-  auto meta = module_->method_meta(method_);
-  if (!meta.ok()) return meta.error();
-  const std::string where = "method '" + method_ + "'";
-  if (meta->num_inputs() != 2 || meta->num_outputs() < 1) {
-    return Status(Error::InvalidArgument, where + " takes " + std::to_string(meta->num_inputs()) +
-                                              " inputs; a language model program takes (tokens int64 [1, T], "
-                                              "input_pos int64 [T]) and returns logits [1, T, vocab]");
+  bool dynamic = false;
+  Status s = check_method(method_, &max_chunk_, &dynamic, &vocab_size_);
+  if (!s.ok()) return s;
+  pad_prefill_ = !dynamic && max_chunk_ > 1;
+  if (decode_method_ != method_) {
+    int64_t decode_tokens = 0;
+    int32_t decode_vocab = 0;
+    s = check_method(decode_method_, &decode_tokens, &dynamic, &decode_vocab);
+    if (!s.ok()) return s;
+    if (decode_vocab != vocab_size_ || (decode_tokens != 1 && !dynamic)) {
+      return Status(Error::InvalidArgument, "method '" + decode_method_ + "' must take one token ([1, 1]) and return "
+                                                "the same vocabulary as '" + method_ + "'");
+    }
   }
-  auto tokens = meta->input_tensor_info(0);
-  auto positions = meta->input_tensor_info(1);
-  auto logits = meta->output_tensor_info(0);
-  if (!tokens.ok() || !positions.ok() || !logits.ok() || tokens->dtype != ScalarType::Int64 ||
-      tokens->max_sizes.size() != 2 || tokens->max_sizes[0] != 1 || positions->dtype != ScalarType::Int64 ||
-      positions->max_sizes.size() != 1 || logits->dtype != ScalarType::Float32 || logits->max_sizes.size() != 3) {
-    return Status(Error::InvalidArgument, where + " does not follow the language model convention: inputs "
-                                              "(tokens int64 [1, T], input_pos int64 [T]), output logits float32 "
-                                              "[1, T, vocab]");
-  }
-  max_chunk_ = tokens->max_sizes[1];
-  const int64_t vocab = logits->max_sizes[2];
-  if (max_chunk_ < 1 || positions->max_sizes[0] != max_chunk_ || vocab < 1 || vocab > INT32_MAX) {
-    return Status(Error::InvalidArgument, where + ": token and position inputs must share the bound of T");
-  }
-  vocab_size_ = static_cast<int32_t>(vocab);
 
   auto entries = module_->metadata();
   if (!entries.ok()) return entries.error();
@@ -138,7 +135,7 @@ Status TextGenerator::read_model_settings(const GeneratorOptions& options) {
     return Status::Ok();
   };
   std::optional<int64_t> md_max_seq, md_vocab, md_bos;
-  Status s = int_entry("max_seq_len", &md_max_seq);
+  s = int_entry("max_seq_len", &md_max_seq);
   if (s.ok()) s = int_entry("vocab_size", &md_vocab);
   if (s.ok()) s = int_entry("bos_id", &md_bos);
   if (!s.ok()) return s;
@@ -184,30 +181,64 @@ Status TextGenerator::read_model_settings(const GeneratorOptions& options) {
   return Status::Ok();
 }
 
+Status TextGenerator::check_method(const std::string& name, int64_t* max_tokens, bool* dynamic, int32_t* vocab) {
+  auto meta = module_->method_meta(name);
+  if (!meta.ok()) return meta.error();
+  const std::string where = "method '" + name + "'";
+  if (meta->num_inputs() != 2 || meta->num_outputs() < 1) {
+    return Status(Error::InvalidArgument, where + " takes " + std::to_string(meta->num_inputs()) +
+                                              " inputs; a language model program takes (tokens int64 [1, T], "
+                                              "input_pos int64 [T]) and returns logits [1, T, vocab]");
+  }
+  auto tokens = meta->input_tensor_info(0);
+  auto positions = meta->input_tensor_info(1);
+  auto logits = meta->output_tensor_info(0);
+  if (!tokens.ok() || !positions.ok() || !logits.ok() || tokens->dtype != ScalarType::Int64 ||
+      tokens->max_sizes.size() != 2 || tokens->max_sizes[0] != 1 || positions->dtype != ScalarType::Int64 ||
+      positions->max_sizes.size() != 1 || logits->dtype != ScalarType::Float32 || logits->max_sizes.size() != 3) {
+    return Status(Error::InvalidArgument, where + " does not follow the language model convention: inputs "
+                                              "(tokens int64 [1, T], input_pos int64 [T]), output logits float32 "
+                                              "[1, T, vocab]");
+  }
+  *max_tokens = tokens->max_sizes[1];
+  *dynamic = tokens->dynamic;
+  const int64_t entries = logits->max_sizes[2];
+  if (*max_tokens < 1 || positions->max_sizes[0] != *max_tokens || entries < 1 || entries > INT32_MAX) {
+    return Status(Error::InvalidArgument, where + ": token and position inputs must share the bound of T");
+  }
+  *vocab = static_cast<int32_t>(entries);
+  return Status::Ok();
+}
+
 bool TextGenerator::is_eos(int32_t token) const {
   return std::find(eos_ids_.begin(), eos_ids_.end(), token) != eos_ids_.end();
 }
 
 Status TextGenerator::forward(size_t first, size_t count, const float** logits) {
   Expected<Outputs> out = Status(Error::Internal, "not run");
-  if (count == 1) {
+  size_t rows = count;  // what the call computes: `count`, or the static T it is padded to
+  if (count == 1 && (decode_method_ != method_ || !pad_prefill_)) {
     step_tokens_[0] = context_[first];
     step_positions_[0] = static_cast<int64_t>(first);
-    out = module_->execute(method_, step_inputs_);
+    out = module_->execute(decode_method_, step_inputs_);
   } else {
-    std::vector<int64_t> tokens(context_.begin() + first, context_.begin() + first + count);
-    std::vector<int64_t> positions(count);
-    for (size_t i = 0; i < count; ++i) positions[i] = static_cast<int64_t>(first + i);
-    TensorPtr t = make_tensor(tokens, {1, static_cast<int64_t>(count)});
-    TensorPtr p = make_tensor(positions, {static_cast<int64_t>(count)});
+    // A static T takes exactly T tokens: the padding rows sit at later positions (clamped into
+    // the cache), which no real row attends to and decode overwrites before reading them.
+    rows = pad_prefill_ ? static_cast<size_t>(max_chunk_) : count;
+    std::vector<int64_t> tokens(rows, context_[first + count - 1]);
+    std::copy(context_.begin() + first, context_.begin() + first + count, tokens.begin());
+    std::vector<int64_t> positions(rows);
+    for (size_t i = 0; i < rows; ++i) positions[i] = std::min<int64_t>(first + i, max_seq_len_ - 1);
+    TensorPtr t = make_tensor(tokens, {1, static_cast<int64_t>(rows)});
+    TensorPtr p = make_tensor(positions, {static_cast<int64_t>(rows)});
     out = module_->execute(method_, {Input(t), Input(p)});
   }
   if (!out.ok()) return out.error();
   const Output& o = out->at(0);
   if (!o.is_tensor() || o.dtype() != ScalarType::Float32 || o.sizes().size() != 3 ||
-      o.sizes()[1] != static_cast<int64_t>(count) || o.sizes()[2] != vocab_size_) {
+      o.sizes()[1] != static_cast<int64_t>(rows) || o.sizes()[2] != vocab_size_) {
     return Status(Error::InvalidProgram, "the model returned logits of an unexpected shape; want [1, " +
-                                             std::to_string(count) + ", " + std::to_string(vocab_size_) + "]");
+                                             std::to_string(rows) + ", " + std::to_string(vocab_size_) + "]");
   }
   *logits = o.data<float>() + (count - 1) * static_cast<size_t>(vocab_size_);
   return Status::Ok();
@@ -218,7 +249,7 @@ Status TextGenerator::reset() {
   unfed_.reset();
   streamer_.reset();
   if (sampler_) sampler_->reseed(sampler_->config().seed);
-  return module_->reset_state(method_);
+  return module_->reset_state();  // every method's state, the shared KV cache included
 }
 
 Status TextGenerator::generate(std::string_view prompt, const GenerationConfig& config,

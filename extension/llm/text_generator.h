@@ -6,6 +6,13 @@
 // mutable state; T is dynamic up to the exported bound. Prefill is one call per chunk of at
 // most that bound; decode is one call per token.
 //
+// Programs of two methods (`ember export --method prefill=P.pt2 --method decode=D.pt2`) are
+// used when the program has no `forward` but has `prefill` and `decode` (or the ones
+// GeneratorOptions names), both with that signature and sharing their KV cache (state shared
+// across methods): prefill takes the prompt in chunks of its T (a static T: the last chunk is
+// padded, the padding's cache rows are overwritten by decode before any query can see them),
+// decode takes one token per call.
+//
 // Program metadata read at load (`ember export --metadata key=value`; GeneratorOptions
 // override each): max_seq_len (cache length; default: the bound of T), vocab_size (checked
 // against the logits), bos_id (-1: none), eos_id (one id or a comma-separated list).
@@ -37,6 +44,9 @@ namespace llm {
 
 struct GeneratorOptions {
   std::string method = "forward";
+  // A two-method program: used when `method` is absent from the program.
+  std::string prefill_method = "prefill";
+  std::string decode_method = "decode";
   size_t num_threads = 1;
   // Overrides of the program's metadata (unset: take the program's).
   std::optional<int64_t> max_seq_len;
@@ -104,6 +114,8 @@ class TextGenerator {
  private:
   TextGenerator() = default;
   Status read_model_settings(const GeneratorOptions& options);
+  // Checks `name` follows the convention; its bound of T and vocabulary size.
+  Status check_method(const std::string& name, int64_t* max_tokens, bool* dynamic, int32_t* vocab);
   // Runs `count` tokens starting at context_[first] through the model; on success `*logits`
   // points at the last position's row.
   Status forward(size_t first, size_t count, const float** logits);
@@ -111,7 +123,9 @@ class TextGenerator {
 
   std::unique_ptr<Module> module_;
   std::unique_ptr<Tokenizer> tokenizer_;
-  std::string method_;
+  std::string method_;         // prefill calls (the only method of a single-method program)
+  std::string decode_method_;  // one-token calls (== method_ in a single-method program)
+  bool pad_prefill_ = false;   // method_'s T is static: shorter chunks are padded to it
   int64_t max_seq_len_ = 0;
   int64_t max_chunk_ = 0;
   int32_t vocab_size_ = 0;

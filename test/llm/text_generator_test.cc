@@ -293,6 +293,63 @@ TEST(ParseTokenListTest, IdsAndErrors) {
   EXPECT_FALSE(parse_token_list("99999999999").ok());
 }
 
+// A program of two methods (prefill: 8 tokens, decode: 1 token) sharing one KV cache, from
+// test/models/prefill_decode: generation equals PyTorch's greedy tokens, and equals the
+// single-method program of the decode archive (the same weights, one token per call) for
+// prompts shorter than prefill's T (padded), equal to it and longer (chunks).
+namespace pd {
+
+std::string data(const std::string& path) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* ws = std::getenv("TEST_WORKSPACE");
+  return (srcdir && ws ? std::string(srcdir) + "/" + ws + "/" : "") + "test/models/prefill_decode/" + path;
+}
+
+std::string write(const std::vector<uint8_t>& pte, const std::string& name) {
+  const std::string path = temp_path(name);
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(pte.data()), static_cast<std::streamsize>(pte.size()));
+  return path;
+}
+
+}  // namespace pd
+
+TEST(PrefillDecodeProgram, GeneratesPyTorchsAndTheSingleMethodProgramsTokens) {
+  auto pair = exporter::export_pt2_files(
+      {{"prefill", pd::data("prefill/model.pt2")}, {"decode", pd::data("decode/model.pt2")}}, exporter::ExportOptions());
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  auto single = exporter::export_pt2_file(pd::data("decode/model.pt2"), exporter::ExportOptions());
+  ASSERT_TRUE(single.ok()) << single.status();
+  GeneratorOptions options;
+  options.bos_id = -1;
+  auto two = load(pd::write(pair->pte, "prefill_decode.pte"), options);
+  auto one = load(pd::write(single->pte, "decode_only.pte"), options);
+  ASSERT_TRUE(two && one);
+  EXPECT_EQ(two->max_chunk(), 8);
+  EXPECT_EQ(one->max_chunk(), 1);
+  EXPECT_EQ(two->max_seq_len(), 32);
+
+  auto want = read_npy(pd::data("greedy.npy"));
+  ASSERT_TRUE(want.ok());
+  std::vector<int32_t> prompt = ids_of(*read_npy(pd::data("prompt.npy")));
+  EXPECT_EQ(greedy(*two, prompt, 8), ids_of(*want));
+
+  for (size_t length : {3u, 8u, 13u}) {
+    std::vector<int32_t> p;
+    for (size_t i = 0; i < length; ++i) p.push_back(static_cast<int32_t>((37 * i + 11) % 256));
+    ASSERT_TRUE(two->reset().ok());
+    ASSERT_TRUE(one->reset().ok());
+    EXPECT_EQ(greedy(*two, p, 10), greedy(*one, p, 10)) << "prompt of " << length << " tokens";
+  }
+  // A conversation continues from the shared cache: a second turn after the first.
+  ASSERT_TRUE(two->reset().ok());
+  ASSERT_TRUE(one->reset().ok());
+  const std::vector<int32_t> turn = {5, 6, 7};
+  greedy(*two, prompt, 4);
+  greedy(*one, prompt, 4);
+  EXPECT_EQ(greedy(*two, turn, 5), greedy(*one, turn, 5));
+}
+
 }  // namespace
 }  // namespace llm
 }  // namespace ember
