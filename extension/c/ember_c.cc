@@ -29,7 +29,7 @@ static_assert(EMBER_MAX_RANK <= 255, "Tensor::rank is a uint8_t");
 static_assert(sizeof(EmberValueKind) == 4 && sizeof(EmberDtype) == 4, "C enums are 32-bit");
 
 struct EmberModule {
-  explicit EmberModule(std::string path) : module(std::move(path)) {}
+  EmberModule(std::string path, ember::ModuleOptions options) : module(std::move(path), std::move(options)) {}
   ember::Module module;
   // Last successful outputs per method (views into `module`).
   std::map<std::string, ember::Outputs> outputs;
@@ -146,6 +146,52 @@ EmberStatus count_io(EmberModule* module, const char* method, size_t* out_count,
   });
 }
 
+// Every ember_module_open*: checks the arguments (messages named after `what`, the entry point
+// the caller used; `with_data`: it takes data files, so at least one is required), loads the
+// program with its data files, and hands out the module.
+EmberStatus open_module(const char* what, const char* path, const char* const* data_paths, size_t num_data_paths,
+                        uint32_t flags, EmberModule** out_module, bool with_data) {
+  if (out_module == nullptr) return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": out_module is NULL");
+  *out_module = nullptr;
+  if (path == nullptr || path[0] == 0) {
+    return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": path is NULL or empty; pass the .pte file's path");
+  }
+  if (with_data && (data_paths == nullptr || num_data_paths == 0)) {
+    return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": " +
+                                            (data_paths == nullptr ? "data_paths is NULL" : "num_data_paths is 0") +
+                                            "; pass the .ptd data file(s) the program was exported with "
+                                            "(a program without data files opens with ember_module_open)");
+  }
+  constexpr uint32_t kKnownFlags = EMBER_OPEN_ALLOW_UPDATED_WEIGHTS;
+  if ((flags & ~kKnownFlags) != 0) {
+    return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": unknown flag bits " +
+                                            std::to_string(flags & ~kKnownFlags) +
+                                            "; pass EmberOpenFlags values (EMBER_OPEN_ALLOW_UPDATED_WEIGHTS)");
+  }
+  return guarded(what, [&]() -> EmberStatus {
+    ember::ModuleOptions options;
+    options.allow_updated_weights = (flags & EMBER_OPEN_ALLOW_UPDATED_WEIGHTS) != 0;
+    for (size_t i = 0; i < num_data_paths; ++i) {
+      if (data_paths[i] == nullptr || data_paths[i][0] == 0) {
+        return fail(EMBER_INVALID_ARGUMENT, std::string(what) + ": data_paths[" + std::to_string(i) +
+                                                "] is NULL or empty; pass each .ptd data file's path");
+      }
+      options.data_files.emplace_back(data_paths[i]);
+    }
+    auto m = std::make_unique<EmberModule>(path, std::move(options));
+    ember::Status loaded = m->module.load();
+    if (!loaded.ok() && loaded.code() == ember::Error::NotFound && num_data_paths == 0) {
+      // Without data files, Module::load's only NotFound is a program whose weights are in one
+      // (the runtime's message names the file and the C++ / command-line ways to pass it).
+      return fail(EMBER_NOT_FOUND, loaded.to_string() + " (from C: ember_module_open_with_data)");
+    }
+    EmberStatus st = from_status(loaded);
+    if (st != EMBER_OK) return st;
+    *out_module = m.release();
+    return EMBER_OK;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -155,18 +201,18 @@ const char* ember_last_error(void) { return g_last_error.c_str(); }
 const char* ember_version(void) { return EMBER_VERSION_STRING; }
 
 EmberStatus ember_module_open(const char* path, EmberModule** out_module) {
-  if (out_module == nullptr) return fail(EMBER_INVALID_ARGUMENT, "ember_module_open: out_module is NULL");
-  *out_module = nullptr;
-  if (path == nullptr || path[0] == 0) {
-    return fail(EMBER_INVALID_ARGUMENT, "ember_module_open: path is NULL or empty; pass the .pte file's path");
-  }
-  return guarded("ember_module_open", [&]() -> EmberStatus {
-    auto m = std::make_unique<EmberModule>(path);
-    EmberStatus st = from_status(m->module.load());
-    if (st != EMBER_OK) return st;
-    *out_module = m.release();
-    return EMBER_OK;
-  });
+  return open_module("ember_module_open", path, nullptr, 0, EMBER_OPEN_DEFAULT, out_module, false);
+}
+
+EmberStatus ember_module_open_with_data(const char* path, const char* const* data_paths, size_t num_data_paths,
+                                        EmberModule** out_module) {
+  return open_module("ember_module_open_with_data", path, data_paths, num_data_paths, EMBER_OPEN_DEFAULT, out_module,
+                     true);
+}
+
+EmberStatus ember_module_open_with_flags(const char* path, const char* const* data_paths, size_t num_data_paths,
+                                         uint32_t flags, EmberModule** out_module) {
+  return open_module("ember_module_open_with_flags", path, data_paths, num_data_paths, flags, out_module, true);
 }
 
 void ember_module_close(EmberModule* module) { delete module; }

@@ -128,6 +128,34 @@ const char* ember_version(void);
 
 /* Opens and verifies the program at `path` (memory-mapped). *out_module is NULL on failure. */
 EmberStatus ember_module_open(const char* path, EmberModule** out_module);
+
+/* Opens a program exported with `ember export --external-weights W.ptd`, whose weights are in
+ * data files: data_paths[0, num_data_paths) are searched in that order for each tensor (as
+ * `ember run --data`, repeated). Each data file is opened (memory-mapped, every tensor checked
+ * against its recorded digest) once per process and shared by every module naming it; it must
+ * stay in place, unchanged, while a module using it is open. Such a program opened with
+ * ember_module_open fails with EMBER_NOT_FOUND naming its data file; a data file it was not
+ * exported against fails to open (EMBER_NOT_FOUND or EMBER_INVALID_PROGRAM, naming the tensor).
+ * num_data_paths must be at least 1 (a program without data files: ember_module_open). A
+ * program without external weights opens as with ember_module_open, its data files still
+ * opened and checked. *out_module is NULL on failure. */
+EmberStatus ember_module_open_with_data(const char* path, const char* const* data_paths, size_t num_data_paths,
+                                        EmberModule** out_module);
+
+/* Flags for ember_module_open_with_flags (OR them together). */
+typedef enum EmberOpenFlags {
+  EMBER_OPEN_DEFAULT = 0,
+  /* Accept data file tensors whose bytes differ from those the program was exported with (same
+   * names, dtypes and shapes): weights updated without re-exporting the program (as
+   * `ember run --allow-updated-weights`). */
+  EMBER_OPEN_ALLOW_UPDATED_WEIGHTS = 1,
+  EMBER_OPEN_FLAGS_MAX_ENUM = 0x7fffffff, /* keeps the enum 32-bit wide; not a flag */
+} EmberOpenFlags;
+
+/* ember_module_open_with_data with `flags` (EmberOpenFlags values OR-ed together; an unknown
+ * bit is EMBER_INVALID_ARGUMENT). */
+EmberStatus ember_module_open_with_flags(const char* path, const char* const* data_paths, size_t num_data_paths,
+                                         uint32_t flags, EmberModule** out_module);
 /* Frees the module and everything it loaded; NULL is ignored. */
 void ember_module_close(EmberModule* module);
 

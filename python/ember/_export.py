@@ -65,7 +65,7 @@ def _write_samples(samples, directory, what):
 
 
 def export(model, pte, backend="portable", *extra, example_inputs=None, dynamic_shapes=None, quantize=None,
-           calibrate=None, group_size=None, bundle=None, metadata=None):
+           calibrate=None, group_size=None, bundle=None, metadata=None, external_weights=None):
     """Lowers `model` to the program `pte`; returns the exporter's summary (partition, memory
     plan, quantization report). Raises RuntimeError with the exporter's message on failure.
 
@@ -81,6 +81,9 @@ def export(model, pte, backend="portable", *extra, example_inputs=None, dynamic_
         (expected None: computed with the portable kernels) or case directories; with several
         methods, (method, inputs, expected outputs) triples or "METHOD:DIR" strings.
     metadata: a dict of program metadata strings.
+    external_weights: a .ptd path: the weights go to this data file instead of the program (run
+        with ember.Module(pte, data=external_weights)); an existing file is appended to, its
+        tensors reused, so several programs can share one copy of their common weights.
     extra: further `ember export` flags (e.g. "--xnnpack-fp16").
     """
     backends = [backend] if isinstance(backend, str) else list(backend)
@@ -110,6 +113,8 @@ def export(model, pte, backend="portable", *extra, example_inputs=None, dynamic_
             cmd += ["--bundle", case]
         for key, value in (metadata or {}).items():
             cmd += ["--metadata", f"{key}={value}"]
+        if external_weights is not None:
+            cmd += ["--external-weights", os.fspath(external_weights)]
         cmd += [str(e) for e in extra]
         done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:

@@ -110,18 +110,51 @@ def _signature(values):
     return ", ".join(parts)
 
 
+def _data_paths(data):
+    """Module's `data`: None, one path (str, bytes or os.PathLike) or a list / tuple of them."""
+    if data is None:
+        return []
+    if isinstance(data, (str, bytes, os.PathLike)):
+        data = [data]
+    elif not isinstance(data, (list, tuple)):
+        raise TypeError(f"data is a .ptd path or a list of them, got {type(data).__name__}")
+    paths = [os.fsdecode(os.fspath(p)) for p in data]
+    if not paths:
+        raise ValueError("data is empty; give the .ptd data file(s) the program was exported with, or leave data out")
+    return paths
+
+
 class Module:
     """A .pte program, opened and verified.
 
         m = ember.Module("model.pte", threads=4)
         (logits,) = m.forward(x)           # numpy in, numpy out; torch in, torch out
         m.method_meta("forward")           # inputs, outputs, delegates, planned memory
+
+    A program exported with external weights (ember.export(..., external_weights="w.ptd"))
+    needs its data file: ember.Module("model.pte", data="w.ptd") (or a list, searched in order).
+    Each data file is opened once per process and shared by every Module naming it; keep it in
+    place while a Module uses it. allow_updated_weights=True accepts data file tensors whose
+    bytes changed since the export (same names, dtypes and shapes).
     """
 
-    def __init__(self, path, threads=None):
+    def __init__(self, path, threads=None, data=None, allow_updated_weights=False):
         self.path = os.fspath(path)
+        self.data = _data_paths(data)
+        self._allow_updated_weights = bool(allow_updated_weights)
         handle = ctypes.c_void_p()
-        _native.check(_native.lib.ember_module_open(self.path.encode(), ctypes.byref(handle)))
+        if self.data:
+            paths = (ctypes.c_char_p * len(self.data))(*(os.fsencode(p) for p in self.data))
+            flags = _native.OPEN_ALLOW_UPDATED_WEIGHTS if allow_updated_weights else 0
+            _native.check(_native.lib.ember_module_open_with_flags(self.path.encode(), paths, len(self.data), flags,
+                                                                   ctypes.byref(handle)))
+        elif allow_updated_weights:
+            raise ValueError("allow_updated_weights applies to the weights in data files; give them with data=")
+        else:
+            status = _native.lib.ember_module_open(self.path.encode(), ctypes.byref(handle))
+            if status == _native.NOT_FOUND:  # without data files: a program whose weights are in one
+                raise RuntimeError(f"{_native.last_error()} (from Python: ember.Module(path, data=\"FILE.ptd\"))")
+            _native.check(status)
         self._handle = handle
         self._lock = threading.Lock()
         self._threads = 1
@@ -199,7 +232,8 @@ class Module:
     def __repr__(self):
         if not self._handle:
             return f"<ember.Module {self.path!r} (closed)>"
-        lines = [f"<ember.Module {self.path!r}, {self._threads} thread{'s' if self._threads != 1 else ''}"]
+        data = f", data {self.data!r}" if self.data else ""
+        lines = [f"<ember.Module {self.path!r}{data}, {self._threads} thread{'s' if self._threads != 1 else ''}"]
         for name in self.method_names():
             meta = self.method_meta(name)
             counts = {}
@@ -314,6 +348,10 @@ class Module:
             cmd = [_native.cli_path(), "profile", self.path, "--method", method, "--iterations", str(int(iterations)),
                    "--warmup", str(int(warmup)), "--threads", str(int(threads or self._threads)),
                    "--trace", os.path.join(tmp, "trace.json")]
+            for path in self.data:
+                cmd += ["--data", path]
+            if self._allow_updated_weights:
+                cmd.append("--allow-updated-weights")
             for path in _tensors.save_npy(list(inputs), tmp, "input", "profile"):
                 cmd += ["--input", path]
             done = subprocess.run(cmd, capture_output=True, text=True)

@@ -24,6 +24,7 @@ DTYPE_NAMES = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "in
 DTYPE_CODES = {name: code for code, name in enumerate(DTYPE_NAMES)}
 VALUE_TENSOR, VALUE_INT, VALUE_DOUBLE, VALUE_BOOL, VALUE_NONE, VALUE_OTHER = range(6)
 VALUE_KIND_NAMES = ["tensor", "int", "double", "bool", "none", "other"]
+OPEN_ALLOW_UPDATED_WEIGHTS = 1  # EmberOpenFlags
 
 
 class EmberValueInfo(ctypes.Structure):
@@ -56,6 +57,9 @@ _SIGNATURES = {
     "ember_last_error": [],
     "ember_version": [],
     "ember_module_open": [ctypes.c_char_p, ctypes.POINTER(_P)],
+    "ember_module_open_with_data": [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), _SIZE, ctypes.POINTER(_P)],
+    "ember_module_open_with_flags": [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), _SIZE, ctypes.c_uint32,
+                                     ctypes.POINTER(_P)],
     "ember_module_close": [_P],
     "ember_module_set_num_threads": [_P, _SIZE],
     "ember_module_load_method": [_P, _S],

@@ -251,6 +251,51 @@ def test_quantize_with_calibration_samples(tmp_path):
     assert 1e-4 < rel_l2(got, want) < 0.5
 
 
+def test_external_weights(tmp_path):
+    import subprocess
+    d = shared_model("small_cnn")
+    pt2 = os.path.join(d, "model.pt2")
+    x = np.load(os.path.join(d, "input_0.npy"))
+    inline = tmp_path / "inline.pte"
+    ember.export(pt2, inline)
+    (want,) = ember.Module(inline).forward(x)
+    assert rel_l2(want, np.load(os.path.join(d, "output_0.npy"))) < 1e-4
+    # The weights in a data file, by ember.export and by the command line itself.
+    pte, ptd = tmp_path / "small.pte", tmp_path / "small.ptd"
+    summary = ember.export(pt2, pte, external_weights=ptd)
+    assert "small.ptd" in summary and ptd.is_file(), summary
+    assert pte.stat().st_size < inline.stat().st_size
+    by_cli, cli_ptd = tmp_path / "cli.pte", tmp_path / "cli.ptd"
+    done = subprocess.run([ember.cli_path(), "export", pt2, "-o", str(by_cli), "--external-weights", str(cli_ptd)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # Without its data file the program does not open, and says what it needs.
+    with pytest.raises(RuntimeError, match=r"small.ptd.*ember.Module\(path, data="):
+        ember.Module(pte)
+    # With it (one path as str or PathLike, or a list): the inline program's numbers exactly.
+    for program, data in ((pte, ptd), (pte, str(ptd)), (pte, [ptd]), (by_cli, (str(cli_ptd),))):
+        with ember.Module(program, data=data) as m:
+            np.testing.assert_array_equal(m.forward(x)[0], want)
+    m = ember.Module(pte, data=ptd, allow_updated_weights=True)
+    assert m.data == [str(ptd)] and "small.ptd" in repr(m)
+    np.testing.assert_array_equal(m.forward(x)[0], want)
+    # Module.profile runs `ember profile` with the same data file.
+    assert len(m.profile(x, iterations=2, warmup=1).latency_ms) == 2
+    # Another model's data file holds none of these tensors; bad `data` values are refused.
+    other, other_ptd = tmp_path / "mlp.pte", tmp_path / "mlp.ptd"
+    ember.export(os.path.join(shared_model("dynamic_mlp"), "model.pt2"), other, external_weights=other_ptd)
+    with pytest.raises(RuntimeError, match="none of the 1 data file"):
+        ember.Module(pte, data=other_ptd)
+    with pytest.raises(RuntimeError, match="missing.ptd"):
+        ember.Module(pte, data=tmp_path / "missing.ptd")
+    with pytest.raises(ValueError, match="data is empty"):
+        ember.Module(pte, data=[])
+    with pytest.raises(TypeError, match="data is a .ptd path"):
+        ember.Module(pte, data=3)
+    with pytest.raises(ValueError, match="data="):
+        ember.Module(inline, allow_updated_weights=True)
+
+
 def test_command_line_ships_with_the_package():
     import subprocess
     import sys

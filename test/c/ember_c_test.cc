@@ -1,12 +1,14 @@
 // The C API runs a program exported from a checked-in model (GRU + linear head, 1 input,
 // 2 outputs) and must give exactly the C++ Module API's outputs on the same .pte (portable
 // kernels and XNNPACK); the Module's outputs are checked against eager PyTorch first. Then
-// every error path: each must return its status and a message, never crash.
+// every error path: each must return its status and a message, never crash. A program exported
+// with external weights runs from its data file with the inline program's outputs.
 #include "extension/c/ember_c.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -16,7 +18,9 @@
 
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "exporter/exporter.h"
+#include "exporter/emit/data_file_writer.h"
 #include "extension/module/module.h"
+#include "extension/module/shared_data_file.h"
 #include "runtime/version.h"
 
 namespace ember {
@@ -29,20 +33,35 @@ std::string model_dir() {
   return "test/models/recurrent/gru_linear_head";
 }
 
-std::string export_model(bool xnnpack, std::vector<exporter::BundledCaseData> bundled = {}) {
+std::string tmp_dir() {
+  const char* tmp = getenv("TEST_TMPDIR");
+  return tmp ? tmp : "/tmp";
+}
+
+void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Exports the model; `external_weights` non-empty: its weights go to that data file (written
+// afresh: the exporter would append to one already there).
+std::string export_model(bool xnnpack, std::vector<exporter::BundledCaseData> bundled = {},
+                         const std::string& external_weights = "") {
   exporter::ExportOptions options;
   options.bundled_cases = std::move(bundled);
+  options.external_weights = external_weights;
+  if (!external_weights.empty()) std::remove(external_weights.c_str());
   if (xnnpack) options.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
   auto r = exporter::export_pt2_file(model_dir() + "/model.pt2", options);
   if (!r.ok()) {
     ADD_FAILURE() << r.status();
     return "";
   }
-  const char* tmp = getenv("TEST_TMPDIR");
-  std::string path = std::string(tmp ? tmp : "/tmp") + (xnnpack ? "/c_api_xnnpack" : "/c_api_portable") +
-                     (options.bundled_cases.empty() ? ".pte" : "_bundled.pte");
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(r->pte.data()), static_cast<std::streamsize>(r->pte.size()));
+  std::string path = tmp_dir() + (xnnpack ? "/c_api_xnnpack" : "/c_api_portable") +
+                     (options.bundled_cases.empty() ? "" : "_bundled") + (external_weights.empty() ? "" : "_external") +
+                     ".pte";
+  write_bytes(path, r->pte);
+  if (!external_weights.empty()) write_bytes(external_weights, r->ptd);
   return path;
 }
 
@@ -224,6 +243,168 @@ TEST_P(CApiTest, VerifiesBundledCases) {
   ember_module_close(m);
 }
 
+// Runs forward on `input` through the C API; each output's bytes (empty on failure).
+std::vector<std::vector<uint8_t>> run_c(EmberModule* m, const TensorPtr& input) {
+  std::vector<float> x(input.data<float>(), input.data<float>() + input.numel());
+  std::vector<std::vector<uint8_t>> outs;
+  size_t n_out = 0;
+  if (ember_module_set_input(m, "forward", 0, EMBER_FLOAT32, input.sizes().data(), input.sizes().size(), x.data(),
+                             x.size() * sizeof(float)) != EMBER_OK ||
+      ember_module_execute(m, "forward") != EMBER_OK || ember_module_num_outputs(m, "forward", &n_out) != EMBER_OK) {
+    ADD_FAILURE() << ember_last_error();
+    return outs;
+  }
+  for (size_t i = 0; i < n_out; ++i) {
+    EmberTensorView v;
+    if (ember_module_output(m, "forward", i, &v) != EMBER_OK) {
+      ADD_FAILURE() << ember_last_error();
+      return {};
+    }
+    const uint8_t* p = static_cast<const uint8_t*>(v.data);
+    outs.emplace_back(p, p + v.nbytes);
+  }
+  return outs;
+}
+
+// `ptd` with every float32 tensor scaled by 1.5, written to `out`: the same keys, dtypes and
+// shapes with other bytes, as weights fine-tuned after the export would be.
+void write_updated_data_file(const std::string& ptd, const std::string& out) {
+  auto shared = open_shared_data_file(ptd);
+  ASSERT_TRUE(shared.ok()) << shared.error().to_string();
+  const DataFile& file = (*shared)->file();
+  exporter::DataFileWriter writer;
+  size_t scaled = 0;
+  for (size_t i = 0; i < file.num_entries(); ++i) {
+    auto e = file.entry(i);
+    ASSERT_TRUE(e.ok());
+    std::vector<uint8_t> bytes(e->bytes.begin(), e->bytes.end());
+    if (e->dtype == ScalarType::Float32) {
+      for (size_t k = 0; k + sizeof(float) <= bytes.size(); k += sizeof(float)) {
+        float v;
+        std::memcpy(&v, bytes.data() + k, sizeof(v));
+        v *= 1.5f;
+        std::memcpy(bytes.data() + k, &v, sizeof(v));
+      }
+      ++scaled;
+    }
+    EXPECT_EQ(writer.add(e->key, e->dtype, std::vector<int64_t>(e->sizes.begin(), e->sizes.end()), bytes).key,
+              e->key);
+  }
+  EXPECT_GT(scaled, 0u);
+  write_bytes(out, writer.bytes());
+}
+
+// A program exported with external weights: ember_module_open says it needs its data file,
+// ember_module_open_with_data runs it with exactly the inline program's outputs (one shared
+// mapping for two modules), a data file of another export is refused with the tensor's name,
+// and updated weights load only with EMBER_OPEN_ALLOW_UPDATED_WEIGHTS.
+TEST_P(CApiTest, OpensAProgramWithExternalWeights) {
+  const bool xnnpack = GetParam();
+  const std::string name = xnnpack ? "c_api_xnnpack_weights.ptd" : "c_api_portable_weights.ptd";
+  const std::string ptd = tmp_dir() + "/" + name;
+  const std::string inline_pte = export_model(xnnpack);
+  const std::string pte = export_model(xnnpack, {}, ptd);
+  ASSERT_FALSE(inline_pte.empty());
+  ASSERT_FALSE(pte.empty());
+  auto input = read_npy(model_dir() + "/input_0.npy");
+  ASSERT_TRUE(input.ok()) << input.error().to_string();
+
+  EmberModule* ref = nullptr;
+  ASSERT_EQ(ember_module_open(inline_pte.c_str(), &ref), EMBER_OK) << ember_last_error();
+  const auto want = run_c(ref, *input);
+  ember_module_close(ref);
+  ASSERT_EQ(want.size(), 2u);
+
+  // Without its data file: NotFound, naming the file and the C call that takes it.
+  EmberModule* m = reinterpret_cast<EmberModule*>(0x1);
+  EXPECT_EQ(ember_module_open(pte.c_str(), &m), EMBER_NOT_FOUND);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_NE(std::strstr(ember_last_error(), "data file"), nullptr) << ember_last_error();
+  EXPECT_NE(std::strstr(ember_last_error(), name.c_str()), nullptr) << ember_last_error();
+  EXPECT_NE(std::strstr(ember_last_error(), "ember_module_open_with_data"), nullptr) << ember_last_error();
+
+  // With it: the inline program's outputs, bit for bit; two modules share one open data file.
+  const char* data[] = {ptd.c_str()};
+  const size_t files_before = num_open_shared_data_files();
+  EmberModule* a = nullptr;
+  EmberModule* b = nullptr;
+  ASSERT_EQ(ember_module_open_with_data(pte.c_str(), data, 1, &a), EMBER_OK) << ember_last_error();
+  ASSERT_EQ(ember_module_open_with_flags(pte.c_str(), data, 1, EMBER_OPEN_DEFAULT, &b), EMBER_OK)
+      << ember_last_error();
+  EXPECT_EQ(num_open_shared_data_files(), files_before + 1);
+  EXPECT_EQ(run_c(a, *input), want);
+  EXPECT_EQ(run_c(b, *input), want);
+  ember_module_close(a);
+  ember_module_close(b);
+  EXPECT_EQ(num_open_shared_data_files(), files_before);
+  // The program without external weights ignores the data file it is given (checked, unused).
+  ASSERT_EQ(ember_module_open_with_data(inline_pte.c_str(), data, 1, &a), EMBER_OK) << ember_last_error();
+  EXPECT_EQ(run_c(a, *input), want);
+  ember_module_close(a);
+
+  // A data file holding none of its tensors (an empty one), a file that is not a data file, and
+  // a missing one: each refused, saying which.
+  const std::string empty = tmp_dir() + "/c_api_empty.ptd";
+  write_bytes(empty, exporter::DataFileWriter().bytes());
+  const char* empty_data[] = {empty.c_str()};
+  EXPECT_EQ(ember_module_open_with_data(pte.c_str(), empty_data, 1, &m), EMBER_NOT_FOUND);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_NE(std::strstr(ember_last_error(), "none of the 1 data file"), nullptr) << ember_last_error();
+  const char* junk_data[] = {pte.c_str()};  // a program, not a data file
+  EXPECT_NE(ember_module_open_with_data(pte.c_str(), junk_data, 1, &m), EMBER_OK);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_STRNE(ember_last_error(), "");
+  const char* missing[] = {"/nonexistent/weights.ptd"};
+  EXPECT_EQ(ember_module_open_with_data(pte.c_str(), missing, 1, &m), EMBER_ACCESS_FAILED);
+  EXPECT_NE(std::strstr(ember_last_error(), "/nonexistent/weights.ptd"), nullptr) << ember_last_error();
+  // Searched in order: the empty file first, then the right one.
+  const char* both[] = {empty.c_str(), ptd.c_str()};
+  ASSERT_EQ(ember_module_open_with_data(pte.c_str(), both, 2, &a), EMBER_OK) << ember_last_error();
+  EXPECT_EQ(run_c(a, *input), want);
+  ember_module_close(a);
+
+  // Updated weights (same names and shapes, other bytes): refused unless allowed, then used.
+  const std::string updated = tmp_dir() + "/updated_" + name;
+  write_updated_data_file(ptd, updated);
+  const char* updated_data[] = {updated.c_str()};
+  EXPECT_EQ(ember_module_open_with_data(pte.c_str(), updated_data, 1, &m), EMBER_INVALID_PROGRAM);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_NE(std::strstr(ember_last_error(), "differs"), nullptr) << ember_last_error();
+  ASSERT_EQ(ember_module_open_with_flags(pte.c_str(), updated_data, 1, EMBER_OPEN_ALLOW_UPDATED_WEIGHTS, &a), EMBER_OK)
+      << ember_last_error();
+  const auto got = run_c(a, *input);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_NE(got, want);  // the scaled weights were used
+  ember_module_close(a);
+}
+
+TEST(CApiErrors, OpenWithDataRejectsMissingArguments) {
+  const char* data[] = {"w.ptd"};
+  EmberModule* m = reinterpret_cast<EmberModule*>(0x1);
+  EXPECT_EQ(ember_module_open_with_data("m.pte", data, 1, nullptr), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ember_last_error(), "out_module is NULL"), nullptr) << ember_last_error();
+  EXPECT_EQ(ember_module_open_with_data(nullptr, data, 1, &m), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_NE(std::strstr(ember_last_error(), ".pte file's path"), nullptr) << ember_last_error();
+  m = reinterpret_cast<EmberModule*>(0x1);
+  EXPECT_EQ(ember_module_open_with_data("", data, 1, &m), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_EQ(ember_module_open_with_data("m.pte", nullptr, 1, &m), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ember_last_error(), "data_paths is NULL"), nullptr) << ember_last_error();
+  EXPECT_EQ(ember_module_open_with_data("m.pte", data, 0, &m), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ember_last_error(), "ember_module_open)"), nullptr) << ember_last_error();
+  const char* holes[] = {"w.ptd", nullptr};
+  EXPECT_EQ(ember_module_open_with_data("m.pte", holes, 2, &m), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ember_last_error(), "data_paths[1] is NULL or empty"), nullptr) << ember_last_error();
+  const char* blank[] = {""};
+  EXPECT_EQ(ember_module_open_with_data("m.pte", blank, 1, &m), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ember_last_error(), "data_paths[0]"), nullptr) << ember_last_error();
+  EXPECT_EQ(ember_module_open_with_flags("m.pte", data, 1, 0x6, &m), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ember_last_error(), "unknown flag bits 6"), nullptr) << ember_last_error();
+  EXPECT_NE(std::strstr(ember_last_error(), "ember_module_open_with_flags"), nullptr) << ember_last_error();
+  EXPECT_EQ(m, nullptr);
+}
+
 TEST(CApiErrors, EveryMisuseReturnsAStatusAndAMessage) {
   EmberModule* m = reinterpret_cast<EmberModule*>(0x1);
   EXPECT_EQ(ember_module_open("/nonexistent/model.pte", &m), EMBER_ACCESS_FAILED);
@@ -236,8 +417,7 @@ TEST(CApiErrors, EveryMisuseReturnsAStatusAndAMessage) {
   ember_module_close(nullptr);  // ignored
 
   // A file that is not a program.
-  const char* tmp = getenv("TEST_TMPDIR");
-  std::string junk = std::string(tmp ? tmp : "/tmp") + "/junk.pte";
+  std::string junk = tmp_dir() + "/junk.pte";
   std::ofstream(junk) << "not a program";
   EXPECT_NE(ember_module_open(junk.c_str(), &m), EMBER_OK);
   EXPECT_EQ(m, nullptr);

@@ -6,7 +6,8 @@
 #   self_contained      every library libember.so and the command line load resolves inside the
 #                       wheel (ember/_native) or is the C/C++ runtime every Debian has
 #   import_and_run      import ember; export the checked-in GRU model (test/models) on the portable
-#                       kernels and XNNPACK; outputs match eager PyTorch's (rel. L2 1e-4)
+#                       kernels and XNNPACK; outputs match eager PyTorch's (rel. L2 1e-4); with
+#                       its weights in a data file (external_weights / data=), the same outputs
 #   console_script      `ember --version` (the entry point) and `python -m ember` agree with
 #                       ember.__version__; `ember inspect` reads the exported program
 #   pip_install_dot     the documented command, `python3 -m pip install .`, in a second venv
@@ -105,6 +106,9 @@ for backend in ("portable", "xnnpack"):
         assert err < 1e-4, (backend, i, err)
         print(backend, i, err)
     print(m)
+ember.export(os.path.join(d, "model.pt2"), "gru_external.pte", external_weights="gru.ptd")
+external, inline = ember.Module("gru_external.pte", data="gru.ptd"), ember.Module("gru_portable.pte")
+assert all((a == b).all() for a, b in zip(external.forward(x), inline.forward(x))), "external weights differ"
 assert ember.library_path().startswith(os.path.dirname(ember.__file__)), ember.library_path()
 PY
 }
