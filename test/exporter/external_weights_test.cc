@@ -217,5 +217,45 @@ TEST(ExternalWeights, SeveralMethodsOverOneDataFile) {
   }
 }
 
+// LoRA as the worked example (test/models/lora, tools/models/export_lora.py): a small Llama and
+// two adapters applied at run time, so the base weights are byte-identical in the three
+// archives. Exported one after another into one data file, the adapters' programs add only
+// their adapter tensors; each matches PyTorch, and the two loaded together map the base once.
+TEST(ExternalWeights, LoraAdaptersShareOneBaseDataFile) {
+  const std::string lora = runfile("test/models/lora");
+  const std::string ptd = scratch("lora_base.ptd");
+  std::remove(ptd.c_str());
+  size_t base_bytes = 0;
+  for (const char* program : {"base", "adapter_a", "adapter_b"}) {
+    auto r = exporter::export_pt2_file(lora + "/" + program + "/model.pt2", options(false, ptd));
+    ASSERT_TRUE(r.ok()) << program << ": " << r.status();
+    const exporter::DataFileStats& st = r->data_file_stats;
+    if (std::string(program) == "base") {
+      base_bytes = st.added_bytes;
+    } else {
+      // Only the adapter matrices are new: 2 layers x (q: A [4, 32], B [32, 4]; v: A [4, 32],
+      // B [16, 4] (2 kv heads of 8)), float32.
+      EXPECT_EQ(st.added_entries, 8u) << program;
+      EXPECT_EQ(st.added_bytes, 2u * (4 * 32 + 32 * 4 + 4 * 32 + 16 * 4) * sizeof(float)) << program;
+    }
+    ASSERT_NO_FATAL_FAILURE(write(ptd, r->ptd));
+    ASSERT_NO_FATAL_FAILURE(write(scratch(std::string("lora_") + program + ".pte"), r->pte));
+  }
+  EXPECT_GT(base_bytes, 20u * 3584u) << "the base should dwarf the adapters";
+  Module a(scratch("lora_adapter_a.pte"), {ptd});
+  Module b(scratch("lora_adapter_b.pte"), {ptd});
+  for (auto [m, dir] : {std::make_pair(&a, lora + "/adapter_a"), std::make_pair(&b, lora + "/adapter_b")}) {
+    auto got = run(*m, dir);
+    auto want = testing::read_npy_series(dir, "output_");
+    ASSERT_EQ(got.size(), 1u);
+    ASSERT_EQ(want.size(), 1u);
+    exporter::NpyArray g = want[0];
+    ASSERT_EQ(got[0].size(), g.data.size());
+    std::memcpy(g.data.data(), got[0].data(), got[0].size());
+    EXPECT_LT(testing::relative_l2(g, want[0]), 1e-5) << dir;
+  }
+  EXPECT_EQ(mappings_of(ptd), 1);
+}
+
 }  // namespace
 }  // namespace ember
