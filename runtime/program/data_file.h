@@ -57,6 +57,10 @@ class DataFile {
   Result<DataEntryView> find(const char* key, size_t key_size) const;
   // The header's digest of every byte after the header (zero when the writer computed none).
   ContentDigest content_digest() const { return content_digest_; }
+  // Every entry's bytes lie inside this range (empty without entries).
+  Span<const uint8_t> segment_area() const {
+    return Span<const uint8_t>(static_cast<const uint8_t*>(segment_data_.data()), segment_data_.size());
+  }
 
  private:
   DataFile() = default;

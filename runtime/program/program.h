@@ -97,6 +97,9 @@ class Program {
   Result<Span<const uint8_t>> segment(uint32_t index) const;
   // Segments kept in data files (0 for a self-contained program).
   size_t num_external_segments() const;
+  // The data files the program was loaded against (Program::ExternalData), in search order.
+  size_t num_data_files() const { return num_data_files_; }
+  const DataFile* data_file(size_t index) const { return index < num_data_files_ ? data_files_[index] : nullptr; }
   // The segments inside this file as one range (every non-external segment(i) lies inside
   // it; empty without segments): lets a delegate name a pointer into the weights by its
   // offset, which is the same in every process that loads this file.

@@ -42,9 +42,19 @@ struct SharedWeights {
   size_t pending_size = 0;
   WeightsCacheStats stats;
   ProgramFileCache file;  // packed weights mapped from files (weights_file_cache.h), when set up
-  Span<const uint8_t> segment_area;  // the Program's data segments
-  int area_file_mapped = -1;         // -1: not yet asked (mapped_pages.h)
-  std::vector<std::pair<const void*, size_t>> sources;  // note_packed_source, until dropped
+  // Where weights come from: the Program's own segment area, then each data file's (a program
+  // exported with --external-weights), with whether each is a read-only file mapping.
+  struct Region {
+    Span<const uint8_t> bytes;
+    int file_mapped = -1;  // -1: not yet asked (mapped_pages.h)
+  };
+  std::vector<Region> regions;
+  struct Source {
+    const void* data;
+    size_t nbytes;
+    size_t region;
+  };
+  std::vector<Source> sources;  // note_packed_source, until dropped
 };
 
 namespace {
@@ -85,11 +95,12 @@ void* reserve_space(void* context, size_t n) {
 }
 
 // Whether the Program's segments are a read-only file mapping (asked once).
-bool area_file_mapped(SharedWeights* s) {
-  if (s->area_file_mapped < 0) {
-    s->area_file_mapped = is_read_only_file_mapping(s->segment_area.data(), s->segment_area.size()) ? 1 : 0;
-  }
-  return s->area_file_mapped == 1;
+// Whether the weights of `source` may be dropped: its region is a read-only file mapping
+// (asked once per region).
+bool droppable(SharedWeights* s, const SharedWeights::Source& source) {
+  SharedWeights::Region& r = s->regions[source.region];
+  if (r.file_mapped < 0) r.file_mapped = is_read_only_file_mapping(r.bytes.data(), r.bytes.size()) ? 1 : 0;
+  return r.file_mapped == 1;
 }
 
 // XNNPACK has just packed `key` (it reads a filter only while packing it): gives back the pages
@@ -98,10 +109,11 @@ bool area_file_mapped(SharedWeights* s) {
 // pages around each later read back in); so does every source once more, for the same reason.
 void drop_packed(SharedWeights* s, const xnn_weights_cache_look_up_key* key) {
   constexpr size_t kEarlyDropBytes = 256 << 10;
-  if (key == nullptr || s->sources.empty() || !area_file_mapped(s)) return;
-  for (const auto& [data, nbytes] : s->sources) {
-    if (nbytes >= kEarlyDropBytes && (data == key->kernel || (key->bias != nullptr && data == key->bias))) {
-      drop_whole_pages(data, nbytes);
+  if (key == nullptr) return;
+  for (const SharedWeights::Source& src : s->sources) {
+    if (src.nbytes >= kEarlyDropBytes && (src.data == key->kernel || (key->bias != nullptr && src.data == key->bias)) &&
+        droppable(s, src)) {
+      drop_whole_pages(src.data, src.nbytes);
     }
   }
 }
@@ -160,11 +172,10 @@ xnn_status delete_cache(void*) { return xnn_status_invalid_state; }
 // Gives back the pages of the filters this creation packed (or found packed), when the
 // program is a read-only file mapping; forgets them either way.
 void drop_sources(SharedWeights* s) {
-  if (!s->sources.empty() && area_file_mapped(s)) {
-    for (const auto& [data, nbytes] : s->sources) {
-      drop_whole_pages(data, nbytes);
-      s->stats.dropped_source_bytes += nbytes;
-    }
+  for (const SharedWeights::Source& src : s->sources) {
+    if (!droppable(s, src)) continue;
+    drop_whole_pages(src.data, src.nbytes);
+    s->stats.dropped_source_bytes += src.nbytes;
   }
   s->sources.clear();
 }
@@ -200,8 +211,11 @@ SharedWeights* acquire_weights_cache(const Program* program) {
                                           offset_to_addr, delete_cache};
   s.stats = WeightsCacheStats();
   s.file.open(configured_weights_cache_dir(), program->content_digest(), program->segment_area());
-  s.segment_area = program->segment_area();
-  s.area_file_mapped = -1;
+  s.regions.clear();
+  s.regions.push_back(SharedWeights::Region{program->segment_area(), -1});
+  for (size_t i = 0; i < program->num_data_files(); ++i) {
+    s.regions.push_back(SharedWeights::Region{program->data_file(i)->segment_area(), -1});
+  }
   s.sources.clear();
   return &s;
 }
@@ -233,11 +247,14 @@ void note_packed_source(SharedWeights* shared, const void* data, size_t nbytes) 
   if (shared == nullptr || data == nullptr || nbytes == 0) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   const uint8_t* p = static_cast<const uint8_t*>(data);
-  const uint8_t* area = shared->segment_area.data();
-  if (p < area || nbytes > shared->segment_area.size() || p - area > static_cast<ptrdiff_t>(shared->segment_area.size() - nbytes)) {
-    return;  // not the program's segments (inline in a blob, a copy)
+  for (size_t r = 0; r < shared->regions.size(); ++r) {
+    const Span<const uint8_t> area = shared->regions[r].bytes;
+    if (p >= area.data() && nbytes <= area.size() && p - area.data() <= static_cast<ptrdiff_t>(area.size() - nbytes)) {
+      shared->sources.push_back(SharedWeights::Source{data, nbytes, r});
+      return;
+    }
   }
-  shared->sources.emplace_back(data, nbytes);
+  // Not the program's segments nor a data file's (inline in a blob, a copy): never dropped.
 }
 
 WeightsCacheStats weights_cache_stats(const SharedWeights* shared) {
