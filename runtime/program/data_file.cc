@@ -39,16 +39,20 @@ Error check_entry(const schema::DataFile* file, uoffset_t i, size_t area_size, D
   if (rank != 0 && reinterpret_cast<uintptr_t>(sizes->data()) % alignof(int64_t) != 0) {
     return fail(diag, Error::InvalidProgram, "invalid data file: entry '%s' has a misaligned sizes vector", key);
   }
+  // numel x element size stays below 2^62, so the byte count below cannot wrap (bounding numel
+  // alone let 2^61 float64 elements "need" 2^64 = 0 bytes and match an empty entry).
+  const uint64_t esize = element_size(static_cast<ScalarType>(dtype));
+  const uint64_t max_numel = (uint64_t{1} << 62) / esize;
   uint64_t numel = 1;
   for (uoffset_t d = 0; d < rank; ++d) {
     const int64_t n = sizes->Get(d);
-    if (n < 0 || (n != 0 && numel > (uint64_t{1} << 62) / static_cast<uint64_t>(n))) {
+    if (n < 0 || (n != 0 && numel > max_numel / static_cast<uint64_t>(n))) {
       return fail(diag, Error::InvalidProgram, "invalid data file: entry '%s' has a bad size %lld in dim %u", key,
                   static_cast<long long>(n), d);
     }
     numel *= static_cast<uint64_t>(n);
   }
-  const uint64_t want = numel * element_size(static_cast<ScalarType>(dtype));
+  const uint64_t want = numel * esize;
   if (e->size() != want) {
     return fail(diag, Error::InvalidProgram,
                 "invalid data file: entry '%s' holds %llu bytes, but its dtype and sizes need %llu", key,

@@ -31,7 +31,10 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
     if (!bytes.ok()) return fail(diag, bytes.error(), "cannot read the program header");
     if (!parse_file_header(static_cast<const uint8_t*>(bytes->data()), &header)) {
       return fail(diag, Error::InvalidProgram,
-                  "not an Ember program: bad magic (expected 'EMBERPTE'); export it with `ember export`");
+                  std::memcmp(bytes->data(), kPtdMagic, 8) == 0
+                      ? "this is an Ember data file (.ptd), not a program: open the .pte and pass the data file "
+                        "beside it (--data FILE.ptd, Module(path, {\"FILE.ptd\"}))"
+                      : "not an Ember program: bad magic (expected 'EMBERPTE'); export it with `ember export`");
     }
     const uint8_t* raw = static_cast<const uint8_t*>(bytes->data()) + kContentDigestOffset;
     std::memcpy(&digest_lo, raw, 8);

@@ -108,6 +108,36 @@ TEST_F(CliTest, InspectDescribesTheProgram) {
   EXPECT_NE(r.output.find("arena 0"), std::string::npos) << r.output;
 }
 
+// Weights in a data file: export writes both files and says so, inspect names the data file,
+// run, verify and bench take --data, and a run without it says what to pass.
+TEST_F(CliTest, ExternalWeightsTravelInADataFile) {
+  const std::string pte = tmpdir() + "/ext.pte", ptd = tmpdir() + "/ext.ptd", out = tmpdir() + "/ext_out";
+  std::remove(ptd.c_str());
+  CommandResult e = run("export " + model_dir_ + "/model.pt2 -o " + pte + " --external-weights " + ptd + " --bundle " +
+                        model_dir_);
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  EXPECT_NE(e.output.find("wrote " + ptd + ": "), std::string::npos) << e.output;
+  CommandResult i = run("inspect " + pte);
+  EXPECT_NE(i.output.find("format version 2"), std::string::npos) << i.output;
+  EXPECT_NE(i.output.find("weights in ext.ptd: 4 tensors"), std::string::npos) << i.output;
+  CommandResult missing = run("run " + pte + " --input " + model_dir_ + "/input_0.npy");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("keeps its weights in a data file (ext.ptd"), std::string::npos) << missing.output;
+  CommandResult r = run("run " + pte + " --data " + ptd + " --input " + model_dir_ + "/input_0.npy --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto ours = read_npy(out + "/output_0.npy");
+  auto ref = read_npy(model_dir_ + "/output_0.npy");
+  ASSERT_TRUE(ours.ok()) << ours.error().to_string();
+  EXPECT_LE(max_abs_diff(*ours, *ref), 1e-5);
+  CommandResult v = run("verify " + pte + " --data " + ptd);
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  CommandResult b = run("bench " + pte + " --data " + ptd + " --iterations 2 --warmup 1");
+  EXPECT_EQ(b.exit_code, 0) << b.output;
+  CommandResult wrong = run("run " + pte + " --data " + pte + " --zeros");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.output.find("is an Ember program (.pte), not a data file"), std::string::npos) << wrong.output;
+}
+
 TEST_F(CliTest, RunWritesOutputsMatchingPyTorch) {
   std::string out_dir = tmpdir() + "/run_out";
   CommandResult r = run("run " + pte_ + " --input " + model_dir_ + "/input_0.npy --output-dir " + out_dir);

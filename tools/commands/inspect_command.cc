@@ -164,6 +164,27 @@ std::set<uint32_t> segments_of(const sc::Method* m) {
   return used;
 }
 
+// Weights kept in a data file (`ember export --external-weights`) and state the methods share.
+void print_external_data(const sc::Program* p) {
+  size_t n = 0;
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; p->segments() && i < p->segments()->size(); ++i) {
+    if (p->segments()->Get(i)->external() == nullptr) continue;
+    ++n;
+    bytes += p->segments()->Get(i)->size();
+  }
+  if (n > 0) {
+    const char* file = p->data_files() && p->data_files()->size() > 0 ? p->data_files()->Get(0)->c_str() : "a data file";
+    std::printf("weights in %s: %zu tensors, %llu bytes (run with --data FILE.ptd)\n", file, n,
+                static_cast<unsigned long long>(bytes));
+  }
+  for (uint32_t i = 0; p->shared_state() && i < p->shared_state()->size(); ++i) {
+    const sc::SharedState* s = p->shared_state()->Get(i);
+    std::printf("state shared by the methods: %s, %llu bytes\n", s->name() ? s->name()->c_str() : "",
+                static_cast<unsigned long long>(s->nbytes()));
+  }
+}
+
 // Programs of several methods: the segments (weights, blobs) two or more methods read, stored
 // once (`ember export --method NAME=IN.pt2 ...` keeps identical bytes once).
 void print_shared_segments(const sc::Program* p) {
@@ -205,6 +226,7 @@ int inspect_command(int argc, char** argv) {
   std::printf("%s: format version %u, %zu bytes (program %llu bytes, segments %llu bytes in %u)\n", argv[1],
               h.format_version, bytes.size(), static_cast<unsigned long long>(h.flatbuffer_size),
               static_cast<unsigned long long>(h.segment_area_size), p->segments() ? p->segments()->size() : 0);
+  print_external_data(p);
   for (uint32_t mi = 0; p->methods() && mi < p->methods()->size(); ++mi) {
     const sc::Method* m = p->methods()->Get(mi);
     std::printf("\nmethod '%s'\n", m->name() ? m->name()->c_str() : "");

@@ -2,14 +2,16 @@
 # Builds the libFuzzer targets with clang (libFuzzer + ASan + UBSan), outside Bazel (whose
 # auto-configured toolchain is gcc, which has no libFuzzer):
 #   pte_fuzzer  .pte bytes -> Program::load(Full) -> load_method -> zero inputs -> execute
+#   ptd_fuzzer  .ptd bytes -> DataFile::load(Structure, Full) -> index invariants -> programs
+#               whose external segments refer to its entries: Program::load -> execute
 #   pt2_fuzzer  .pt2 bytes -> import -> full export -> Program::load(Full) of the result
 #   tokenizer_fuzzer  tokenizer.json bytes -> load_bpe_tokenizer -> encode/decode fixed texts
 #   weights_index_fuzzer  XNNPACK packed-weights cache index / block header bytes -> parse, re-encode
 # Objects are cached in $EMBER_FUZZ_OUT (default out/fuzz) and rebuilt when a source or one
 # of its headers changes. Needs clang-14 and libclang-rt-14-dev (setup.sh installs them).
 #
-# Usage: tools/fuzz/build_fuzzers.sh   (binaries: out/fuzz/pte_fuzzer, pt2_fuzzer, tokenizer_fuzzer,
-#   weights_index_fuzzer)
+# Usage: tools/fuzz/build_fuzzers.sh   (binaries: out/fuzz/pte_fuzzer, ptd_fuzzer, pt2_fuzzer,
+#   tokenizer_fuzzer, weights_index_fuzzer)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -99,6 +101,7 @@ KERNEL_OBJS=$(objs_for runtime $kernel_srcs)
 # shellcheck disable=SC2086
 EXPORTER_OBJS=$(objs_for tool $exporter_srcs)
 PTE_OBJ=$(objs_for runtime test/fuzz/pte_fuzzer.cc)
+PTD_OBJ=$(objs_for runtime test/fuzz/ptd_fuzzer.cc)
 PT2_OBJ=$(objs_for tool test/fuzz/pt2_fuzzer.cc)
 # shellcheck disable=SC2086
 TOKENIZER_OBJS=$(objs_for tool $tokenizer_srcs)
@@ -117,6 +120,9 @@ fi
 LINK="$CXX -fsanitize=fuzzer $SAN -g"
 # shellcheck disable=SC2086
 $LINK $PTE_OBJ $RUNTIME_OBJS $KERNEL_OBJS -lpthread -o "$OUT/pte_fuzzer"
+# runtime/program/data_file.cc and external_data.cc are in the runtime objects (all of runtime/).
+# shellcheck disable=SC2086
+$LINK $PTD_OBJ $RUNTIME_OBJS $KERNEL_OBJS -lpthread -o "$OUT/ptd_fuzzer"
 # shellcheck disable=SC2086
 $LINK $PT2_OBJ $EXPORTER_OBJS $RUNTIME_OBJS $KERNEL_OBJS -lzip -lz -lflatbuffers $ABSL_LIBS -lpthread \
   -o "$OUT/pt2_fuzzer"
@@ -125,4 +131,4 @@ $LINK $PT2_OBJ $EXPORTER_OBJS $RUNTIME_OBJS $KERNEL_OBJS -lzip -lz -lflatbuffers
 $LINK $TOK_OBJ $TOKENIZER_OBJS $RUNTIME_OBJS -lpcre2-8 -lpthread -o "$OUT/tokenizer_fuzzer"
 # shellcheck disable=SC2086
 $LINK $WINDEX_OBJS -o "$OUT/weights_index_fuzzer"
-echo "build_fuzzers: built $OUT/pte_fuzzer $OUT/pt2_fuzzer $OUT/tokenizer_fuzzer $OUT/weights_index_fuzzer"
+echo "build_fuzzers: built $OUT/pte_fuzzer $OUT/ptd_fuzzer $OUT/pt2_fuzzer $OUT/tokenizer_fuzzer $OUT/weights_index_fuzzer"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Seed corpora for the fuzzers, from the shared models and a few operator cases:
 #   CORPUS/pte/  .pte files exported with bazel-bin/tools/ember (built when missing)
+#   CORPUS/ptd/  .ptd data files (`ember export --external-weights`) of small models, float,
+#                int8 and int4 weights, one appended to, and the ptd regression inputs
 #   CORPUS/pt2/  the small .pt2 archives themselves
 #   CORPUS/tokenizer/  the tokenizer.json files of test/llm/data
 #   CORPUS/weights_index/  small XNNPACK packed-weights cache indexes and a block header
@@ -18,7 +20,7 @@ EMBER=bazel-bin/tools/ember
 if [ ! -x "$EMBER" ]; then
   bazel build //tools:ember >/dev/null 2>&1 || { echo "make_seeds: cannot build //tools:ember" >&2; exit 1; }
 fi
-mkdir -p "$CORPUS/pte" "$CORPUS/pt2" "$CORPUS/tokenizer" "$CORPUS/weights_index"
+mkdir -p "$CORPUS/pte" "$CORPUS/ptd" "$CORPUS/pt2" "$CORPUS/tokenizer" "$CORPUS/weights_index"
 
 MODELS="dynamic_mlp small_cnn keyword_lstm"
 OPCASES="add__0 mul__0 nn_functional_conv2d__0 nn_functional_layer_norm__0 cat__0 mean__0
@@ -85,6 +87,43 @@ fi
 for f in test/hardening/regressions/pte/*.pte; do
   cp "$f" "$CORPUS/pte/regression_$(basename "$f")" && n_pte=$((n_pte + 1))
 done
+# Data files: the weights of small models written beside their programs (the programs are
+# not kept: the ptd fuzzer derives its own programs from each file's entries).
+n_ptd=0
+export_ptd_seed() {  # out-name in.pt2 [export flags...]
+  local name=$1 in=$2 tmp
+  shift 2
+  if [ ! -s "$CORPUS/ptd/$name.ptd" ]; then
+    tmp=$(mktemp -d)
+    if "$EMBER" export "$in" -o "$tmp/model.pte" --external-weights "$tmp/weights.ptd" "$@" >/dev/null 2>&1; then
+      cp "$tmp/weights.ptd" "$CORPUS/ptd/$name.ptd"
+    fi
+    rm -rf "$tmp"
+  fi
+  [ -s "$CORPUS/ptd/$name.ptd" ] || return 1
+  n_ptd=$((n_ptd + 1))
+}
+for m in dynamic_mlp small_cnn; do
+  export_ptd_seed "$m" "$SHARED/models/$m/model.pt2" || echo "make_seeds: $m.ptd not written (skipped)" >&2
+done
+export_ptd_seed fashion_cnn_int8_weight examples/models/fashion_cnn.pt2 --quantize int8-weight ||
+  echo "make_seeds: fashion_cnn_int8_weight.ptd not written (skipped)" >&2
+export_ptd_seed fashion_cnn_int4_weight examples/models/fashion_cnn.pt2 --quantize int4-weight --group-size 32 ||
+  echo "make_seeds: fashion_cnn_int4_weight.ptd not written (skipped)" >&2
+# Two programs' weights in one file (the second export appends to the first's file).
+if [ ! -s "$CORPUS/ptd/appended.ptd" ]; then
+  tmp=$(mktemp -d)
+  if "$EMBER" export "$SHARED/models/dynamic_mlp/model.pt2" -o "$tmp/a.pte" --external-weights "$tmp/w.ptd" >/dev/null 2>&1 &&
+     "$EMBER" export "$SHARED/models/small_cnn/model.pt2" -o "$tmp/b.pte" --external-weights "$tmp/w.ptd" >/dev/null 2>&1; then
+    cp "$tmp/w.ptd" "$CORPUS/ptd/appended.ptd"
+  fi
+  rm -rf "$tmp"
+fi
+[ -s "$CORPUS/ptd/appended.ptd" ] && n_ptd=$((n_ptd + 1))
+for f in test/hardening/regressions/ptd/*.ptd; do
+  [ -e "$f" ] || continue
+  cp "$f" "$CORPUS/ptd/regression_$(basename "$f")" && n_ptd=$((n_ptd + 1))
+done
 n_tok=0
 for f in test/llm/data/*.json; do
   case $f in */refs.json) continue ;; esac  # the test strings, not a tokenizer
@@ -111,4 +150,4 @@ for name, data in seeds.items():
 PY
 n_windex=$(ls "$CORPUS/weights_index" | wc -l)
 chmod -R u+w "$CORPUS"
-echo "make_seeds: $n_pte .pte, $n_pt2 .pt2, $n_tok tokenizer.json and $n_windex weights-index seeds in $CORPUS"
+echo "make_seeds: $n_pte .pte, $n_ptd .ptd, $n_pt2 .pt2, $n_tok tokenizer.json and $n_windex weights-index seeds in $CORPUS"
