@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
+#include "delegates/xnnpack/runtime/xnnpack_backend.h"
 #include "exporter/exporter.h"
 #include "extension/module/module.h"
 #include "extension/module/shared_data_file.h"
@@ -281,6 +282,37 @@ TEST(ExternalWeights, LoraAdaptersShareOneBaseDataFile) {
     EXPECT_LT(testing::relative_l2(g, want[0]), 1e-5) << dir;
   }
   EXPECT_EQ(mappings_of(ptd), 1);
+}
+
+// Two XNNPACK programs over the same weights keep one packed copy in the process: the second
+// packs them too (XNNPACK packs before the cache sees the bytes) but its copy is dropped for the
+// first's, which lives until the last program holding it goes.
+TEST(ExternalWeights, XnnpackProgramsOverOneDataFileHoldOnePackedCopy) {
+  const std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "shared/ data not found";
+  const std::string dir = shared + "/models/mobilenet_v3_small";
+  const std::string ptd = scratch("xnn_shared.ptd");
+  std::remove(ptd.c_str());
+  for (const char* name : {"xnn_a", "xnn_b"}) {
+    auto r = exporter::export_pt2_file(dir + "/model.pt2", options(true, ptd));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_NO_FATAL_FAILURE(write(ptd, r->ptd));
+    ASSERT_NO_FATAL_FAILURE(write(scratch(std::string(name) + ".pte"), r->pte));
+  }
+  const uint64_t before = xnnpack::packed_weights_bytes_in_process();
+  auto a = std::make_unique<Module>(scratch("xnn_a.pte"), std::vector<std::string>{ptd});
+  const auto out_a = run(*a, dir);
+  const uint64_t one = xnnpack::packed_weights_bytes_in_process();
+  EXPECT_GT(one, before + 1000000) << "mobilenet_v3_small packs megabytes of weights";
+  auto b = std::make_unique<Module>(scratch("xnn_b.pte"), std::vector<std::string>{ptd});
+  const auto out_b = run(*b, dir);
+  EXPECT_EQ(xnnpack::packed_weights_bytes_in_process(), one) << "the second program packed a second copy";
+  EXPECT_TRUE(out_a == out_b);
+  a.reset();
+  EXPECT_EQ(xnnpack::packed_weights_bytes_in_process(), one) << "b still uses the packed weights";
+  EXPECT_TRUE(run(*b, dir) == out_b);
+  b.reset();
+  EXPECT_EQ(xnnpack::packed_weights_bytes_in_process(), before);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -61,7 +62,42 @@ namespace {
 
 constexpr size_t kMaxPrograms = 32;  // live Programs with XNNPACK delegates at once
 SharedWeights g_table[kMaxPrograms];
-std::mutex g_mutex;  // guards g_table and every cache while a runtime is created with it
+std::mutex g_mutex;  // guards g_table, g_blocks and every cache while a runtime is created with it
+
+// Every packed block of the process, by content, with how many Programs' caches hold it: two
+// programs over the same weights (two LoRA variants over one base data file, a program loaded
+// twice) pack them each, but keep one copy. Guarded by g_mutex.
+struct ProcessBlock {
+  Block block;
+  size_t holders = 0;
+};
+std::multimap<uint64_t, ProcessBlock> g_blocks;  // digest.lo -> block
+uint64_t g_held_bytes = 0;
+
+// The process's block with these bytes (one more holder), or null.
+void* hold_existing(const void* ptr, size_t size, const ContentDigest& digest) {
+  for (auto [it, end] = g_blocks.equal_range(digest.lo); it != end; ++it) {
+    const Block& b = it->second.block;
+    if (b.size == size && b.digest == digest && std::memcmp(b.data, ptr, size) == 0) {
+      it->second.holders++;
+      return b.data;
+    }
+  }
+  return nullptr;
+}
+
+// One holder less of `b`; freed with its last.
+void let_go(const Block& b) {
+  for (auto [it, end] = g_blocks.equal_range(b.digest.lo); it != end; ++it) {
+    if (it->second.block.data != b.data) continue;
+    if (--it->second.holders == 0) {
+      std::free(b.data);
+      g_held_bytes -= b.size;
+      g_blocks.erase(it);
+    }
+    return;
+  }
+}
 
 SharedWeights* self(void* context) { return static_cast<SharedWeights*>(context); }
 
@@ -146,8 +182,17 @@ size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key
   if (data != nullptr) {
     std::free(ptr);
     s->stats.reuses++;
+  } else if ((data = hold_existing(ptr, size, digest)) != nullptr) {
+    // Another program holds these packed bytes: share its copy.
+    std::free(ptr);
+    s->blocks.push_back(Block{data, size, digest});
+    s->stats.packings++;
+    s->stats.packed_bytes += size;
+    s->stats.shared_with_other_programs_bytes += size;
   } else {
     s->blocks.push_back(Block{ptr, size, digest});
+    g_blocks.emplace(digest.lo, ProcessBlock{Block{ptr, size, digest}, 1});
+    g_held_bytes += size;
     note_packed_in_memory(size);
     s->stats.packings++;
     s->stats.packed_bytes += size;
@@ -182,7 +227,7 @@ void drop_sources(SharedWeights* s) {
 
 void free_blocks(SharedWeights* s) {
   s->file.close();  // after every runtime that read the mappings is gone
-  for (const Block& b : s->blocks) std::free(b.data);
+  for (const Block& b : s->blocks) let_go(b);
   std::free(s->pending);
   s->blocks.clear();
   s->blocks.shrink_to_fit();
@@ -255,6 +300,11 @@ void note_packed_source(SharedWeights* shared, const void* data, size_t nbytes) 
     }
   }
   // Not the program's segments nor a data file's (inline in a blob, a copy): never dropped.
+}
+
+uint64_t packed_bytes_held_in_process() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_held_bytes;
 }
 
 WeightsCacheStats weights_cache_stats(const SharedWeights* shared) {

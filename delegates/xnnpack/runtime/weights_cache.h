@@ -6,7 +6,9 @@
 // one delegate (a shape XNNPACK cannot reshape to) is held once per user. This is an
 // xnn_weights_cache provider of Ember's own, one per Program, that keeps one copy:
 //   - content: after XNNPACK packs weights, identical packed bytes already held (same size,
-//     hash, then a full compare) are returned instead and the new copy is freed;
+//     hash, then a full compare) are returned instead and the new copy is freed; this holds
+//     across Programs too (a process-wide table of blocks with their holders), so two programs
+//     over the same weights keep one packed copy;
 //   - within one runtime creation, XNNPACK's look-up key (microkernel seed, filter and bias
 //     pointers) finds weights before packing them. Keys are forgotten after each creation:
 //     a filter pointer can later name other bytes (a method's copied constants are freed
@@ -22,8 +24,9 @@
 //
 // Lifetime: acquire_weights_cache() at delegate init returns the Program's cache (created on
 // first use, keyed by the Program's address); release_weights_cache() at delegate destroy,
-// after its runtimes are deleted; the last release frees every block, so a later Program at
-// the same address starts empty (every Method is destroyed before its Program).
+// after its runtimes are deleted; the last release lets go of every block (freed once no
+// Program holds it), so a later Program at the same address starts empty (every Method is
+// destroyed before its Program).
 //
 // Threading: runtime creation with a cache and acquire/release run under one process-wide
 // mutex (Methods of one Program may be loaded on different threads). Runtimes read their
@@ -50,7 +53,13 @@ struct WeightsCacheStats {
   uint64_t reuses = 0;        // weights a runtime found already packed (no second copy)
   FileCacheStats file;        // packed weights mapped from / written to files
   uint64_t dropped_source_bytes = 0;  // program bytes whose pages were given back after packing
+  // Of packed_bytes, what another Program's cache already held (one copy in the process).
+  uint64_t shared_with_other_programs_bytes = 0;
 };
+
+// Packed bytes the process holds in memory over every Program's cache, each distinct block once
+// (blocks mapped from cache files not included).
+uint64_t packed_bytes_held_in_process();
 
 struct SharedWeights;
 

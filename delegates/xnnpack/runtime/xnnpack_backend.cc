@@ -439,8 +439,11 @@ ProgramWeightsStats program_weights_stats(const void* handle) {
   out.file_hits = w.file.hits;
   out.written_blocks = w.file.written_blocks;
   out.dropped_source_bytes = w.dropped_source_bytes;
+  out.shared_with_other_programs_bytes = w.shared_with_other_programs_bytes;
   return out;
 }
+
+uint64_t packed_weights_bytes_in_process() { return packed_bytes_held_in_process(); }
 
 XnnpackDelegateStats delegate_stats(const void* handle) {
   if (handle == nullptr) return XnnpackDelegateStats();

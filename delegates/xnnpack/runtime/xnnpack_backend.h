@@ -116,8 +116,12 @@ struct ProgramWeightsStats {
   // Filter bytes of a memory-mapped program whose pages were given back once packed
   // (mapped_pages.h): the process keeps one copy of the weights, not two.
   uint64_t dropped_source_bytes = 0;
+  // Of packed_bytes, what another Program already held: one copy in the process.
+  uint64_t shared_with_other_programs_bytes = 0;
 };
 ProgramWeightsStats program_weights_stats(const void* handle);
+// Packed weights held in memory by the whole process, each distinct block once.
+uint64_t packed_weights_bytes_in_process();
 
 // Packed weights that map (weights_file_cache.h). Sets the directory where XNNPACK's packed
 // weights are kept between runs: the first load of a program packs its filters and writes
