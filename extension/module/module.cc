@@ -27,6 +27,7 @@ struct Module::LoadedMethod {
   std::unique_ptr<Method> method;
   std::vector<Output> outputs;
   size_t arena_bytes = 0;
+  size_t total_bytes = 0;  // arenas + temp + method allocator (ModuleOptions::memory_budget_bytes)
 
   uint8_t* allocate(size_t bytes) {
     void* p = nullptr;
@@ -176,6 +177,21 @@ Status Module::load_method(const std::string& name) {
     }
     return Status(Error::NotFound, "the program has no method named '" + name + "' (it has: " + known + ")");
   }
+  if (options_.memory_budget_bytes > 0) {
+    size_t arenas = 0;
+    for (size_t i = 0; i < meta->num_arenas(); ++i) arenas += *meta->arena_size(i);
+    const size_t in_use = memory_in_use();
+    const size_t wanted = arenas + options_.temp_allocator_bytes;
+    if (in_use + wanted > options_.memory_budget_bytes) {
+      return Status(Error::OutOfMemory,
+                    "method '" + name + "' needs " + std::to_string(wanted) + " bytes (planned arenas " +
+                        std::to_string(arenas) + ", temp allocator " + std::to_string(options_.temp_allocator_bytes) +
+                        ") on top of the " + std::to_string(in_use) + " this Module holds, over its budget of " +
+                        std::to_string(options_.memory_budget_bytes) +
+                        " bytes: raise ModuleOptions::memory_budget_bytes, lower temp_allocator_bytes, or export with "
+                        "smaller inputs");
+    }
+  }
   std::unique_ptr<LoadedMethod> lm(new LoadedMethod());
   for (size_t i = 0; i < meta->num_arenas(); ++i) {
     size_t bytes = *meta->arena_size(i);
@@ -213,6 +229,13 @@ Status Module::load_method(const std::string& name) {
     lm->buffers.pop_back();
   }
   if (lm->method == nullptr) return Status(Error::OutOfMemory, "cannot size the method allocator");
+  lm->total_bytes = lm->arena_bytes + options_.temp_allocator_bytes + method_bytes;
+  if (options_.memory_budget_bytes > 0 && memory_in_use() + lm->total_bytes > options_.memory_budget_bytes) {
+    return Status(Error::OutOfMemory, "method '" + name + "' needs " + std::to_string(lm->total_bytes) +
+                                          " bytes with its method allocator, over the Module's budget of " +
+                                          std::to_string(options_.memory_budget_bytes) +
+                                          " bytes: raise ModuleOptions::memory_budget_bytes");
+  }
   for (size_t i = 0; i < lm->method->num_outputs(); ++i) lm->outputs.emplace_back(&lm->method->output(i));
   methods_[name] = std::move(lm);
   return Status::Ok();
@@ -277,6 +300,13 @@ Status Module::reset_state(const std::string& name) {
   Error err = lm->method->reset_state();
   if (err != Error::Ok) return Status(err, "cannot reset the method's state");
   return Status::Ok();
+}
+
+size_t Module::memory_in_use() const {
+  size_t bytes = 0;
+  for (const Span<uint8_t>& s : shared_state_) bytes += s.size();
+  for (const auto& [name, lm] : methods_) bytes += lm->total_bytes;
+  return bytes;
 }
 
 Status Module::init_shared_state() {

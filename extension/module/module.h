@@ -113,6 +113,11 @@ struct ModuleOptions {
   // Accept data file tensors whose bytes differ from the exported ones (same key, dtype and
   // sizes): weights updated without re-exporting the program (Program::ExternalData).
   bool allow_updated_weights = false;
+  // The most memory the Module may take for its methods (0: no limit): every loaded method's
+  // planned arenas, temp allocator and method allocator, plus the program's shared state. A
+  // method that would exceed it is refused at load_method() with the numbers (OutOfMemory);
+  // nothing is allocated for it. Weights are mapped, not counted.
+  size_t memory_budget_bytes = 0;
 };
 
 // How close a bundled output must be to its expected value (Module::verify_bundled_cases).
@@ -235,6 +240,7 @@ class Module {
   struct LoadedMethod;
   Status method_for(const std::string& name, LoadedMethod** out);
   Status init_shared_state();
+  size_t memory_in_use() const;  // what memory_budget_bytes counts, over the loaded methods
 
   std::string path_;
   const void* buffer_ = nullptr;

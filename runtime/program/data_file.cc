@@ -88,8 +88,8 @@ Result<DataFile> DataFile::load(DataLoader* loader, Verification verification, D
   FileHeader header;
   DataFile out;
   {
-    Result<FreeableBuffer> bytes = loader->load(0, kFileHeaderSize);
-    if (!bytes.ok()) return fail(diag, bytes.error(), "cannot read the data file's header");
+    Result<FreeableBuffer> bytes = load_exactly(loader, 0, kFileHeaderSize, "the data file's header", diag);
+    if (!bytes.ok()) return bytes.error();
     const uint8_t* raw = static_cast<const uint8_t*>(bytes->data());
     if (!parse_file_header(raw, &header, kPtdMagic)) {
       return fail(diag, Error::InvalidProgram,
@@ -102,8 +102,9 @@ Result<DataFile> DataFile::load(DataLoader* loader, Verification verification, D
     out.content_digest_ = read_content_digest(raw);
   }
   EMBER_TRY(check_file_header(header, *file_size, kDataFileFormatVersion, "data file", diag));
-  Result<FreeableBuffer> fb = loader->load(header.flatbuffer_offset, header.flatbuffer_size);
-  if (!fb.ok()) return fail(diag, fb.error(), "cannot read the data file's index");
+  Result<FreeableBuffer> fb = load_exactly(loader, header.flatbuffer_offset, header.flatbuffer_size,
+      "the data file's index", diag);
+  if (!fb.ok()) return fb.error();
   out.flatbuffer_data_ = std::move(*fb);
   const uint8_t* fb_bytes = static_cast<const uint8_t*>(out.flatbuffer_data_.data());
   if (!flatbuffers::BufferHasIdentifier(fb_bytes, schema::DataFileIdentifier())) {
@@ -121,8 +122,9 @@ Result<DataFile> DataFile::load(DataLoader* loader, Verification verification, D
   }
   out.file_ = schema::GetDataFile(fb_bytes);
   if (header.segment_area_size != 0) {
-    Result<FreeableBuffer> segments = loader->load(header.segment_area_offset, header.segment_area_size);
-    if (!segments.ok()) return fail(diag, segments.error(), "cannot read the data file's tensors");
+    Result<FreeableBuffer> segments = load_exactly(loader, header.segment_area_offset, header.segment_area_size,
+        "the data file's tensors", diag);
+    if (!segments.ok()) return segments.error();
     out.segment_data_ = std::move(*segments);
   }
   if (verification == Verification::Minimal) return out;

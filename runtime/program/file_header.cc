@@ -30,4 +30,15 @@ Error check_file_header(const FileHeader& header, size_t file_size, uint32_t max
   return Error::Ok;
 }
 
+Result<FreeableBuffer> load_exactly(DataLoader* loader, size_t offset, size_t size, const char* what,
+                                    Diagnostic* diag) {
+  Result<FreeableBuffer> bytes = loader->load(offset, size);
+  if (!bytes.ok()) return fail(diag, bytes.error(), "cannot read %s", what);
+  if (bytes->size() != size || (size > 0 && bytes->data() == nullptr)) {
+    return fail(diag, Error::AccessFailed, "cannot read %s: got %zu of %zu bytes (was the file truncated while open?)",
+                what, bytes->size(), size);
+  }
+  return bytes;
+}
+
 }  // namespace ember

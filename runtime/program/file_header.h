@@ -25,6 +25,8 @@
 #include "runtime/core/content_digest.h"
 #include "runtime/core/error.h"
 #include "runtime/core/little_endian.h"
+#include "runtime/core/result.h"
+#include "runtime/loader/data_loader.h"
 #include "runtime/platform/diagnostic.h"
 
 namespace ember {
@@ -92,5 +94,10 @@ inline void write_file_header(const FileHeader& h, uint8_t* bytes, const char* m
 // (InvalidProgram). `kind` names the file in messages: "program" or "data file".
 Error check_file_header(const FileHeader& header, size_t file_size, uint32_t max_version, const char* kind,
                         Diagnostic* diag);
+
+// `size` bytes at `offset` from `loader`, all of them: a failed read keeps the loader's error
+// and a short one is AccessFailed ("cannot read <what>"), never a buffer shorter than asked.
+Result<FreeableBuffer> load_exactly(DataLoader* loader, size_t offset, size_t size, const char* what,
+                                    Diagnostic* diag);
 
 }  // namespace ember

@@ -27,8 +27,8 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
   // stack protector is added to this function.
   uint64_t digest_lo = 0, digest_hi = 0;
   {
-    Result<FreeableBuffer> bytes = loader->load(0, kFileHeaderSize);
-    if (!bytes.ok()) return fail(diag, bytes.error(), "cannot read the program header");
+    Result<FreeableBuffer> bytes = load_exactly(loader, 0, kFileHeaderSize, "the program header", diag);
+    if (!bytes.ok()) return bytes.error();
     if (!parse_file_header(static_cast<const uint8_t*>(bytes->data()), &header)) {
       return fail(diag, Error::InvalidProgram,
                   std::memcmp(bytes->data(), kPtdMagic, 8) == 0
@@ -42,8 +42,9 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
   }
   EMBER_TRY(check_file_header(header, *file_size, kFormatVersion, "program", diag));
   Program program;
-  Result<FreeableBuffer> fb = loader->load(header.flatbuffer_offset, header.flatbuffer_size);
-  if (!fb.ok()) return fail(diag, fb.error(), "cannot read the program body");
+  Result<FreeableBuffer> fb = load_exactly(loader, header.flatbuffer_offset, header.flatbuffer_size,
+      "the program body", diag);
+  if (!fb.ok()) return fb.error();
   program.program_data_ = std::move(*fb);
   const uint8_t* fb_bytes = static_cast<const uint8_t*>(program.program_data_.data());
   if (!flatbuffers::BufferHasIdentifier(fb_bytes, schema::ProgramIdentifier())) {
@@ -64,8 +65,9 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
   program.content_digest_lo_ = digest_lo;
   program.content_digest_hi_ = digest_hi;
   if (header.segment_area_size != 0) {
-    Result<FreeableBuffer> segments = loader->load(header.segment_area_offset, header.segment_area_size);
-    if (!segments.ok()) return fail(diag, segments.error(), "cannot read the program's data segments");
+    Result<FreeableBuffer> segments = load_exactly(loader, header.segment_area_offset, header.segment_area_size,
+        "the program's data segments", diag);
+    if (!segments.ok()) return segments.error();
     program.segment_data_ = std::move(*segments);
   }
   if (verification == Verification::Full) {

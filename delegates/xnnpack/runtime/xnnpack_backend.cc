@@ -203,7 +203,7 @@ class XnnpackBackend final : public Backend {
     }
     if (ctx.method_allocator == nullptr) return fail(ctx.diag, Error::InvalidArgument, "xnnpack: no method allocator");
     void* mem = ctx.method_allocator->allocate(sizeof(XnnDelegate), alignof(XnnDelegate));
-    if (mem == nullptr) return fail(ctx.diag, Error::OutOfMemory, "xnnpack: method allocator too small for the delegate");
+    if (mem == nullptr) return method_allocator_too_small(ctx.diag, *ctx.method_allocator, "the xnnpack delegate");
     XnnDelegate* d = new (mem) XnnDelegate();
     Error err = init_delegate(d, ctx, blob, specs);
     if (err != Error::Ok) {
@@ -377,13 +377,13 @@ class XnnpackBackend final : public Backend {
     MemoryAllocator* a = ctx.method_allocator;
     const uint32_t ni = d->num_inputs, no = d->num_outputs;
     d->scratch_key = a->allocate_array<Dims>(ni + 1);
-    if (d->scratch_key == nullptr) return fail(ctx.diag, Error::OutOfMemory, "xnnpack: method allocator too small");
+    if (d->scratch_key == nullptr) return method_allocator_too_small(ctx.diag, *a, "the xnnpack shape key");
     for (CachedRuntime& c : d->cache) {
       c.input_dims = a->allocate_array<Dims>(ni + 1);
       c.output_dims = a->allocate_array<Dims>(no + 1);
       c.bound = a->allocate_array<void*>(ni + no + 1);
       if (!c.input_dims || !c.output_dims || !c.bound) {
-        return fail(ctx.diag, Error::OutOfMemory, "xnnpack: method allocator too small for the runtime cache");
+        return method_allocator_too_small(ctx.diag, *a, "the xnnpack runtime cache");
       }
       for (uint32_t k = 0; k < ni + no; ++k) c.bound[k] = nullptr;
     }

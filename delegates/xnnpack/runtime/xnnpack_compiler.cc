@@ -3,6 +3,7 @@
 #include <xnnpack.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -106,8 +107,10 @@ Error resolve_constant(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, Bac
   d->stats.constants_copied++;
   void* copy = ctx.method_allocator->allocate(nbytes + XNN_EXTRA_BYTES, 64);
   if (copy == nullptr) {
-    return fail(diag, Error::OutOfMemory, "xnnpack: no method memory for a %llu-byte copy of constant %u",
-                static_cast<unsigned long long>(nbytes), t);
+    char what[96];
+    std::snprintf(what, sizeof(what), "an xnnpack copy of constant %u (%llu bytes)", t,
+                  static_cast<unsigned long long>(nbytes));
+    return method_allocator_too_small(diag, *ctx.method_allocator, what);
   }
   std::memcpy(copy, base, nbytes);
   std::memset(static_cast<uint8_t*>(copy) + nbytes, 0, XNN_EXTRA_BYTES);
@@ -155,8 +158,10 @@ Error prepare_port(XnnDelegate* d, ExternalPort* port, uint32_t t, const fb::Ten
   checked_numel(port->max_dims, &numel);
   port->staging = ctx.method_allocator->allocate(numel * port->elem_size + XNN_EXTRA_BYTES, 64);
   if (port->staging == nullptr) {
-    return fail(diag, Error::OutOfMemory, "xnnpack: no method memory for the %llu-byte staging buffer of tensor %u",
-                static_cast<unsigned long long>(numel * port->elem_size), t);
+    char what[96];
+    std::snprintf(what, sizeof(what), "the xnnpack staging buffer of tensor %u (%llu bytes)", t,
+                  static_cast<unsigned long long>(numel * port->elem_size));
+    return method_allocator_too_small(diag, *ctx.method_allocator, what);
   }
   return Error::Ok;
 }
@@ -237,14 +242,13 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
   uint8_t* available = alloc_array<uint8_t>(a, d->num_tensors);
   if (!d->constant_data || !d->channel_scales || !d->block_scales || !d->declared_dims || !d->work_dims ||
       !d->attrs || !d->inputs || !d->outputs || !d->externals || !available) {
-    return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small for the delegate tables (%u tensors)",
-                d->num_tensors);
+    return method_allocator_too_small(diag, *a, "the xnnpack delegate tables");
   }
   bool* input_seen = reinterpret_cast<bool*>(alloc_array<uint8_t>(a, d->num_inputs + d->num_outputs));
-  if (input_seen == nullptr) return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small");
+  if (input_seen == nullptr) return method_allocator_too_small(diag, *a, "the xnnpack input table");
   // Per tensor: bit 0 = read as a conv/fc filter or bias (repacked), bit 1 = read otherwise.
   uint8_t* uses = alloc_array<uint8_t>(a, d->num_tensors);
-  if (uses == nullptr) return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small");
+  if (uses == nullptr) return method_allocator_too_small(diag, *a, "the xnnpack use table");
   for (uint32_t i = 0; i < d->num_nodes; ++i) {
     const fb::Node* node = g->nodes()->Get(i);
     if (node == nullptr || node->inputs() == nullptr) continue;  // rejected below

@@ -71,8 +71,7 @@ Error init_profiling(XnnDelegate* d, xnn_runtime_t runtime, MemoryAllocator* all
   p.timings_us = alloc->allocate_array<uint64_t>(p.capacity);
   p.debug_of = alloc->allocate_array<const char*>(p.capacity);
   if (p.names == nullptr || p.name_of == nullptr || p.timings_us == nullptr || p.debug_of == nullptr) {
-    return fail(diag, Error::OutOfMemory, "xnnpack: method allocator too small for the profiling tables (%zu operators)",
-                p.capacity);
+    return method_allocator_too_small(diag, *alloc, "the xnnpack profiling tables");
   }
   p.named_runtime = nullptr;
   d->stats.profiling = true;
