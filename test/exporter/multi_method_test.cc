@@ -176,6 +176,26 @@ TEST_P(MultiMethodTest, EncoderDecoderPairSharesItsEmbedding) {
   EXPECT_LT(relative_l2(logits->at(0), *want), 1e-4);
 }
 
+// Hugging Face's own T5 and Whisper (transformers modules from configs with seeded weights;
+// tools/models/export_hf_seq2seq.py), each an encode and a decode archive: one two-method
+// program per model, each method matching PyTorch; T5's shared embedding (encoder input,
+// decoder input and tied LM head) is stored once.
+TEST_P(MultiMethodTest, HuggingFaceT5AndWhisperMatchPerMethod) {
+  for (const char* model : {"t5", "whisper"}) {
+    SCOPED_TRACE(model);
+    const std::string dir = runfile(std::string("test/models/hf_seq2seq/") + model);
+    auto r = exporter::export_pt2_files({{"encode", dir + "/encode/model.pt2"}, {"decode", dir + "/decode/model.pt2"}},
+                                        options(GetParam()));
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (std::string(model) == "t5") {
+      EXPECT_GE(r->stats.deduplicated_bytes, 128u * 32 * sizeof(float));
+    }
+    Loaded p(r->pte);
+    expect_matches(*p.module, "encode", dir + "/encode", 1, 1);
+    expect_matches(*p.module, "decode", dir + "/decode", 2, 1);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, MultiMethodTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "xnnpack" : "portable"; });
 
