@@ -46,7 +46,8 @@ bool infer_shape(KernelArgs& a, Span<const int64_t> sizes, int64_t numel, Shape&
       s.push(1);
     } else {
       if (sizes[i] < 0) return a.fail("negative size");
-      known *= sizes[i];
+      // A product past int64 cannot match any tensor's element count (fuzzed programs).
+      if (__builtin_mul_overflow(known, sizes[i], &known)) return a.fail("shape is invalid for the input size");
       s.push(sizes[i]);
     }
   }
