@@ -129,9 +129,9 @@ Error Method::Init::build_tensor(const schema::Tensor* st, Tensor* t) {
         if (k >= memory_.shared_state.size() || memory_.shared_state[k].size() < nbytes ||
             reinterpret_cast<uintptr_t>(memory_.shared_state[k].data()) % 8 != 0) {
           return fail(diag_, Error::InvalidArgument,
-                      "method '%s' uses shared state %zu, but MemoryManager::shared_state has %zu buffers (need "
-                      "Program::num_shared_state(), each Program::shared_state_nbytes(i) bytes, 8-byte aligned)",
-                      name_, k, memory_.shared_state.size());
+                      "method '%s' needs shared state buffer %zu: give MemoryManager::shared_state one buffer per "
+                      "Program::shared_state_nbytes(i)",
+                      name_, k);
         }
         t->data = memory_.shared_state[k].data();
         break;

@@ -31,6 +31,14 @@ bool same_sizes(const flatbuffers::Vector<int64_t>* want, Span<const int64_t> go
 
 }  // namespace
 
+Result<Program> Program::load(DataLoader* loader, Verification verification, Diagnostic* diag,
+                              const ExternalData& data) {
+  Result<Program> program = load_file(loader, verification, diag);
+  if (!program.ok()) return program;
+  EMBER_TRY(program->bind_external_data(data, diag));
+  return program;
+}
+
 Result<DataEntryView> Program::find_data_entry(const char* key, size_t key_size) const {
   for (size_t f = 0; f < num_data_files_; ++f) {
     Result<DataEntryView> e = data_files_[f]->find(key, key_size);
@@ -39,12 +47,13 @@ Result<DataEntryView> Program::find_data_entry(const char* key, size_t key_size)
   return Error::NotFound;
 }
 
-size_t Program::num_external_segments() const {
-  size_t n = 0;
-  if (program_->segments() != nullptr) {
-    for (const schema::Segment* s : *program_->segments()) n += s->external() != nullptr ? 1 : 0;
-  }
-  return n;
+// Program::segment() of an external segment: its entry's bytes (found and checked at load).
+Result<Span<const uint8_t>> Program::external_segment_bytes(const Program& program, uint32_t index) {
+  const schema::Segment* s = program.program_->segments()->Get(index);
+  const flatbuffers::String* key = s->external()->key();
+  Result<DataEntryView> e = program.find_data_entry(key->data(), key->size());
+  if (!e.ok() || e->bytes.size() != s->size()) return Error::InvalidProgram;
+  return e->bytes;
 }
 
 Error Program::bind_external_data(const ExternalData& data, Diagnostic* diag) {
@@ -57,6 +66,7 @@ Error Program::bind_external_data(const ExternalData& data, Diagnostic* diag) {
     data_files_[f] = data.files[f];
   }
   num_data_files_ = data.files.size();
+  external_segment_ = &Program::external_segment_bytes;
   const auto* segments = program_->segments();
   if (segments == nullptr) return Error::Ok;
   // The file name the exporter wrote, for messages ("its data file" when it recorded none).

@@ -9,11 +9,34 @@
 namespace ember {
 
 Result<Program> Program::load(DataLoader* loader, Verification verification, Diagnostic* diag) {
-  return load(loader, verification, diag, ExternalData());
+  Result<Program> program = load_file(loader, verification, diag);
+  if (!program.ok()) return program;
+  // Without data files: a program that needs one says which (external_data.cc, the overload
+  // taking ExternalData, links the data file code only into binaries that use it).
+  const auto* segments = program->program_->segments();
+  for (flatbuffers::uoffset_t i = 0; segments != nullptr && i < segments->size(); ++i) {
+    const schema::ExternalData* ext = segments->Get(i)->external();
+    if (ext == nullptr) continue;
+    const auto* names = program->program_->data_files();
+    const flatbuffers::String* name = ext->name() != nullptr ? ext->name() : ext->key();
+    return fail(diag, Error::NotFound,
+                "this program keeps its weights in a data file (%s; first tensor '%s'): pass it, e.g. `ember run "
+                "PROGRAM --data FILE.ptd` or Module(path, {\"FILE.ptd\"})",
+                names != nullptr && names->size() > 0 ? names->Get(0)->c_str() : "a .ptd",
+                name != nullptr ? name->c_str() : "");
+  }
+  return program;
 }
 
-Result<Program> Program::load(DataLoader* loader, Verification verification, Diagnostic* diag,
-                              const ExternalData& data) {
+size_t Program::num_external_segments() const {
+  size_t n = 0;
+  if (program_->segments() != nullptr) {
+    for (const schema::Segment* s : *program_->segments()) n += s->external() != nullptr ? 1 : 0;
+  }
+  return n;
+}
+
+Result<Program> Program::load_file(DataLoader* loader, Verification verification, Diagnostic* diag) {
   if (loader == nullptr) return fail(diag, Error::InvalidArgument, "Program::load: loader is null");
   Result<size_t> file_size = loader->size();
   if (!file_size.ok()) return fail(diag, file_size.error(), "cannot determine the program size");
@@ -73,7 +96,6 @@ Result<Program> Program::load(DataLoader* loader, Verification verification, Dia
   if (verification == Verification::Full) {
     EMBER_TRY(validate_program(program.program_, header.segment_area_size, diag));
   }
-  EMBER_TRY(program.bind_external_data(data, diag));
   return program;
 }
 
@@ -138,11 +160,10 @@ Result<Span<const uint8_t>> Program::segment(uint32_t index) const {
     return Error::InvalidProgram;
   }
   const schema::Segment* s = program_->segments()->Get(index);
-  if (const schema::ExternalData* ext = s->external()) {
-    // Resolved and checked at load (bind_external_data).
-    Result<DataEntryView> e = find_data_entry(ext->key()->data(), ext->key()->size());
-    if (!e.ok() || e->bytes.size() != s->size()) return Error::InvalidProgram;
-    return e->bytes;
+  if (s->external() != nullptr) {
+    // Resolved and checked at load (external_data.cc); null without data files.
+    if (external_segment_ == nullptr) return Error::InvalidProgram;
+    return external_segment_(*this, index);
   }
   if (s->offset() > segment_data_.size() || s->size() > segment_data_.size() - s->offset()) {
     return Error::InvalidProgram;

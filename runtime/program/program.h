@@ -119,10 +119,17 @@ class Program {
 
  private:
   Program() = default;
+  // Header, FlatBuffer, segments and (Full) validation; no data files bound.
+  static Result<Program> load_file(DataLoader* loader, Verification verification, Diagnostic* diag);
   // Finds every external segment in the data files and checks it (ExternalData).
   Error bind_external_data(const ExternalData& data, Diagnostic* diag);
   // The entry named `key` in the first data file that holds it; NotFound otherwise.
   Result<DataEntryView> find_data_entry(const char* key, size_t key_size) const;
+  // The bytes of external segment `index` in its data file: set by bind_external_data, so a
+  // binary that never loads with data files links none of that code.
+  using ExternalSegmentFn = Result<Span<const uint8_t>> (*)(const Program& program, uint32_t index);
+  static Result<Span<const uint8_t>> external_segment_bytes(const Program& program, uint32_t index);
+  ExternalSegmentFn external_segment_ = nullptr;
   FreeableBuffer program_data_;
   const DataFile* data_files_[kMaxDataFiles] = {};
   size_t num_data_files_ = 0;

@@ -155,12 +155,9 @@ class MethodValidator {
       // Its bytes are the caller's shared buffer (MemoryManager::shared_state), not the arena.
       const auto* states = program_->shared_state();
       if (location != schema::DataLocation::MutableState || shared < 0 || states == nullptr ||
-          static_cast<uoffset_t>(shared) >= states->size()) {
-        return invalid(diag_, "tensor %u refers to shared state %d, which does not exist or is not mutable state", i,
-                       shared);
-      }
-      if (nbytes > states->Get(static_cast<uoffset_t>(shared))->nbytes()) {
-        return invalid(diag_, "tensor %u is larger than its shared state buffer %d", i, shared);
+          static_cast<uoffset_t>(shared) >= states->size() ||
+          nbytes > states->Get(static_cast<uoffset_t>(shared))->nbytes()) {
+        return invalid(diag_, "tensor %u: bad shared state %d (missing, too small or not mutable state)", i, shared);
       }
     }
     if (in_arena && shared == -1) {
@@ -442,9 +439,8 @@ Error validate_program(const schema::Program* program, size_t segment_area_size,
     if (const schema::ExternalData* ext = s->external()) {
       // Its bytes are in a data file: checked against the entry when the program is bound to
       // it (Program::bind_external_data), not against this file's segment area.
-      if (!elements_aligned(ext->sizes())) return invalid(diag, "external segment %u has a misaligned sizes vector", i);
-      if (!is_valid_scalar_type(static_cast<int>(ext->dtype()))) {
-        return invalid(diag, "external segment %u has an unknown dtype", i);
+      if (!elements_aligned(ext->sizes()) || !is_valid_scalar_type(static_cast<int>(ext->dtype()))) {
+        return invalid(diag, "external segment %u has a misaligned sizes vector or an unknown dtype", i);
       }
       continue;
     }
