@@ -17,8 +17,6 @@ namespace {
 namespace fb = ::flatbuffers;
 namespace sc = ::ember::schema;
 
-size_t align64(size_t n) { return (n + kSegmentAlignment - 1) / kSegmentAlignment * kSegmentAlignment; }
-
 }  // namespace
 
 absl::StatusOr<DataFileWriter> DataFileWriter::from_bytes(const uint8_t* data, size_t size) {
@@ -97,7 +95,7 @@ std::vector<uint8_t> DataFileWriter::bytes() {
   std::vector<fb::Offset<sc::DataEntry>> index;
   size_t area = 0;
   for (const auto& [key, e] : entries_) {  // std::map: sorted bytewise, as the runtime searches
-    area = align64(area);
+    area = align_to_segment(area);
     index.push_back(sc::CreateDataEntry(fbb, fbb.CreateString(key), static_cast<sc::ScalarType>(e.dtype),
                                         fbb.CreateVector<int64_t>(e.sizes), area, e.bytes.size(), e.digest.lo,
                                         e.digest.hi));
@@ -110,13 +108,13 @@ std::vector<uint8_t> DataFileWriter::bytes() {
   h.header_size = kFileHeaderSize;
   h.flatbuffer_offset = kFileHeaderSize;
   h.flatbuffer_size = fbb.GetSize();
-  h.segment_area_offset = entries_.empty() ? 0 : align64(kFileHeaderSize + fbb.GetSize());
+  h.segment_area_offset = entries_.empty() ? 0 : align_to_segment(kFileHeaderSize + fbb.GetSize());
   h.segment_area_size = area;
   std::vector<uint8_t> file(entries_.empty() ? kFileHeaderSize + fbb.GetSize() : h.segment_area_offset + area, 0);
   std::memcpy(file.data() + kFileHeaderSize, fbb.GetBufferPointer(), fbb.GetSize());
   size_t offset = 0;
   for (const auto& [key, e] : entries_) {
-    offset = align64(offset);
+    offset = align_to_segment(offset);
     if (!e.bytes.empty()) std::memcpy(file.data() + h.segment_area_offset + offset, e.bytes.data(), e.bytes.size());
     offset += e.bytes.size();
   }

@@ -19,7 +19,6 @@ namespace {
 namespace fb = ::flatbuffers;
 namespace sc = ::ember::schema;
 
-size_t align64(size_t n) { return (n + kSegmentAlignment - 1) / kSegmentAlignment * kSegmentAlignment; }
 
 // Builds one program: its methods one after another (each method's values, instructions and
 // delegates), over one segment area. Segments are stored by content: a constant, state
@@ -74,7 +73,7 @@ class Emitter {
         return existing;
       }
     }
-    size_t off = align64(segment_bytes_.size());
+    size_t off = align_to_segment(segment_bytes_.size());
     segment_bytes_.resize(off + data.size(), 0);
     if (!data.empty()) std::memcpy(segment_bytes_.data() + off, data.data(), data.size());
     segments_.emplace_back(off, data.size());
@@ -425,7 +424,7 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::finish(EmitStats* stats, const std
   h.header_size = kFileHeaderSize;
   h.flatbuffer_offset = kFileHeaderSize;
   h.flatbuffer_size = fbb_.GetSize();
-  h.segment_area_offset = segments_.empty() ? 0 : align64(kFileHeaderSize + fbb_.GetSize());
+  h.segment_area_offset = segments_.empty() ? 0 : align_to_segment(kFileHeaderSize + fbb_.GetSize());
   h.segment_area_size = segment_bytes_.size();
   size_t total = segments_.empty() ? kFileHeaderSize + fbb_.GetSize() : h.segment_area_offset + segment_bytes_.size();
   // The header is written to a fixed array first: writing it straight into a fresh vector
