@@ -43,7 +43,9 @@ constexpr uint32_t kDataFileFormatVersion = 1;  // .ptd files (schema/data_file.
 constexpr size_t kFileHeaderSize = 64;
 constexpr size_t kSegmentAlignment = 64;
 // `n` rounded up to kSegmentAlignment (writers place segments and areas at such offsets).
-constexpr size_t align_to_segment(size_t n) { return (n + kSegmentAlignment - 1) / kSegmentAlignment * kSegmentAlignment; }
+constexpr size_t align_to_segment(size_t n) {
+  return (n + kSegmentAlignment - 1) / kSegmentAlignment * kSegmentAlignment;
+}
 
 struct FileHeader {
   uint32_t format_version = 0;
