@@ -180,7 +180,12 @@ Error linspace(KernelContext& ctx, EValue** args, size_t n) {
   if (!a.expect(expected)) return a.error();
   auto scalar_of = [&](size_t i) -> double {
     const EValue& v = a.at(i);
-    if (v.is_tensor()) return load_as<double>(v.as_tensor->data, v.as_tensor->dtype, 0);
+    if (v.is_tensor()) {
+      const Tensor* t = a.tensor(i);  // checked: planned, bound, within its capacity
+      if (t == nullptr) return 0.0;
+      if (t->numel() != 1) return a.fail("start and end tensors must hold one element"), 0.0;
+      return load_as<double>(t->data, t->dtype, 0);
+    }
     return a.scalar(i);
   };
   double start = scalar_of(0), end = scalar_of(1);

@@ -159,7 +159,7 @@ Error Method::Init::build_tensor(const schema::Tensor* st, Tensor* t) {
     if (constant) {
       // Constants are never written: the exporter never plans a constant as an output.
       t->data = const_cast<uint8_t*>(bytes);
-    } else if (st->shared_state() < 0) {  // shared state keeps what other methods wrote
+    } else if (st->shared_state() < 0 && nbytes > 0) {  // shared state keeps what other methods wrote
       std::memcpy(t->data, bytes, nbytes);
     }
   }
@@ -299,14 +299,18 @@ Error Method::Init::build_state_table() {
     if (fill == 1) {
       m_.num_state_values_ = count;
       m_.state_values_ = take<uint32_t>(count + 1);
-      if (m_.state_values_ == nullptr) return oom("the state table");
+      m_.state_tensors_ = take<Tensor*>(count + 1);
+      if (m_.state_values_ == nullptr || m_.state_tensors_ == nullptr) return oom("the state table");
       count = 0;
     }
     for (uoffset_t i = 0; i < m_.num_values_; ++i) {
       if (m_.values_[i].is_tensor() &&
           static_cast<const schema::Tensor*>(values_->Get(i)->value())->location() ==
               schema::DataLocation::MutableState) {
-        if (fill == 1) m_.state_values_[count] = i;
+        if (fill == 1) {
+          m_.state_values_[count] = i;
+          m_.state_tensors_[count] = m_.values_[i].as_tensor;
+        }
         ++count;
       }
     }
@@ -595,8 +599,11 @@ Error Method::reset_state() {
     const schema::Tensor* st = method_->values()->Get(state_values_[i])->value_as_Tensor();
     Result<Span<const uint8_t>> seg = program_->segment(st->segment_index());
     if (!seg.ok()) return Error::InvalidProgram;
-    Tensor& t = *values_[state_values_[i]].as_tensor;
-    std::memcpy(t.data, seg->data() + st->segment_offset(), st->nbytes());
+    // The tensor built at init: a Move may have rebound the value since (to a constant, say).
+    Tensor& t = *state_tensors_[i];
+    values_[state_values_[i]].tag = ValueTag::Tensor;
+    values_[state_values_[i]].as_tensor = &t;
+    if (st->nbytes() > 0) std::memcpy(t.data, seg->data() + st->segment_offset(), st->nbytes());
     for (int d = 0; d < t.rank; ++d) t.sizes[d] = t.max_sizes[d];
   }
   return Error::Ok;

@@ -58,6 +58,7 @@ struct MethodData {
   Io inputs_;
   Io outputs_;
   uint32_t* state_values_ = nullptr;          // mutable-state tensors
+  Tensor** state_tensors_ = nullptr;          // each one's Tensor as init built it
   size_t num_state_values_ = 0;
   Backend** delegate_backends_ = nullptr;
   void** delegate_handles_ = nullptr;
