@@ -278,6 +278,7 @@ void sort_line(Tensor* values, Tensor* indices, int64_t base, int64_t inner, int
 // Sorts `in` along dim into values/indices (both shaped like in).
 Error sort_core(KernelArgs& a, const Tensor* in, int64_t dim, bool descending, Tensor* values, Tensor* indices) {
   DimSplit s;
+  if (!a.ok() || in == nullptr) return a.ok() ? Error::InvalidArgument : a.error();
   if (!s.init(a, *in, dim) || !resize_like(a, values, *in) || !resize_like(a, indices, *in)) return a.error();
   copy_convert(in->data, in->dtype, values->data, values->dtype, in->numel());
   for (int64_t o = 0; o < s.outer; ++o) {
