@@ -184,8 +184,11 @@ inline double special_bessel_y(double order, double x) {
 inline double special_bessel_k(double order, double x, bool scaled) {
   if (std::isnan(x) || x < 0) return std::numeric_limits<double>::quiet_NaN();
   if (x == 0) return std::numeric_limits<double>::infinity();
-  if (scaled && x > 600) {  // exp(x) K(x) ~ sqrt(pi / 2x) (1 + (4v^2 - 1) / 8x)
-    return std::sqrt(M_PI / (2 * x)) * (1 + (4 * order * order - 1) / (8 * x));
+  if (x > 600) {  // exp(x) K(x) ~ sqrt(pi / 2x) (1 + (mu - 1) / 8x + (mu - 1)(mu - 9) / 2(8x)^2), mu = 4v^2
+    // (libstdc++'s cyl_bessel_k throws std::domain_error for large x: never call it there.)
+    const double mu = 4 * order * order, z = 8 * x;
+    const double e = std::sqrt(M_PI / (2 * x)) * (1 + (mu - 1) / z + (mu - 1) * (mu - 9) / (2 * z * z));
+    return scaled ? e : e * std::exp(-x);
   }
   const double k = std::cyl_bessel_k(order, x);
   return scaled ? std::exp(x) * k : k;
