@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "exporter/emit/file_layout.h"
 #include "flatbuffers/flatbuffers.h"
 #include "runtime/loader/buffer_data_loader.h"
 #include "runtime/program/data_file.h"
@@ -103,25 +104,15 @@ std::vector<uint8_t> DataFileWriter::bytes() {
   }
   fbb.Finish(sc::CreateDataFile(fbb, kDataFileFormatVersion, fbb.CreateVector(index)), sc::DataFileIdentifier());
 
-  FileHeader h;
-  h.format_version = kDataFileFormatVersion;
-  h.header_size = kFileHeaderSize;
-  h.flatbuffer_offset = kFileHeaderSize;
-  h.flatbuffer_size = fbb.GetSize();
-  h.segment_area_offset = entries_.empty() ? 0 : align_to_segment(kFileHeaderSize + fbb.GetSize());
-  h.segment_area_size = area;
-  std::vector<uint8_t> file(entries_.empty() ? kFileHeaderSize + fbb.GetSize() : h.segment_area_offset + area, 0);
-  std::memcpy(file.data() + kFileHeaderSize, fbb.GetBufferPointer(), fbb.GetSize());
+  std::vector<uint8_t> area_bytes(area, 0);
   size_t offset = 0;
   for (const auto& [key, e] : entries_) {
     offset = align_to_segment(offset);
-    if (!e.bytes.empty()) std::memcpy(file.data() + h.segment_area_offset + offset, e.bytes.data(), e.bytes.size());
+    if (!e.bytes.empty()) std::memcpy(area_bytes.data() + offset, e.bytes.data(), e.bytes.size());
     offset += e.bytes.size();
   }
-  h.content_digest = content_digest(file.data() + kFileHeaderSize, file.size() - kFileHeaderSize);
-  uint8_t header[kFileHeaderSize];
-  write_file_header(h, header, kPtdMagic);
-  std::memcpy(file.data(), header, kFileHeaderSize);
+  std::vector<uint8_t> file = assemble_file(kPtdMagic, kDataFileFormatVersion, fbb.GetBufferPointer(), fbb.GetSize(),
+                                            area_bytes, !entries_.empty());
   stats_.entries = entries_.size();
   stats_.file_bytes = file.size();
   return file;

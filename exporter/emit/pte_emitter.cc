@@ -6,6 +6,7 @@
 #include <set>
 #include <map>
 
+#include "exporter/emit/file_layout.h"
 #include "flatbuffers/flatbuffers.h"
 #include "runtime/backend/backend.h"
 #include "runtime/core/content_digest.h"
@@ -419,26 +420,8 @@ absl::StatusOr<std::vector<uint8_t>> Emitter::finish(EmitStats* stats, const std
                                    shared_state.empty() ? 0 : fbb_.CreateVector(shared_state));
   fbb_.Finish(program, "EMB1");
 
-  FileHeader h;
-  h.format_version = version;
-  h.header_size = kFileHeaderSize;
-  h.flatbuffer_offset = kFileHeaderSize;
-  h.flatbuffer_size = fbb_.GetSize();
-  h.segment_area_offset = segments_.empty() ? 0 : align_to_segment(kFileHeaderSize + fbb_.GetSize());
-  h.segment_area_size = segment_bytes_.size();
-  size_t total = segments_.empty() ? kFileHeaderSize + fbb_.GetSize() : h.segment_area_offset + segment_bytes_.size();
-  // The header is written to a fixed array first: writing it straight into a fresh vector
-  // trips GCC 12's -Warray-bounds false positive at -O2.
-  uint8_t header[kFileHeaderSize];
-  write_file_header(h, header);
-  std::vector<uint8_t> file(header, header + kFileHeaderSize);
-  file.resize(total, 0);
-  std::memcpy(file.data() + kFileHeaderSize, fbb_.GetBufferPointer(), fbb_.GetSize());
-  if (!segment_bytes_.empty()) std::memcpy(file.data() + h.segment_area_offset, segment_bytes_.data(), segment_bytes_.size());
-  // The content digest covers every byte after the header; caches of the runtime key on it.
-  h.content_digest = content_digest(file.data() + kFileHeaderSize, file.size() - kFileHeaderSize);
-  write_file_header(h, header);
-  std::memcpy(file.data(), header, kFileHeaderSize);
+  std::vector<uint8_t> file = assemble_file(kPteMagic, version, fbb_.GetBufferPointer(), fbb_.GetSize(),
+                                            segment_bytes_, !segments_.empty());
   if (stats != nullptr) {
     *stats = stats_;
     stats->num_values = num_values_;
