@@ -11,7 +11,7 @@ PACKAGES=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev pkg-config
   nlohmann-json3-dev libzip-dev libpng-dev libpcre2-dev libsentencepiece-dev
   clang-14 libclang-rt-14-dev zlib1g-dev
-  python3 patchelf python3-numpy python3-pytest python3-pip python3-venv
+  python3 patch patchelf python3-numpy python3-pytest python3-pip python3-venv
 )
 
 missing=()

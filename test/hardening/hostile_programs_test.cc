@@ -52,7 +52,7 @@ class Generator {
         case 0: case 1: case 2: tensors.push_back(m.planned_tensor(dtype(), shape(), coin(5))); break;
         case 3: {
           const ScalarType t = dtype();
-          std::vector<int64_t> s = shape();
+          std::vector<int64_t> s = carried_shape(t);
           std::vector<uint8_t> bytes(testing::tensor_nbytes(t, s));
           for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng_());
           tensors.push_back(m.constant_tensor(t, s, bytes.data(), bytes.size()));
@@ -60,7 +60,7 @@ class Generator {
         }
         case 4: {
           const ScalarType t = dtype();
-          std::vector<int64_t> s = shape();
+          std::vector<int64_t> s = carried_shape(t);
           std::vector<uint8_t> bytes(testing::tensor_nbytes(t, s), 0);
           tensors.push_back(m.state_tensor(t, s, bytes.data(), bytes.size()));
           break;
@@ -136,6 +136,14 @@ class Generator {
   std::vector<int64_t> shape() {
     std::vector<int64_t> s(static_cast<size_t>(pick(0, 4)));
     for (int64_t& d : s) d = coin(8) ? 0 : (coin(10) ? pick(17, 300) : pick(1, 5));
+    return s;
+  }
+  // A shape for a tensor whose bytes the program carries (constants, state): at most 4 MiB,
+  // so the generator does not spend seconds writing gigabytes (seed 108,663 drew a 300^4
+  // constant). Planned tensors keep shape()'s full range: they cost the loader nothing.
+  std::vector<int64_t> carried_shape(ScalarType t) {
+    std::vector<int64_t> s = shape();
+    while (testing::tensor_nbytes(t, s) > (4u << 20)) s.pop_back();
     return s;
   }
   std::mt19937 rng_;

@@ -27,7 +27,7 @@ PTHREADPOOL_VERSION="0.0~git20240616.560c60d"
 PTHREADPOOL_DEB_VERSION="${PTHREADPOOL_VERSION}-1"
 CPUINFO_DEB_VERSION="0.0~git20250327.39ea79a-1"
 # Bump when the build recipe below changes: part of the cache key.
-RECIPE=4
+RECIPE=5
 
 TARGET="${1:-host}"
 case "${TARGET}" in
@@ -134,6 +134,10 @@ tar -xf "${XNN_TAR}" -C "${WORK}/src/xnnpack" || fail "unpacking xnnpack"
 # of any GEMM configuration in these sources instead, so a newer snapshot stays covered.
 # //test/delegates/xnnpack:xnnpack_quantized_gemm_sweep_test checks the selected MR against it.
 XNN_SRC="${WORK}/src/xnnpack"
+# Ember's patches (patches/README.md says what each does and why).
+for p in "${HERE}"/patches/*.patch; do
+  patch -d "${XNN_SRC}" -p1 --forward --quiet < "${p}" >>"${LOG}" 2>&1 || fail "applying ${p##*/}"
+done
 MAX_MR=$(grep -ohE '_config\.mr = [0-9]+' "${XNN_SRC}/src/configs/gemm-config.c" | grep -oE '[0-9]+$' | sort -n | tail -1)
 [ -n "${MAX_MR}" ] || fail "reading the largest GEMM MR from src/configs/gemm-config.c"
 sed -i -E "s/^#define XNN_EXTRA_QUANTIZATION_PARAMS [0-9]+$/#define XNN_EXTRA_QUANTIZATION_PARAMS ${MAX_MR}/" \

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "delegates/xnnpack/runtime/block_scales.h"
 #include "delegates/xnnpack/runtime/mapped_pages.h"
 #include "delegates/xnnpack/runtime/weights_file_cache.h"
 #include "runtime/program/program.h"
@@ -56,6 +57,14 @@ struct SharedWeights {
     size_t region;
   };
   std::vector<Source> sources;  // note_packed_source, until dropped
+  struct ScaleCheck {
+    const void* kernel;
+    const uint16_t* scales;
+    size_t count;
+    uint32_t tensor;
+  };
+  std::vector<ScaleCheck> scale_checks;  // defer_block_scale_check, this creation only
+  BadBlockScale bad_scale;
 };
 
 namespace {
@@ -104,6 +113,16 @@ SharedWeights* self(void* context) { return static_cast<SharedWeights*>(context)
 // "Offsets" are the blocks' addresses: stable, and never XNNPACK's not-found SIZE_MAX.
 size_t as_offset(void* data) { return reinterpret_cast<size_t>(data); }
 
+// XNNPACK is about to pack `kernel`: its deferred block-scale check runs now (the first
+// failure is kept; creation fails after XNNPACK returns).
+void check_scales_before_packing(SharedWeights* s, const void* kernel) {
+  for (const SharedWeights::ScaleCheck& c : s->scale_checks) {
+    if (c.kernel != kernel || s->bad_scale.found) continue;
+    const size_t i = first_bad_block_scale(c.scales, c.count);
+    if (i != c.count) s->bad_scale = BadBlockScale{true, c.tensor, i, c.scales};
+  }
+}
+
 size_t look_up(void* context, const xnn_weights_cache_look_up_key* key) {
   SharedWeights* s = self(context);
   for (const Key& k : s->keys) {
@@ -118,6 +137,7 @@ size_t look_up(void* context, const xnn_weights_cache_look_up_key* key) {
     s->keys.push_back(Key{key->seed, key->kernel, key->bias, data});
     return as_offset(data);
   }
+  check_scales_before_packing(s, key->kernel);
   return SIZE_MAX;
 }
 
@@ -200,7 +220,9 @@ size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key
   }
   if (key != nullptr) {
     s->keys.push_back(Key{key->seed, key->kernel, key->bias, data});
-    s->file.record(key, data, size, digest);
+    // Weights packed from scales that failed their check never reach a file (the creation
+    // fails; a later run must check them again).
+    if (!s->bad_scale.found) s->file.record(key, data, size, digest);
   }
   drop_packed(s, key);
   return as_offset(data);
@@ -273,10 +295,25 @@ void release_weights_cache(SharedWeights* shared) {
   shared->program = nullptr;
 }
 
-xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgraph, xnn_workspace_t workspace,
-                                     pthreadpool_t pool, uint32_t flags, xnn_runtime_t* runtime) {
+void defer_block_scale_check(SharedWeights* shared, const void* kernel, const uint16_t* scales, size_t count,
+                             uint32_t tensor) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  const xnn_status s = xnn_create_runtime_v4(subgraph, &shared->provider, workspace, pool, flags, runtime);
+  shared->scale_checks.push_back(SharedWeights::ScaleCheck{kernel, scales, count, tensor});
+}
+
+xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgraph, xnn_workspace_t workspace,
+                                     pthreadpool_t pool, uint32_t flags, xnn_runtime_t* runtime,
+                                     BadBlockScale* bad) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  shared->bad_scale = BadBlockScale();
+  xnn_status s = xnn_create_runtime_v4(subgraph, &shared->provider, workspace, pool, flags, runtime);
+  shared->scale_checks.clear();
+  if (s == xnn_status_success && shared->bad_scale.found) {
+    xnn_delete_runtime(*runtime);
+    *runtime = nullptr;
+    if (bad != nullptr) *bad = shared->bad_scale;
+    s = xnn_status_invalid_parameter;
+  }
   if (s == xnn_status_success) {
     shared->file.flush();  // new packings to files, for the next run
     drop_sources(shared);

@@ -687,6 +687,16 @@ Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
   return Error::Ok;
 }
 
+// The QBInt4 filters' scale checks, for the weights cache to run on the filters it packs.
+void defer_block_scale_checks(const XnnDelegate* d) {
+  for (uint32_t t = 0; t < d->num_tensors; ++t) {
+    if (d->block_scales[t] == nullptr || d->constant_data[t] == nullptr) continue;
+    const fb::Tensor* tensor = d->graph->tensors()->Get(t);  // checked by check_block_quantized
+    const size_t blocks = d->declared_dims[t].d[0] * (d->declared_dims[t].d[1] / tensor->quant()->block_size());
+    defer_block_scale_check(d->weights, d->constant_data[t], d->block_scales[t], blocks, t);
+  }
+}
+
 }  // namespace
 
 Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
@@ -703,9 +713,17 @@ Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
     const uint32_t flags =
         (fp16 ? XNN_FLAG_FORCE_FP16_INFERENCE : 0) | (d->profile.enabled ? XNN_FLAG_BASIC_PROFILING : 0);
     xnn_workspace_t workspace = workspace_handle(d->workspace);  // the Method's, shared
-    s = d->weights != nullptr
-            ? create_runtime_with_cache(d->weights, guard.subgraph, workspace, d->pool, flags, runtime)
-            : xnn_create_runtime_v4(guard.subgraph, nullptr, workspace, d->pool, flags, runtime);
+    BadBlockScale bad;
+    if (d->weights != nullptr) {
+      defer_block_scale_checks(d);
+      s = create_runtime_with_cache(d->weights, guard.subgraph, workspace, d->pool, flags, runtime, &bad);
+    } else {
+      s = xnn_create_runtime_v4(guard.subgraph, nullptr, workspace, d->pool, flags, runtime);
+    }
+    if (bad.found) {
+      const size_t count = bad.index + 1;  // the message needs the index and the value only
+      return check_block_scales(bad.tensor, bad.scales, count, diag);
+    }
     if (s != xnn_status_success) {
       *runtime = nullptr;
       if (fp16) fp16_status = s;

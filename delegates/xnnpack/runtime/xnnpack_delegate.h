@@ -101,9 +101,13 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& context, Span<const u
 // channel scales one per channel, QC*/QInt32 only as constants); NotSupported for an unknown
 // dtype, InvalidProgram otherwise.
 // Per-channel scales kept in a constant slot are resolved here (d->channel_scales[t]), and
-// the block scales of a QBInt4 filter (d->block_scales[t]).
+// the block scales of a QBInt4 filter (d->block_scales[t]; their values: check_block_scales).
 Error check_tensor_type(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, BackendInitContext& ctx,
                         Span<const CompileSpecView> specs);
+// InvalidProgram naming the first of the `count` block scales of QBInt4 tensor t that is not a
+// positive normal number (block_scales.h). check_tensor_type runs it at once when the delegate
+// has no packed-weights cache; create_runtime defers it to XNNPACK's packing otherwise.
+Error check_block_scales(uint32_t t, const uint16_t* scales, size_t count, Diagnostic* diag);
 // Checks that node i's tensor dtypes form a combination this backend defines (fp32 ops on
 // Fp32 only; quantized conv/fc: QInt8 in/out, QCInt8 filter, QCInt32 bias; ...).
 Error check_node_types(const XnnDelegate* d, uint32_t i, const fb::Node& node, Diagnostic* diag);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "delegates/xnnpack/runtime/block_scales.h"
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "runtime/core/float16.h"
 
@@ -37,6 +38,18 @@ bool requantizes(const NodeAttrs& a) {
   return a.op == fb::OpType::Add2 || a.op == fb::OpType::Multiply2 || a.op == fb::OpType::GlobalAveragePooling2d ||
          (a.op == fb::OpType::StaticReduce && a.reduce_op == 1);
 }
+
+}  // namespace
+
+Error check_block_scales(uint32_t t, const uint16_t* scales, size_t count, Diagnostic* diag) {
+  const size_t i = first_bad_block_scale(scales, count);
+  if (i == count) return Error::Ok;
+  return fail(diag, Error::InvalidProgram,
+              "xnnpack: QBInt4 tensor %u: block scale %zu is %g; scales must be positive normal numbers", t, i,
+              static_cast<double>(bf16_to_float(scales[i])));
+}
+
+namespace {
 
 // A QBInt4 filter [N, K]: packed int4 with zero point 8, bfloat16 block scales in a constant
 // slot (xnnpack_graph.fbs). XNNPACK would reject most violations with an unspecific status or
@@ -76,22 +89,9 @@ Error check_block_quantized(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor
                 t, count, static_cast<unsigned long long>(off), q->channel_scales_slot());
   }
   const uint16_t* scales = reinterpret_cast<const uint16_t*>(seg->data() + off);
-  // A positive normal bfloat16 has sign 0 and an exponent field in 1..254: one branch-free
-  // pass over the bits (vectorised; an LLM has tens of millions of scales), then the slow
-  // search for the message only when something is off.
-  uint32_t bad = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const uint32_t bits = scales[i], exponent = (bits >> 7) & 0xFFu;
-    bad |= (bits >> 15) | static_cast<uint32_t>(exponent == 0) | static_cast<uint32_t>(exponent == 0xFFu);
-  }
-  for (size_t i = 0; bad != 0 && i < count; ++i) {
-    const float s = bf16_to_float(scales[i]);
-    if (!std::isnormal(s) || s < 0.0f) {
-      return fail(diag, Error::InvalidProgram,
-                  "xnnpack: QBInt4 tensor %u: block scale %zu is %g; scales must be positive normal numbers", t, i,
-                  static_cast<double>(s));
-    }
-  }
+  // With a packed-weights cache the check waits until XNNPACK is about to pack this filter
+  // (create_runtime): packed weights mapped from a cache file read no scales.
+  if (d->weights == nullptr) EMBER_TRY(check_block_scales(t, scales, count, diag));
   d->block_scales[t] = scales;
   return Error::Ok;
 }

@@ -13,10 +13,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "delegates/xnnpack/exporter/xnnpack_weight_only.h"
+#include "delegates/xnnpack/runtime/xnnpack_backend.h"
 #include "test/delegates/op_graph.h"
 #include "runtime/core/float16.h"
 #include "test/fuzz/pte_harness.h"
@@ -148,6 +151,67 @@ TEST(WeightOnlyLinear, CorruptedProgramsNeverCrash) {
     executed += fuzz::run_pte_bytes(bad.data(), bad.size()).executions_ok;
   }
   RecordProperty("executed", executed);
+}
+
+// Offset of the first run of `count` equal 16-bit words in `bytes` that read as a bfloat16
+// in [1e-3, 1]: the block scales of a filter whose weights are all one value.
+size_t find_block_scales(const std::vector<uint8_t>& bytes, size_t count) {
+  for (size_t at = 0; at + 2 * count <= bytes.size(); at += 2) {
+    uint16_t first;
+    std::memcpy(&first, bytes.data() + at, 2);
+    const float v = bf16_to_float(first);
+    if (!(v >= 1e-3f && v <= 1.0f)) continue;
+    size_t n = 1;
+    for (; n < count; ++n) {
+      uint16_t w;
+      std::memcpy(&w, bytes.data() + at + 2 * n, 2);
+      if (w != first) break;
+    }
+    if (n == count) return at;
+  }
+  return bytes.size();
+}
+
+// XNNPACK's own check of the block scales is patched out of the build
+// (third_party/xnnpack/patches/README.md): Ember checks them before XNNPACK packs a filter.
+// A program with a zero, negative or NaN scale is refused at load, with or without a
+// packed-weights cache directory, and a refused program leaves nothing in the cache that
+// would let a later load skip the check.
+TEST(WeightOnlyLinear, BadBlockScalesAreRefusedBeforePacking) {
+  OpGraph o;
+  const int x = o.input({2, 64});
+  const int w = o.constant({8, 64}, 0.5f, 0.5f);  // every block's scale is the same number
+  o.output(o.node("aten::linear", "default", {t(x), t(w), Arg::none()}, {2, 8}));
+  exporter::ExportOptions xo;
+  xo.quantize.mode = exporter::QuantizeMode::Int4Weight;
+  xo.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
+  auto del = exporter::export_graph(o.g, xo);
+  ASSERT_TRUE(del.ok()) << del.status();
+  ASSERT_EQ(del->backends.size(), 1u);
+  const size_t scales = find_block_scales(del->pte, 8 * 64 / 32);
+  ASSERT_LT(scales, del->pte.size()) << "the block scales were not found in the program";
+  const char* base = std::getenv("TEST_TMPDIR");
+  const std::string dir = std::string(base != nullptr ? base : "/tmp") + "/bad_block_scales_cache";
+  for (const uint16_t bad : {uint16_t{0x0000}, uint16_t{0xBF80} /* -1 */, uint16_t{0x7FC0} /* NaN */}) {
+    // A fresh directory per case: the good program's run below fills it, after which this
+    // program (same content digest, so the same cache entries) would legitimately be warm.
+    const std::string fresh = dir + std::to_string(bad);
+    for (const char* cache : {"", fresh.c_str()}) {
+      xnnpack::set_weights_cache_dir(cache);
+      std::vector<uint8_t> pte = del->pte;
+      std::memcpy(pte.data() + scales + 2 * 5, &bad, 2);  // block scale 5
+      for (int attempt = 0; attempt < 2; ++attempt) {  // the second would be warm if anything was cached
+        testing::PteRunner r;
+        const std::string message = r.load(pte);
+        EXPECT_NE(message.find("block scale 5 is"), std::string::npos)
+            << "scale bits " << bad << " cache '" << cache << "' attempt " << attempt << ": " << message;
+      }
+      testing::PteRunner good;
+      EXPECT_EQ(good.load(del->pte), "") << "cache '" << cache << "'";
+      EXPECT_EQ(good.run(o.inputs), "");
+    }
+  }
+  xnnpack::set_weights_cache_dir("");
 }
 
 // The bfloat16 rounding the int4 block scales go through (runtime/core/float16.h).
