@@ -10,6 +10,7 @@
 
 #include "extension/bundled/bundled_cases.h"
 #include "extension/module/module.h"
+#include "extension/module/module_call_guard.h"
 #include "schema/program_generated.h"
 
 namespace ember {
@@ -121,6 +122,7 @@ BundledTolerance default_bundled_tolerance(ScalarType dtype) {
 }
 
 Expected<std::vector<BundledCaseResult>> Module::verify_bundled_cases(const VerifyOptions& options) {
+  EMBER_ONE_CALL_AT_A_TIME();
   Status s = load();
   if (!s.ok()) return s;
   const auto* cases = program_->flatbuffer()->bundled_cases();

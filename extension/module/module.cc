@@ -6,6 +6,7 @@
 #include "runtime/loader/buffer_data_loader.h"
 #include "runtime/loader/file_data_loader.h"
 #include "runtime/loader/mmap_data_loader.h"
+#include "extension/module/module_call_guard.h"
 #include "extension/module/shared_data_file.h"
 #include "extension/threadpool/thread_pool_factory.h"
 #include "runtime/platform/platform.h"
@@ -59,6 +60,7 @@ Module::~Module() {
 }
 
 Status Module::load() {
+  EMBER_ONE_CALL_AT_A_TIME();
   if (program_ != nullptr) return Status::Ok();
   const uint64_t start_ns = options_.event_tracer != nullptr ? platform_monotonic_ns() : 0;
   if (buffer_ != nullptr) {
@@ -128,6 +130,7 @@ Status Module::load() {
 }
 
 Expected<std::vector<std::string>> Module::method_names() {
+  EMBER_ONE_CALL_AT_A_TIME();
   Status s = load();
   if (!s.ok()) return s;
   std::vector<std::string> names;
@@ -136,6 +139,7 @@ Expected<std::vector<std::string>> Module::method_names() {
 }
 
 Expected<std::vector<std::pair<std::string, std::string>>> Module::metadata() {
+  EMBER_ONE_CALL_AT_A_TIME();
   Status s = load();
   if (!s.ok()) return s;
   std::vector<std::pair<std::string, std::string>> entries;
@@ -146,6 +150,7 @@ Expected<std::vector<std::pair<std::string, std::string>>> Module::metadata() {
 }
 
 Expected<std::string> Module::metadata(const std::string& key) {
+  EMBER_ONE_CALL_AT_A_TIME();
   Status s = load();
   if (!s.ok()) return s;
   Result<const char*> value = program_->metadata(key.c_str());
@@ -158,6 +163,7 @@ Expected<std::string> Module::metadata(const std::string& key) {
 }
 
 Expected<MethodMeta> Module::method_meta(const std::string& name) {
+  EMBER_ONE_CALL_AT_A_TIME();
   Status s = load();
   if (!s.ok()) return s;
   Result<MethodMeta> meta = program_->method_meta(name.c_str());
@@ -166,6 +172,7 @@ Expected<MethodMeta> Module::method_meta(const std::string& name) {
 }
 
 Status Module::load_method(const std::string& name) {
+  EMBER_ONE_CALL_AT_A_TIME();
   if (methods_.count(name) != 0) return Status::Ok();
   Status s = load();
   if (!s.ok()) return s;
@@ -249,6 +256,7 @@ Status Module::method_for(const std::string& name, LoadedMethod** out) {
 }
 
 Status Module::set_input(const std::string& name, size_t index, const Input& input) {
+  EMBER_ONE_CALL_AT_A_TIME();
   LoadedMethod* lm = nullptr;
   Status s = method_for(name, &lm);
   if (!s.ok()) return s;
@@ -259,6 +267,7 @@ Status Module::set_input(const std::string& name, size_t index, const Input& inp
 }
 
 Expected<Outputs> Module::execute(const std::string& name, const std::vector<Input>& inputs) {
+  EMBER_ONE_CALL_AT_A_TIME();
   LoadedMethod* lm = nullptr;
   Status s = method_for(name, &lm);
   if (!s.ok()) return s;
@@ -276,6 +285,7 @@ Expected<Outputs> Module::execute(const std::string& name, const std::vector<Inp
 }
 
 Expected<Outputs> Module::execute(const std::string& name) {
+  EMBER_ONE_CALL_AT_A_TIME();
   LoadedMethod* lm = nullptr;
   Status s = method_for(name, &lm);
   if (!s.ok()) return s;
@@ -285,6 +295,7 @@ Expected<Outputs> Module::execute(const std::string& name) {
 }
 
 Status Module::set_output_buffer(const std::string& name, size_t index, void* data, size_t nbytes) {
+  EMBER_ONE_CALL_AT_A_TIME();
   LoadedMethod* lm = nullptr;
   Status s = method_for(name, &lm);
   if (!s.ok()) return s;
@@ -294,6 +305,7 @@ Status Module::set_output_buffer(const std::string& name, size_t index, void* da
 }
 
 Status Module::reset_state(const std::string& name) {
+  EMBER_ONE_CALL_AT_A_TIME();
   LoadedMethod* lm = nullptr;
   Status s = method_for(name, &lm);
   if (!s.ok()) return s;
@@ -320,6 +332,7 @@ Status Module::init_shared_state() {
 }
 
 Status Module::reset_state() {
+  EMBER_ONE_CALL_AT_A_TIME();
   Status s = load();
   if (!s.ok()) return s;
   for (auto& [name, lm] : methods_) {
@@ -329,6 +342,7 @@ Status Module::reset_state() {
 }
 
 Status Module::set_num_threads(size_t threads) {
+  EMBER_ONE_CALL_AT_A_TIME();
   if (threads == 0) return Status(Error::InvalidArgument, "thread count must be at least 1");
   const size_t cpus = available_cpus();
   if (threads > cpus) threads = cpus;
@@ -343,6 +357,7 @@ Status Module::set_num_threads(size_t threads) {
 }
 
 Expected<Module::MemoryUsage> Module::memory_usage(const std::string& name) const {
+  EMBER_ONE_CALL_AT_A_TIME();
   auto it = methods_.find(name);
   if (it == methods_.end()) return Status(Error::InvalidState, "method '" + name + "' is not loaded");
   MemoryUsage usage;
@@ -353,6 +368,8 @@ Expected<Module::MemoryUsage> Module::memory_usage(const std::string& name) cons
 }
 
 Method* Module::method(const std::string& name) {
+  CallGuard call_guard(this);
+  if (!call_guard.ok()) return nullptr;
   auto it = methods_.find(name);
   return it == methods_.end() ? nullptr : it->second->method.get();
 }

@@ -11,15 +11,21 @@
 // call (inputs are bound zero-copy, outputs are views of planned memory).
 // Lifetimes: outputs are views valid until the next execute() of the same method,
 // reset_state(), or the Module's destruction. Input memory must stay valid during execute().
-// Thread-safety: a Module is not thread-safe; use one Module per thread (several Modules
-// may load the same file concurrently).
+// Thread-safety: a Module runs one call at a time; use one Module per thread (several Modules
+// may load the same file concurrently, and share one data file). A call made while another
+// thread is inside a call of the same Module does not wait and touches nothing: it returns
+// InvalidState saying so. Calls taking turns from several threads (serialised by the app) are
+// fine; outputs are then views that the next execute() on any thread overwrites. The inline
+// accessors (is_loaded, is_method_loaded, num_threads) are not checked.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -220,7 +226,8 @@ class Module {
     size_t temp_bytes = 0;
   };
   Expected<MemoryUsage> memory_usage(const std::string& name) const;
-  // Direct access for advanced use (null when not loaded).
+  // Direct access for advanced use (null when not loaded, or while another thread is inside a
+  // call of this Module).
   Method* method(const std::string& name);
 
   // Runs every test case bundled in the program (`ember export --bundle`), each from the
@@ -238,6 +245,10 @@ class Module {
 
  private:
   struct LoadedMethod;
+  class CallGuard;  // module.cc: one public call at a time
+  // The thread inside a public call of this Module (none: no call). Calls nested on that
+  // thread (execute -> load_method -> load) pass.
+  mutable std::atomic<std::thread::id> caller_{};
   Status method_for(const std::string& name, LoadedMethod** out);
   Status init_shared_state();
   size_t memory_in_use() const;  // what memory_budget_bytes counts, over the loaded methods
