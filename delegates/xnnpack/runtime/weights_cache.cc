@@ -277,12 +277,15 @@ SharedWeights* acquire_weights_cache(const Program* program) {
   s.provider = xnn_weights_cache_provider{&s, look_up, reserve_space, look_up_or_insert, is_finalized,
                                           offset_to_addr, delete_cache};
   s.stats = WeightsCacheStats();
-  s.file.open(configured_weights_cache_dir(), program->content_digest(), program->segment_area());
+  std::vector<ProgramFileCache::Region> weights{{program->segment_area(), program->content_digest()}};
   s.regions.clear();
   s.regions.push_back(SharedWeights::Region{program->segment_area(), -1});
   for (size_t i = 0; i < program->num_data_files(); ++i) {
-    s.regions.push_back(SharedWeights::Region{program->data_file(i)->segment_area(), -1});
+    const DataFile* data = program->data_file(i);
+    s.regions.push_back(SharedWeights::Region{data->segment_area(), -1});
+    weights.push_back(ProgramFileCache::Region{data->segment_area(), data->content_digest()});
   }
+  s.file.open(configured_weights_cache_dir(), weights);
   s.sources.clear();
   return &s;
 }

@@ -200,18 +200,34 @@ const ContentDigest& weights_environment() {
   return digest;
 }
 
-bool ProgramFileCache::open(const std::string& dir, const ContentDigest& program, Span<const uint8_t> segment_area) {
+bool ProgramFileCache::open(const std::string& dir, const std::vector<Region>& regions) {
   close();
   stats_ = FileCacheStats();
-  if (dir.empty()) return false;
-  if (program.is_zero()) {
-    EMBER_LOG(Info, "xnnpack: the program has no content digest (exported before it existed): packed weights "
-                    "are not cached in %s; re-export to cache them", dir.c_str());
+  if (dir.empty() || regions.empty()) return false;
+  for (const Region& r : regions) {
+    if (!r.digest.is_zero()) continue;
+    EMBER_LOG(Info, "xnnpack: the program or one of its data files has no content digest (exported before it "
+                    "existed): packed weights are not cached in %s; re-export to cache them", dir.c_str());
     return false;
   }
+  // One program: its own digest (the index name it always had). With data files: a digest of
+  // all of theirs, in order.
+  ContentDigest program = regions[0].digest;
+  if (regions.size() > 1) {
+    ContentDigester d;
+    for (const Region& r : regions) {
+      const uint64_t words[2] = {r.digest.lo, r.digest.hi};
+      d.update(words, sizeof(words));
+    }
+    program = d.finish();
+  }
+  regions_.clear();
+  uint64_t next = 0;
+  for (const Region& r : regions) {
+    regions_.push_back(Span64{r.bytes.data(), r.bytes.size(), next});
+    next += r.bytes.size();
+  }
   dir_ = dir;
-  area_ = segment_area.data();
-  area_size_ = segment_area.size();
   index_ = IndexFile();
   index_.program = program;
   index_.environment = weights_environment();
@@ -246,12 +262,15 @@ bool ProgramFileCache::open(const std::string& dir, const ContentDigest& program
 }
 
 bool ProgramFileCache::stable(const xnn_weights_cache_look_up_key* key, uint64_t* kernel, uint64_t* bias) const {
-  const uintptr_t base = reinterpret_cast<uintptr_t>(area_);
   auto offset_of = [&](const void* p, uint64_t* out) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    if (area_size_ == 0 || a < base || a - base >= area_size_) return false;
-    *out = static_cast<uint64_t>(a - base);
-    return true;
+    for (const Span64& r : regions_) {
+      const uintptr_t base = reinterpret_cast<uintptr_t>(r.base);
+      if (r.size == 0 || a < base || a - base >= r.size) continue;
+      *out = r.first_offset + static_cast<uint64_t>(a - base);
+      return true;
+    }
+    return false;
   };
   if (key == nullptr || key->kernel == nullptr || !offset_of(key->kernel, kernel)) return false;
   *bias = kNoOffset;

@@ -2,8 +2,8 @@
 // (weights_cache.h), internal to the XNNPACK backend.
 //
 // When a cache directory is set (xnnpack::set_weights_cache_dir or EMBER_XNNPACK_WEIGHTS_CACHE)
-// and the program carries a content digest (its .pte header), XNNPACK's packing of each
-// filter is looked up in "<dir>/<program digest>-<environment digest>.index" (format:
+// and the program carries a content digest (its .pte header; and its data files, theirs),
+// XNNPACK's packing of each filter is looked up in "<dir>/<program digest>-<environment digest>.index" (format:
 // weights_index.h). A hit maps the block file read-only and hands XNNPACK that address:
 // nothing is packed and the program's filter bytes are never read, so their pages are never
 // resident. A miss packs in memory as without a file; after the runtime is created, the new
@@ -67,9 +67,19 @@ class ProgramFileCache {
   ProgramFileCache& operator=(const ProgramFileCache&) = delete;
   ~ProgramFileCache() { close(); }
 
-  // Starts the file cache of one program; false (the cache stays off) when `dir` is empty or
-  // the program has no content digest. A bad index is logged and ignored (rewritten later).
-  bool open(const std::string& dir, const ContentDigest& program, Span<const uint8_t> segment_area);
+  // Where a program's weights live: its own segment area, then each data file's (a program
+  // exported with --external-weights), each with its file's content digest.
+  struct Region {
+    Span<const uint8_t> bytes;
+    ContentDigest digest;
+  };
+
+  // Starts the file cache of one program (regions[0]: the program's segment area); false (the
+  // cache stays off) when `dir` is empty or a region has no content digest. The index is keyed
+  // by the program's digest, combined with its data files' when it has any (another .ptd under
+  // the same program, e.g. another LoRA variant, gets its own index), and offsets run through
+  // the regions in order. A bad index is logged and ignored (rewritten later).
+  bool open(const std::string& dir, const std::vector<Region>& regions);
   bool is_open() const { return open_; }
 
   // The packed bytes for `key` from a mapped block file, or nullptr (also for unstable or
@@ -104,8 +114,12 @@ class ProgramFileCache {
   bool index_dirty_ = false;
   std::string dir_;
   std::string index_path_;
-  const uint8_t* area_ = nullptr;
-  size_t area_size_ = 0;
+  struct Span64 {
+    const uint8_t* base;
+    size_t size;
+    uint64_t first_offset;  // of this region in the offset space the index uses
+  };
+  std::vector<Span64> regions_;
   IndexFile index_;
   std::vector<ContentDigest> mapped_;   // this program's references into the mapping table
   std::vector<Pending> pending_;        // blocks to write at the next flush

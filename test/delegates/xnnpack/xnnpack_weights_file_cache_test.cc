@@ -346,6 +346,85 @@ TEST_F(WeightsFileCache, PackedFiltersOfAMappedProgramAreGivenBack) {
   EXPECT_LT(resident_kib_of(path), file_kib / 4);
 }
 
+// Runs `pte_path` with its data file `ptd_path` in a fresh Module; output 0's bytes.
+// `updated`: the data file's weights were changed after export (allowed, entries not hashed).
+std::vector<uint8_t> run_with_data(const std::string& pte_path, const std::string& ptd_path,
+                                   std::vector<NpyArray>& inputs, bool updated = false) {
+  Module::Options options;
+  options.allow_updated_weights = updated;
+  if (updated) options.data_verification = DataFile::Verification::Structure;
+  Module module(pte_path, {ptd_path}, options);
+  std::vector<TensorPtr> tensors;
+  std::vector<Input> args;
+  for (NpyArray& a : inputs) tensors.push_back(from_blob(a.data.data(), a.shape, a.dtype));
+  for (const TensorPtr& t : tensors) args.emplace_back(t);
+  auto outputs = module.forward(args);
+  EXPECT_TRUE(outputs.ok()) << outputs.error().to_string();
+  if (!outputs.ok()) return {};
+  const Output& out = (*outputs).at(0);
+  return std::vector<uint8_t>(out.data<uint8_t>(), out.data<uint8_t>() + out.numel() * 4);
+}
+
+// Weights in a data file (--external-weights) are cached like the program's own: offsets run
+// through the program's segment area, then the data file's, and the index is keyed by both
+// files' digests. Cold packs and writes, warm maps and packs nothing, both bit-identical; a
+// different data file under the same program (another LoRA variant) gets its own index.
+TEST_F(WeightsFileCache, DataFileWeightsColdThenWarmBitIdentical) {
+  const std::string model_dir = testing::shared_dir() + "/models/small_cnn";
+  std::vector<NpyArray> inputs = testing::read_npy_series(model_dir, "input_");
+  exporter::ExportOptions o;
+  o.partitioners.push_back(std::make_shared<XnnpackPartitioner>());
+  o.external_weights = dir_ + "/small_cnn.ptd";
+  auto r = exporter::export_pt2_file(model_dir + "/model.pt2", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string pte = dir_ + "/small_cnn.pte", ptd = o.external_weights, cache = dir_ + "/cache";
+  write_file(pte, r->pte);
+  write_file(ptd, r->ptd);
+  set_weights_cache_dir("");
+  const std::vector<uint8_t> reference = run_with_data(pte, ptd, inputs);
+  ASSERT_FALSE(reference.empty());
+
+  set_weights_cache_dir(cache.c_str());
+  const WeightsFileTotals t0 = weights_file_totals();
+  EXPECT_EQ(run_with_data(pte, ptd, inputs), reference) << "cold run";
+  const WeightsFileTotals t1 = weights_file_totals();
+  EXPECT_GT(t1.written_blocks, t0.written_blocks) << "the data file's filters are cached";
+  EXPECT_EQ(run_with_data(pte, ptd, inputs), reference) << "warm run";
+  const WeightsFileTotals t2 = weights_file_totals();
+  EXPECT_EQ(t2.indexes_loaded, t1.indexes_loaded + 1);
+  EXPECT_GT(t2.hits, t1.hits);
+  EXPECT_EQ(t2.written_blocks, t1.written_blocks) << "a warm run packs nothing new";
+  EXPECT_EQ(t2.packed_blocks, t1.packed_blocks);
+
+  // The same program over a data file with other weights (updated on purpose, so its digest
+  // differs): a miss, its own index, and its own numbers, never the first file's packed weights.
+  std::vector<uint8_t> other = r->ptd;
+  FileHeader h;
+  ASSERT_TRUE(parse_file_header(other.data(), &h, kPtdMagic));
+  for (size_t i = h.segment_area_offset; i < other.size(); i += 4) {
+    float v;
+    std::memcpy(&v, other.data() + i, 4);
+    v *= 0.5f;  // every weight halved: other numbers, same shapes
+    std::memcpy(other.data() + i, &v, 4);
+  }
+  h.content_digest.lo ^= 1;
+  write_file_header(h, other.data(), kPtdMagic);
+  const std::string ptd2 = dir_ + "/small_cnn_half.ptd";
+  write_file(ptd2, other);
+  set_weights_cache_dir("");
+  const std::vector<uint8_t> reference2 = run_with_data(pte, ptd2, inputs, true);
+  ASSERT_FALSE(reference2.empty());
+  ASSERT_NE(reference2, reference);
+  set_weights_cache_dir(cache.c_str());
+  EXPECT_EQ(run_with_data(pte, ptd2, inputs, true), reference2) << "cold run of the second data file";
+  EXPECT_EQ(run_with_data(pte, ptd2, inputs, true), reference2) << "warm run of the second data file";
+  EXPECT_EQ(run_with_data(pte, ptd, inputs), reference) << "the first data file is still served right";
+  size_t indexes = 0;
+  for (const std::string& f : list_dir(cache)) indexes += f.size() > 6 && f.substr(f.size() - 6) == ".index";
+  EXPECT_EQ(indexes, 2u);
+  set_weights_cache_dir("");
+}
+
 // Peak RSS in KiB of a fresh `ember bench` process (one run) of `pte`, with the XNNPACK
 // weights cache in `cache_dir` ("" = none); -1 when it fails. A fresh process: in this one,
 // freed heap pages left by earlier tests would hide new allocations.
