@@ -97,6 +97,18 @@ std::vector<GemmSelection> quantized_gemm_selections() {
   };
 }
 
+bool native_fp16_arithmetic() {
+  const xnn_hardware_config* h = hardware();
+  if (h == nullptr) return false;
+#if XNN_ARCH_X86_64
+  return h->use_x86_avx512fp16;
+#elif XNN_ARCH_ARM64
+  return h->use_arm_neon_fp16_arith;
+#else
+  return false;
+#endif
+}
+
 std::string cpu_features() {
   const xnn_hardware_config* h = hardware();
   std::string s;

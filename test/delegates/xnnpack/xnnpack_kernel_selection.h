@@ -33,6 +33,10 @@ struct GemmSelection {
 std::vector<GemmSelection> quantized_gemm_selections();
 // "avx2 fma3 avx512f avx512vnni gfni..." as XNNPACK's hardware configuration sees this CPU.
 std::string cpu_features();
+// Whether XNNPACK's fp16 path computes in fp16 on this CPU (x86 AVX512-FP16, Arm FP16
+// arithmetic): products summed in fp16, so `--xnnpack-fp16` errors are several times those of
+// the AVX2 + F16C path, which converts to fp32 around every multiply-add.
+bool native_fp16_arithmetic();
 // XNN_EXTRA_QUANTIZATION_PARAMS of the XNNPACK Ember was built with: how many parameter rows
 // XNNPACK pads past a qd8 tensor's rows. A qd8 kernel of MR rows needs MR - 1.
 int extra_quantization_params();
