@@ -13,30 +13,58 @@
 
 namespace ember {
 
+namespace {
+
+// ModuleMemory's default: the C heap.
+class HeapMemory final : public ModuleMemory {
+ public:
+  void* allocate(size_t bytes, size_t alignment) override {
+    void* p = nullptr;
+    return posix_memalign(&p, alignment, bytes) == 0 ? p : nullptr;
+  }
+  void deallocate(void* block) override { std::free(block); }
+};
+HeapMemory g_heap_memory;
+
+// The end of every message about memory the Module could not get.
+const std::string kNoRoom = ": the process (or ModuleOptions::memory) has no room for it; free memory and call again";
+
+}  // namespace
+
 // Memory owned for one loaded method: allocator buffer, arenas, temp, and output views.
 struct Module::LoadedMethod {
-  struct FreeDeleter {
-    void operator()(void* p) const { std::free(p); }
-  };
-  using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
+  explicit LoadedMethod(ModuleMemory* m) : memory(m) {}
+  ~LoadedMethod() {
+    method.reset();  // delegates may use their method allocator's memory while they go
+    for (void* b : buffers) memory->deallocate(b);
+  }
+  LoadedMethod(const LoadedMethod&) = delete;
+  LoadedMethod& operator=(const LoadedMethod&) = delete;
 
-  std::vector<Buffer> buffers;
+  ModuleMemory* memory;
+  std::vector<void*> buffers;  // from `memory`
   std::vector<Span<uint8_t>> arenas;
   MemoryAllocator method_allocator;
   MemoryAllocator temp_allocator;
-  MemoryManager memory;
+  MemoryManager memory_manager;
   std::unique_ptr<Method> method;
   std::vector<Output> outputs;
   size_t arena_bytes = 0;
   size_t total_bytes = 0;  // arenas + temp + method allocator (ModuleOptions::memory_budget_bytes)
 
   uint8_t* allocate(size_t bytes) {
-    void* p = nullptr;
-    if (posix_memalign(&p, 64, bytes == 0 ? 64 : bytes) != 0) return nullptr;
-    buffers.emplace_back(static_cast<uint8_t*>(p));
+    void* p = memory->allocate(bytes == 0 ? 64 : bytes, 64);
+    if (p == nullptr) return nullptr;
+    buffers.push_back(p);
     return static_cast<uint8_t*>(p);
   }
+  void free_last() {
+    memory->deallocate(buffers.back());
+    buffers.pop_back();
+  }
 };
+
+ModuleMemory& Module::memory() const { return options_.memory != nullptr ? *options_.memory : g_heap_memory; }
 
 Module::Module(std::string path) : Module(std::move(path), Options()) {}
 
@@ -52,7 +80,7 @@ Module::Module(const void* data, size_t size, Options options)
 
 Module::~Module() {
   methods_.clear();  // methods before the program they point into
-  for (Span<uint8_t>& s : shared_state_) std::free(s.data());
+  for (Span<uint8_t>& s : shared_state_) memory().deallocate(s.data());
   shared_state_.clear();
   program_.reset();
   loader_.reset();
@@ -105,14 +133,14 @@ Status Module::load() {
   // Module's life, initialised here; every method loaded later is handed the same buffers.
   for (size_t i = 0; i < program_->num_shared_state(); ++i) {
     const size_t bytes = *program_->shared_state_nbytes(i);
-    void* p = nullptr;
-    if (posix_memalign(&p, 64, bytes == 0 ? 64 : bytes) != 0) {
-      for (Span<uint8_t>& done : shared_state_) std::free(done.data());
+    void* p = memory().allocate(bytes == 0 ? 64 : bytes, 64);
+    if (p == nullptr) {
+      for (Span<uint8_t>& done : shared_state_) memory().deallocate(done.data());
       shared_state_.clear();
       program_.reset();
       loader_.reset();
       data_files_.clear();
-      return Status(Error::OutOfMemory, "cannot allocate shared state of " + std::to_string(bytes) + " bytes");
+      return Status(Error::OutOfMemory, "cannot allocate shared state of " + std::to_string(bytes) + " bytes" + kNoRoom);
     }
     shared_state_.emplace_back(static_cast<uint8_t*>(p), bytes);
   }
@@ -199,16 +227,21 @@ Status Module::load_method(const std::string& name) {
                         "smaller inputs");
     }
   }
-  std::unique_ptr<LoadedMethod> lm(new LoadedMethod());
+  std::unique_ptr<LoadedMethod> lm(new LoadedMethod(&memory()));
   for (size_t i = 0; i < meta->num_arenas(); ++i) {
     size_t bytes = *meta->arena_size(i);
     uint8_t* p = lm->allocate(bytes);
-    if (p == nullptr) return Status(Error::OutOfMemory, "cannot allocate arena of " + std::to_string(bytes) + " bytes");
+    if (p == nullptr) {
+      return Status(Error::OutOfMemory, "cannot allocate an arena of " + std::to_string(bytes) + " bytes" + kNoRoom);
+    }
     lm->arenas.emplace_back(p, bytes);
     lm->arena_bytes += bytes;
   }
   uint8_t* temp = lm->allocate(options_.temp_allocator_bytes);
-  if (temp == nullptr) return Status(Error::OutOfMemory, "cannot allocate the temp allocator");
+  if (temp == nullptr) {
+    return Status(Error::OutOfMemory, "cannot allocate the temp allocator of " + std::to_string(options_.temp_allocator_bytes) +
+                                          " bytes" + kNoRoom + " (or lower ModuleOptions::temp_allocator_bytes)");
+  }
   lm->temp_allocator = MemoryAllocator(temp, options_.temp_allocator_bytes);
   // Size the method allocator by trying: a failed init reports the bytes it needed.
   size_t method_bytes = 64 << 10;
@@ -216,14 +249,16 @@ Status Module::load_method(const std::string& name) {
   // further delegates, are unknown), so grow at least geometrically.
   for (int attempt = 0; attempt < 16; ++attempt) {
     uint8_t* p = lm->allocate(method_bytes);
-    if (p == nullptr) return Status(Error::OutOfMemory, "cannot allocate the method allocator");
+    if (p == nullptr) {
+      return Status(Error::OutOfMemory, "cannot allocate the method allocator of " + std::to_string(method_bytes) + " bytes" + kNoRoom);
+    }
     lm->method_allocator = MemoryAllocator(p, method_bytes);
-    lm->memory.method_allocator = &lm->method_allocator;
-    lm->memory.planned_arenas = Span<Span<uint8_t>>(lm->arenas.data(), lm->arenas.size());
-    lm->memory.temp_allocator = &lm->temp_allocator;
-    lm->memory.shared_state = Span<Span<uint8_t>>(shared_state_.data(), shared_state_.size());
+    lm->memory_manager.method_allocator = &lm->method_allocator;
+    lm->memory_manager.planned_arenas = Span<Span<uint8_t>>(lm->arenas.data(), lm->arenas.size());
+    lm->memory_manager.temp_allocator = &lm->temp_allocator;
+    lm->memory_manager.shared_state = Span<Span<uint8_t>>(shared_state_.data(), shared_state_.size());
     Diagnostic diag;
-    Result<Method> method = program_->load_method(name.c_str(), &lm->memory, &diag, thread_pool_.get(),
+    Result<Method> method = program_->load_method(name.c_str(), &lm->memory_manager, &diag, thread_pool_.get(),
                                                          options_.event_tracer);
     if (method.ok()) {
       lm->method.reset(new Method(std::move(*method)));
@@ -233,7 +268,7 @@ Status Module::load_method(const std::string& name) {
       return Status(method.error(), diag.message);
     }
     method_bytes = std::max(lm->method_allocator.bytes_needed() + 4096, 2 * method_bytes);
-    lm->buffers.pop_back();
+    lm->free_last();
   }
   if (lm->method == nullptr) return Status(Error::OutOfMemory, "cannot size the method allocator");
   lm->total_bytes = lm->arena_bytes + options_.temp_allocator_bytes + method_bytes;

@@ -7,7 +7,7 @@
 //   const float* logits = out->at(0).data<float>();
 //
 // Memory: each loaded method owns its method allocator, planned arenas (sized from the
-// program) and a temp allocator; after a method's first execute nothing is allocated per
+// program) and a temp allocator, taken from ModuleOptions::memory (default: the C heap); after a method's first execute nothing is allocated per
 // call (inputs are bound zero-copy, outputs are views of planned memory).
 // Lifetimes: outputs are views valid until the next execute() of the same method,
 // reset_state(), or the Module's destruction. Input memory must stay valid during execute().
@@ -102,6 +102,21 @@ enum class ModuleLoadMode {
   MmapUseMlock,  // map and lock it in RAM (no page faults during inference)
 };
 
+// Where a Module takes the memory of its methods: planned arenas, temp allocators, method
+// allocators, and the program's shared state (the large, long-lived buffers; the Module's
+// bookkeeping, such as its maps and strings, stays on the C++ heap). Default: the C heap.
+// Calls come from the thread inside a Module call (one at a time per Module); one
+// ModuleMemory may serve several Modules only if it is thread-safe.
+class ModuleMemory {
+ public:
+  virtual ~ModuleMemory() = default;
+  // `bytes` (> 0) aligned to `alignment` (a power of two, 64 here), or null when there is no
+  // room: the Module call fails with OutOfMemory and keeps nothing of the attempt.
+  virtual void* allocate(size_t bytes, size_t alignment) = 0;
+  // Takes back a block allocate() returned (when the method or the Module goes).
+  virtual void deallocate(void* block) = 0;
+};
+
 struct ModuleOptions {
   ModuleLoadMode load_mode = ModuleLoadMode::Mmap;
   Program::Verification verification = Program::Verification::Full;
@@ -124,6 +139,9 @@ struct ModuleOptions {
   // method that would exceed it is refused at load_method() with the numbers (OutOfMemory);
   // nothing is allocated for it. Weights are mapped, not counted.
   size_t memory_budget_bytes = 0;
+  // The memory of the methods and shared state (see ModuleMemory). Not owned; must outlive
+  // the Module. Null: the C heap.
+  ModuleMemory* memory = nullptr;
 };
 
 // How close a bundled output must be to its expected value (Module::verify_bundled_cases).
@@ -251,6 +269,7 @@ class Module {
   mutable std::atomic<std::thread::id> caller_{};
   Status method_for(const std::string& name, LoadedMethod** out);
   Status init_shared_state();
+  ModuleMemory& memory() const;  // options_.memory or the C heap
   size_t memory_in_use() const;  // what memory_budget_bytes counts, over the loaded methods
 
   std::string path_;

@@ -17,6 +17,7 @@
 #include "exporter/exporter.h"
 #include "exporter/util/npy.h"
 #include "extension/module/module.h"
+#include "test/support/faulty_module_memory.h"
 
 namespace ember {
 namespace {
@@ -120,6 +121,44 @@ TEST_P(SharedStateTest, GreedyGenerationMatchesPyTorch) {
     got.push_back(argmax_last_row(step(m, "decode", {got.back()}, {at}), vocab));
   }
   EXPECT_EQ(got, want);
+}
+
+// Every buffer the Module takes from its ModuleMemory (the 4 shared caches first, then each
+// method's arenas and allocators) fails in turn: OutOfMemory, nothing kept of the attempt, and
+// the same Module then computes prefill and decode right.
+TEST_P(SharedStateTest, EveryModuleAllocationFailsInTurn) {
+  auto r = export_pair(GetParam(), true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<uint8_t> bytes(r->pte.size() + 64);
+  uint8_t* pte = bytes.data() + (64 - reinterpret_cast<uintptr_t>(bytes.data()) % 64) % 64;
+  std::memcpy(pte, r->pte.data(), r->pte.size());
+  const std::vector<int64_t> prompt = ints(npy("prefill/input_0.npy"));
+  const std::vector<int64_t> prompt_pos = ints(npy("prefill/input_1.npy"));
+  const std::vector<int64_t> token = ints(npy("decode/input_0.npy"));
+  const std::vector<int64_t> token_pos = ints(npy("decode/input_1.npy"));
+  size_t faults = 0;
+  for (size_t k = 0; k < 64; ++k) {
+    testing::FaultyModuleMemory memory(k);
+    {
+      ModuleOptions options;
+      options.memory = &memory;
+      options.temp_allocator_bytes = 1 << 20;
+      Module m(pte, r->pte.size(), options);
+      Status s = m.load_method("prefill");
+      if (s.ok()) s = m.load_method("decode");
+      if (memory.calls() <= k) {
+        ASSERT_TRUE(s.ok()) << s.to_string();
+        break;
+      }
+      faults++;
+      EXPECT_EQ(s.code(), Error::OutOfMemory) << "allocation " << k << ": " << s.to_string();
+      memory.fail_at(SIZE_MAX);
+      EXPECT_LT(max_abs_diff(step(m, "prefill", prompt, prompt_pos), npy("prefill/output_0.npy")), 1e-4) << k;
+      EXPECT_LT(max_abs_diff(step(m, "decode", token, token_pos), npy("decode/output_0.npy")), 1e-4) << k;
+    }
+    EXPECT_EQ(memory.live(), 0u) << "allocation " << k << ": blocks not given back";
+  }
+  EXPECT_GE(faults, 4u + 2 * 3) << "4 shared caches, then arenas, temp and method allocators of 2 methods";
 }
 
 TEST_P(SharedStateTest, SeparateStateIsEachMethodsOwn) {

@@ -1,7 +1,8 @@
 // Fault injection: every read of a program or a data file failing, or coming back short, in
 // turn; every allocation of the method allocator failing in turn (the allocator cut at each
 // 8-byte step below what init needs, so each request is the one that fails once); the temp
-// allocator likewise at execute; a Module over a memory budget. Each must give a clean error
+// allocator likewise at execute; every buffer a Module takes from its ModuleMemory failing in
+// turn; a Module over a memory budget. Each must give a clean error
 // (no crash, no out-of-bounds access, no leak: run under --config=asan, whose LeakSanitizer
 // checks the delegates' own allocations too), and the same objects must then work once the
 // fault is gone, with the reference output.
@@ -18,6 +19,7 @@
 #include "runtime/loader/buffer_data_loader.h"
 #include "runtime/program/program.h"
 #include "test/hardening/model_fixture.h"
+#include "test/support/faulty_module_memory.h"
 
 namespace ember {
 namespace {
@@ -267,6 +269,68 @@ TEST(FaultInjection, EveryTempAllocationFailsInTurnAndTheMethodRecovers) {
 
 // A Module with a memory budget refuses a method whose planned memory exceeds it, with the
 // numbers, and loads it once the budget allows.
+// Every buffer a Module takes (arenas, temp and method allocators, through ModuleOptions::memory)
+// fails in turn: the call reports OutOfMemory with the bytes, the same Module then runs right
+// once memory is back, and every block is given back when it goes (live() == 0; LeakSanitizer
+// under --config=asan checks the rest). Portable kernels and XNNPACK.
+class ModuleMemoryFaults : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ModuleMemoryFaults, EveryModuleAllocationFailsInTurnAndTheModuleRecovers) {
+  const testing::ExportedModel& model = testing::exported_model("small_cnn");
+  EMBER_SKIP_OR_FAIL_IF_NO_MODEL(model);
+  std::vector<uint8_t> pte = model.pte;
+  if (GetParam()) {
+    exporter::ExportOptions o;
+    o.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>());
+    auto r = exporter::export_pt2_file(testing::shared_dir() + "/models/small_cnn/model.pt2", o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    pte = r->pte;
+  }
+  AlignedBytes bytes(pte);
+  std::vector<float> reference;
+  {
+    Module m(bytes.data(), bytes.size());
+    auto out = m.forward({model.input});
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    reference.assign(out->at(0).data<float>(), out->at(0).data<float>() + out->at(0).numel());
+  }
+  size_t faults = 0;
+  for (size_t k = 0;; ++k) {
+    testing::FaultyModuleMemory memory(k);
+    {
+      ModuleOptions options;
+      options.memory = &memory;
+      options.temp_allocator_bytes = 1 << 20;
+      Module m(bytes.data(), bytes.size(), options);
+      auto out = m.forward({model.input});
+      if (memory.calls() <= k) {  // allocation k never came: every one has failed once
+        ASSERT_TRUE(out.ok()) << out.error().to_string();
+        break;
+      }
+      faults++;
+      ASSERT_FALSE(out.ok()) << "allocation " << k << " failed but the call succeeded";
+      EXPECT_EQ(out.error().code(), Error::OutOfMemory) << out.error().to_string();
+      EXPECT_NE(out.error().message().find("bytes"), std::string::npos) << out.error().to_string();
+      EXPECT_NE(out.error().message().find("no room"), std::string::npos) << out.error().to_string();
+      memory.fail_at(SIZE_MAX);
+      auto again = m.forward({model.input});
+      ASSERT_TRUE(again.ok()) << "allocation " << k << ": " << again.error().to_string();
+      EXPECT_EQ(std::vector<float>(again->at(0).data<float>(), again->at(0).data<float>() + again->at(0).numel()),
+                reference)
+          << "allocation " << k;
+    }
+    EXPECT_EQ(memory.live(), 0u) << "allocation " << k << ": blocks not given back";
+    ASSERT_LT(k, 64u) << "a Module should take a handful of buffers";
+  }
+  EXPECT_GE(faults, 3u) << "arena, temp allocator and method allocator at least";
+  RecordProperty("faults", static_cast<int>(faults));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ModuleMemoryFaults, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "xnnpack" : "portable");
+                         });
+
 TEST(FaultInjection, ModuleMemoryBudgetIsEnforcedWithTheNumbers) {
   const testing::ExportedModel& model = testing::exported_model("small_cnn");
   EMBER_SKIP_OR_FAIL_IF_NO_MODEL(model);
