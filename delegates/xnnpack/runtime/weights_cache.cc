@@ -57,13 +57,8 @@ struct SharedWeights {
     size_t region;
   };
   std::vector<Source> sources;  // note_packed_source, until dropped
-  struct ScaleCheck {
-    const void* kernel;
-    const uint16_t* scales;
-    size_t count;
-    uint32_t tensor;
-  };
-  std::vector<ScaleCheck> scale_checks;  // defer_block_scale_check, this creation only
+  const BlockScaleCheck* scale_checks = nullptr;  // the creation in progress's (under g_mutex)
+  size_t num_scale_checks = 0;
   BadBlockScale bad_scale;
 };
 
@@ -116,7 +111,8 @@ size_t as_offset(void* data) { return reinterpret_cast<size_t>(data); }
 // XNNPACK is about to pack `kernel`: its deferred block-scale check runs now (the first
 // failure is kept; creation fails after XNNPACK returns).
 void check_scales_before_packing(SharedWeights* s, const void* kernel) {
-  for (const SharedWeights::ScaleCheck& c : s->scale_checks) {
+  for (size_t k = 0; k < s->num_scale_checks; ++k) {
+    const BlockScaleCheck& c = s->scale_checks[k];
     if (c.kernel != kernel || s->bad_scale.found) continue;
     const size_t i = first_bad_block_scale(c.scales, c.count);
     if (i != c.count) s->bad_scale = BadBlockScale{true, c.tensor, i, c.scales};
@@ -298,19 +294,16 @@ void release_weights_cache(SharedWeights* shared) {
   shared->program = nullptr;
 }
 
-void defer_block_scale_check(SharedWeights* shared, const void* kernel, const uint16_t* scales, size_t count,
-                             uint32_t tensor) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  shared->scale_checks.push_back(SharedWeights::ScaleCheck{kernel, scales, count, tensor});
-}
-
 xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgraph, xnn_workspace_t workspace,
-                                     pthreadpool_t pool, uint32_t flags, xnn_runtime_t* runtime,
-                                     BadBlockScale* bad) {
+                                     pthreadpool_t pool, uint32_t flags, const BlockScaleCheck* checks,
+                                     size_t num_checks, xnn_runtime_t* runtime, BadBlockScale* bad) {
   std::lock_guard<std::mutex> lock(g_mutex);
   shared->bad_scale = BadBlockScale();
+  shared->scale_checks = checks;
+  shared->num_scale_checks = num_checks;
   xnn_status s = xnn_create_runtime_v4(subgraph, &shared->provider, workspace, pool, flags, runtime);
-  shared->scale_checks.clear();
+  shared->scale_checks = nullptr;
+  shared->num_scale_checks = 0;
   if (s == xnn_status_success && shared->bad_scale.found) {
     xnn_delete_runtime(*runtime);
     *runtime = nullptr;

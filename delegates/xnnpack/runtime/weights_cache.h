@@ -69,13 +69,17 @@ SharedWeights* acquire_weights_cache(const Program* program);
 void release_weights_cache(SharedWeights* shared);
 
 // A QBInt4 filter (`kernel`, the pointer the subgraph defines) whose `count` bfloat16 block
-// scales are checked only if the next create_runtime_with_cache packs it (a look-up miss):
-// weights served from a cache file or already packed read no scales, and XNNPACK's own
-// check is patched out (block_scales.h). `tensor` names it in the failure.
-void defer_block_scale_check(SharedWeights* shared, const void* kernel, const uint16_t* scales, size_t count,
-                             uint32_t tensor);
+// scales are checked only if XNNPACK packs it during the creation it is handed to (a look-up
+// miss): weights served from a cache file or already packed read no scales, and XNNPACK's own
+// check is patched out (block_scales.h). `tensor` names it in a failure.
+struct BlockScaleCheck {
+  const void* kernel = nullptr;
+  const uint16_t* scales = nullptr;
+  size_t count = 0;
+  uint32_t tensor = 0;
+};
 
-// A deferred check that failed: scale `index` of QBInt4 tensor `tensor`.
+// A check that failed: scale `index` of QBInt4 tensor `tensor`.
 struct BadBlockScale {
   bool found = false;
   uint32_t tensor = 0;
@@ -84,12 +88,12 @@ struct BadBlockScale {
 };
 
 // xnn_create_runtime_v4 with the shared cache (not null) and `workspace` (may be null: the
-// runtime's own), under the cache lock. When a deferred block-scale check fails the runtime
-// is deleted, nothing is written to the cache file, `bad` says which scale, and the status
-// is xnn_status_invalid_parameter. Deferred checks apply to this creation only.
+// runtime's own), under the cache lock, running `checks` on the filters it packs. When one
+// fails the runtime is deleted, nothing is written to the cache file, `bad` says which scale,
+// and the status is xnn_status_invalid_parameter.
 xnn_status create_runtime_with_cache(SharedWeights* shared, xnn_subgraph_t subgraph, xnn_workspace_t workspace,
-                                     pthreadpool_t pool, uint32_t flags, xnn_runtime_t* runtime,
-                                     BadBlockScale* bad);
+                                     pthreadpool_t pool, uint32_t flags, const BlockScaleCheck* checks,
+                                     size_t num_checks, xnn_runtime_t* runtime, BadBlockScale* bad);
 
 WeightsCacheStats weights_cache_stats(const SharedWeights* shared);
 

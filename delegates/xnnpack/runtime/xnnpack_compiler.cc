@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "delegates/xnnpack/runtime/method_workspace.h"
 #include "delegates/xnnpack/runtime/weights_cache.h"
@@ -688,13 +689,15 @@ Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
 }
 
 // The QBInt4 filters' scale checks, for the weights cache to run on the filters it packs.
-void defer_block_scale_checks(const XnnDelegate* d) {
+std::vector<BlockScaleCheck> block_scale_checks(const XnnDelegate* d) {
+  std::vector<BlockScaleCheck> checks;
   for (uint32_t t = 0; t < d->num_tensors; ++t) {
     if (d->block_scales[t] == nullptr || d->constant_data[t] == nullptr) continue;
     const fb::Tensor* tensor = d->graph->tensors()->Get(t);  // checked by check_block_quantized
     const size_t blocks = d->declared_dims[t].d[0] * (d->declared_dims[t].d[1] / tensor->quant()->block_size());
-    defer_block_scale_check(d->weights, d->constant_data[t], d->block_scales[t], blocks, t);
+    checks.push_back(BlockScaleCheck{d->constant_data[t], d->block_scales[t], blocks, t});
   }
+  return checks;
 }
 
 }  // namespace
@@ -715,8 +718,9 @@ Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
     xnn_workspace_t workspace = workspace_handle(d->workspace);  // the Method's, shared
     BadBlockScale bad;
     if (d->weights != nullptr) {
-      defer_block_scale_checks(d);
-      s = create_runtime_with_cache(d->weights, guard.subgraph, workspace, d->pool, flags, runtime, &bad);
+      const std::vector<BlockScaleCheck> checks = block_scale_checks(d);
+      s = create_runtime_with_cache(d->weights, guard.subgraph, workspace, d->pool, flags, checks.data(), checks.size(),
+                                    runtime, &bad);
     } else {
       s = xnn_create_runtime_v4(guard.subgraph, nullptr, workspace, d->pool, flags, runtime);
     }

@@ -106,7 +106,8 @@ Error check_tensor_type(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, Ba
                         Span<const CompileSpecView> specs);
 // InvalidProgram naming the first of the `count` block scales of QBInt4 tensor t that is not a
 // positive normal number (block_scales.h). check_tensor_type runs it at once when the delegate
-// has no packed-weights cache; create_runtime defers it to XNNPACK's packing otherwise.
+// has no packed-weights cache; otherwise create_runtime hands the checks to the cache, which
+// runs them on the filters XNNPACK packs (weights_cache.h, BlockScaleCheck).
 Error check_block_scales(uint32_t t, const uint16_t* scales, size_t count, Diagnostic* diag);
 // Checks that node i's tensor dtypes form a combination this backend defines (fp32 ops on
 // Fp32 only; quantized conv/fc: QInt8 in/out, QCInt8 filter, QCInt32 bias; ...).

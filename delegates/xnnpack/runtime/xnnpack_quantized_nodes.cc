@@ -90,7 +90,8 @@ Error check_block_quantized(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor
   }
   const uint16_t* scales = reinterpret_cast<const uint16_t*>(seg->data() + off);
   // With a packed-weights cache the check waits until XNNPACK is about to pack this filter
-  // (create_runtime): packed weights mapped from a cache file read no scales.
+  // (create_runtime, create_runtime_with_cache): packed weights mapped from a cache file read
+  // no scales.
   if (d->weights == nullptr) EMBER_TRY(check_block_scales(t, scales, count, diag));
   d->block_scales[t] = scales;
   return Error::Ok;
