@@ -27,7 +27,7 @@ class HeapMemory final : public ModuleMemory {
 HeapMemory g_heap_memory;
 
 // The end of every message about memory the Module could not get.
-const std::string kNoRoom = ": the process (or ModuleOptions::memory) has no room for it; free memory and call again";
+constexpr char kNoRoom[] = ": the process (or ModuleOptions::memory) has no room for it; free memory and call again";
 
 }  // namespace
 

@@ -115,7 +115,7 @@ void check_scales_before_packing(SharedWeights* s, const void* kernel) {
     const BlockScaleCheck& c = s->scale_checks[k];
     if (c.kernel != kernel || s->bad_scale.found) continue;
     const size_t i = first_bad_block_scale(c.scales, c.count);
-    if (i != c.count) s->bad_scale = BadBlockScale{true, c.tensor, i, c.scales};
+    if (i != c.count) s->bad_scale = BadBlockScale{true, c.tensor, i, c.scales[i]};
   }
 }
 

@@ -79,12 +79,12 @@ struct BlockScaleCheck {
   uint32_t tensor = 0;
 };
 
-// A check that failed: scale `index` of QBInt4 tensor `tensor`.
+// A check that failed: scale `index` of QBInt4 tensor `tensor`, whose bits are `bits`.
 struct BadBlockScale {
   bool found = false;
   uint32_t tensor = 0;
   size_t index = 0;
-  const uint16_t* scales = nullptr;
+  uint16_t bits = 0;
 };
 
 // xnn_create_runtime_v4 with the shared cache (not null) and `workspace` (may be null: the

@@ -724,10 +724,7 @@ Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
     } else {
       s = xnn_create_runtime_v4(guard.subgraph, nullptr, workspace, d->pool, flags, runtime);
     }
-    if (bad.found) {
-      const size_t count = bad.index + 1;  // the message needs the index and the value only
-      return check_block_scales(bad.tensor, bad.scales, count, diag);
-    }
+    if (bad.found) return bad_block_scale(bad.tensor, bad.index, bad.bits, diag);
     if (s != xnn_status_success) {
       *runtime = nullptr;
       if (fp16) fp16_status = s;

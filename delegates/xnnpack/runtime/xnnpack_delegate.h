@@ -109,6 +109,8 @@ Error check_tensor_type(XnnDelegate* d, uint32_t t, const fb::Tensor& tensor, Ba
 // has no packed-weights cache; otherwise create_runtime hands the checks to the cache, which
 // runs them on the filters XNNPACK packs (weights_cache.h, BlockScaleCheck).
 Error check_block_scales(uint32_t t, const uint16_t* scales, size_t count, Diagnostic* diag);
+// The InvalidProgram of either path: scale `index` of QBInt4 tensor t has the bfloat16 `bits`.
+Error bad_block_scale(uint32_t t, size_t index, uint16_t bits, Diagnostic* diag);
 // Checks that node i's tensor dtypes form a combination this backend defines (fp32 ops on
 // Fp32 only; quantized conv/fc: QInt8 in/out, QCInt8 filter, QCInt32 bias; ...).
 Error check_node_types(const XnnDelegate* d, uint32_t i, const fb::Node& node, Diagnostic* diag);

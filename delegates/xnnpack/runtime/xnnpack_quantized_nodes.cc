@@ -41,12 +41,15 @@ bool requantizes(const NodeAttrs& a) {
 
 }  // namespace
 
+Error bad_block_scale(uint32_t t, size_t index, uint16_t bits, Diagnostic* diag) {
+  return fail(diag, Error::InvalidProgram,
+              "xnnpack: QBInt4 tensor %u: block scale %zu is %g; scales must be positive normal numbers", t, index,
+              static_cast<double>(bf16_to_float(bits)));
+}
+
 Error check_block_scales(uint32_t t, const uint16_t* scales, size_t count, Diagnostic* diag) {
   const size_t i = first_bad_block_scale(scales, count);
-  if (i == count) return Error::Ok;
-  return fail(diag, Error::InvalidProgram,
-              "xnnpack: QBInt4 tensor %u: block scale %zu is %g; scales must be positive normal numbers", t, i,
-              static_cast<double>(bf16_to_float(scales[i])));
+  return i == count ? Error::Ok : bad_block_scale(t, i, scales[i], diag);
 }
 
 namespace {
