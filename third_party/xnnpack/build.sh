@@ -27,7 +27,7 @@ PTHREADPOOL_VERSION="0.0~git20240616.560c60d"
 PTHREADPOOL_DEB_VERSION="${PTHREADPOOL_VERSION}-1"
 CPUINFO_DEB_VERSION="0.0~git20250327.39ea79a-1"
 # Bump when the build recipe below changes: part of the cache key.
-RECIPE=7
+RECIPE=8
 
 TARGET="${1:-host}"
 case "${TARGET}" in
@@ -112,6 +112,9 @@ LIBDIR="${PREFIX}/usr/lib/${MULTIARCH}"
 # pthreadpool: a static archive from its orig tarball (same sources as the .deb).
 mkdir -p "${WORK}/src/pthreadpool" "${WORK}/obj/pthreadpool"
 tar -xf "${PTP_TAR}" -C "${WORK}/src/pthreadpool" --strip-components=1 || fail "unpacking pthreadpool"
+for p in "${HERE}"/patches/pthreadpool/*.patch; do
+  patch -d "${WORK}/src/pthreadpool" -p1 --forward --quiet < "${p}" >>"${LOG}" 2>&1 || fail "applying pthreadpool/${p##*/}"
+done
 for s in legacy-api portable-api memory pthreads fastpath; do
   "${CC}" -O2 -fPIC -std=c11 -pthread -D_GNU_SOURCE=1 -DPTHREADPOOL_USE_FASTPATH=1 \
     -I"${WORK}/src/pthreadpool/include" -I"${WORK}/src/pthreadpool/src" "${SYSTEM_HEADERS[@]}" \

@@ -8,8 +8,9 @@
 # make_device_bundle.sh (no models needed in it: they are made here with seeded weights).
 #
 #   tools/bench/weights_cache_bench.sh BUNDLE OUTDIR [THREADS]     (default threads 16)
-#   CNNS (default "resnet18 mobilenet_v2"), LLM_PRESET (default 1b; "" skips the LLM),
-#   LLM_QUANTS (default "int4 fp32")
+#   CNNS (default "resnet18 mobilenet_v2": torchvision, exported here), MODEL_DIRS (more
+#   models: directories holding model.pt2 and input_<i>.npy, such as ../shared/models/*),
+#   LLM_PRESET (default 1b; "" skips the LLM), LLM_QUANTS (default "int4 fp32")
 # Writes OUTDIR/results.md and the JSON of every run.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,10 +42,17 @@ PY
 rss_of() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(j['peak_rss_kb']/1024 if 'peak_rss_kb' in j else j['peak_rss_bytes']/2**20)" "$1"; }
 
 # CNNs: bench (load_ms, init_ms, peak_rss_kb) + run (outputs compared bit for bit).
-python3 "$repo/tools/models/export_torchvision.py" "$work/models" ${CNNS:-resnet18 mobilenet_v2} > "$work/make.log" 2>&1
-for m in ${CNNS:-resnet18 mobilenet_v2}; do
-  d=$work/models/$m
+dirs=()
+if [ -n "${CNNS-x}" ]; then
+  python3 "$repo/tools/models/export_torchvision.py" "$work/models" ${CNNS:-resnet18 mobilenet_v2} > "$work/make.log" 2>&1
+  for m in ${CNNS:-resnet18 mobilenet_v2}; do dirs+=("$work/models/$m"); done
+fi
+for d in ${MODEL_DIRS:-}; do dirs+=("$(cd "$d" && pwd)"); done
+for d in "${dirs[@]}"; do
+  m=$(basename "$d")
   [ -f "$d/model.pt2" ] || { echo "no $m: $(tail -2 "$work/make.log")"; continue; }
+  inputs=()
+  for i in 0 1 2 3 4 5 6 7; do [ -f "$d/input_$i.npy" ] && inputs+=(--input "$d/input_$i.npy"); done
   "$E" export "$d/model.pt2" -o "$work/$m.portable.pte" > /dev/null 2>&1
   "$E" export "$d/model.pt2" -o "$work/$m.xnnpack.pte" --backend xnnpack > /dev/null 2>&1
   mib=$(python3 -c "import os; print(f'{os.path.getsize(\"$work/$m.xnnpack.pte\") / 2**20:.1f}')")
@@ -52,10 +60,10 @@ for m in ${CNNS:-resnet18 mobilenet_v2}; do
   bench() {  # pte name [cache dir]
     if [ -n "${3:-}" ]; then
       EMBER_XNNPACK_WEIGHTS_CACHE=$3 "$E" bench "$1" --threads "$threads" --iterations 5 --warmup 1 --json "$out/$m.$2.json" > /dev/null 2>&1
-      EMBER_XNNPACK_WEIGHTS_CACHE=$3 "$E" run "$1" --input "$d/input_0.npy" --output-dir "$work/$m.$2" > /dev/null 2>&1
+      EMBER_XNNPACK_WEIGHTS_CACHE=$3 "$E" run "$1" "${inputs[@]}" --output-dir "$work/$m.$2" > /dev/null 2>&1
     else
       "$E" bench "$1" --threads "$threads" --iterations 5 --warmup 1 --json "$out/$m.$2.json" > /dev/null 2>&1
-      "$E" run "$1" --input "$d/input_0.npy" --output-dir "$work/$m.$2" > /dev/null 2>&1
+      "$E" run "$1" "${inputs[@]}" --output-dir "$work/$m.$2" > /dev/null 2>&1
     fi
   }
   bench "$work/$m.portable.pte" portable
