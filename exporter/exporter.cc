@@ -257,8 +257,18 @@ absl::StatusOr<ProgramExport> export_methods(std::vector<NamedGraph> methods, co
   return out;
 }
 
+namespace {
+absl::Status add_custom_op_schemas(const ExportOptions& options) {
+  for (const std::string& sig : options.custom_op_schemas) {
+    if (absl::Status s = add_custom_op_schema(sig); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+}  // namespace
+
 absl::StatusOr<ProgramExport> export_pt2_files(const std::vector<std::pair<std::string, std::string>>& methods,
                                                const ExportOptions& options) {
+  if (absl::Status s = add_custom_op_schemas(options); !s.ok()) return s;
   std::vector<NamedGraph> graphs;
   for (const auto& [name, path] : methods) {
     auto g = import_pt2(path);
@@ -269,12 +279,14 @@ absl::StatusOr<ProgramExport> export_pt2_files(const std::vector<std::pair<std::
 }
 
 absl::StatusOr<ExportResult> export_pt2_file(const std::string& path, const ExportOptions& options) {
+  if (absl::Status s = add_custom_op_schemas(options); !s.ok()) return s;
   auto g = import_pt2(path);
   if (!g.ok()) return g.status();
   return export_graph(std::move(*g), options);
 }
 
 absl::StatusOr<ExportResult> export_pt2_bytes(const void* data, size_t size, const ExportOptions& options) {
+  if (absl::Status s = add_custom_op_schemas(options); !s.ok()) return s;
   auto g = import_pt2_bytes(data, size);
   if (!g.ok()) return g.status();
   return export_graph(std::move(*g), options);

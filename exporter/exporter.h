@@ -20,6 +20,10 @@ namespace exporter {
 
 struct ExportOptions {
   std::string method_name = "forward";
+  // Signatures of custom operators the model calls ("ns::op.overload(Tensor x, float s) ->
+  // Tensor"; exporter/ops/op_schemas.h): added to the process-wide schema table before the
+  // .pt2 is imported; their kernels are the application's (ember::register_kernel).
+  std::vector<std::string> custom_op_schemas;
   std::vector<std::shared_ptr<Partitioner>> partitioners;  // in priority order
   // A claimed node its backend then fails to lower: false, it runs on the portable kernels
   // (ExportResult::warnings says which and why); true, the export fails.

@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "exporter/ops/op_schemas.h"
 #include "runtime/kernel/kernel_registry.h"
 
 namespace ember {
@@ -37,6 +38,8 @@ absl::Status check_kernels(const Graph& g) {
   for (const Node& n : g.nodes) {
     if (n.erased || n.op.rfind("delegate::", 0) == 0) continue;
     std::string name = n.kernel_name();
+    // A custom operator's kernel is the application's (op_schemas.h), not this build's.
+    if (n.schema != nullptr && is_custom_op(name)) continue;
     bool has_kernel = find_kernel(name.c_str()) != nullptr;
     std::string why = n.schema != nullptr && has_kernel ? unsupported_configuration(n) : "";
     if (n.schema != nullptr && has_kernel && why.empty()) continue;
@@ -60,6 +63,15 @@ absl::Status check_kernels(const Graph& g) {
     msg = std::to_string(missing.size()) + " operator(s) have no kernel in this build:";
     for (const auto& [op, locs] : missing) {
       list(msg, op + (no_schema.count(op) ? " (no ATen schema known to the exporter)" : ""), locs);
+    }
+    const bool foreign = std::any_of(no_schema.begin(), no_schema.end(), [](const auto& e) {
+      return e.first.rfind("aten::", 0) != 0 && e.first.rfind("prims::", 0) != 0 && e.first.rfind("_operator::", 0) != 0;
+    });
+    if (foreign) {
+      msg += "\n  An operator of your own or of a library (torch.library) runs as a custom operator: pass its "
+             "signature to the exporter (--op-schema 'ns::op.overload(Tensor x, float scale) -> Tensor', or "
+             "--op-schemas FILE with one per line) and register its kernel in your application under the same "
+             "name (ember::register_kernel; examples/custom_op).";
     }
   }
   if (!unsupported.empty()) {

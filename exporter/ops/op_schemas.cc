@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <mutex>
 
@@ -223,11 +224,68 @@ const Table& table() {
 }
 }  // namespace
 
+namespace {
+// Custom operators: a deque, so the pointers find_op_schema returns stay valid as it grows.
+struct CustomTable {
+  std::deque<OpSchema> schemas;
+  std::map<std::string, const OpSchema*> index;
+};
+CustomTable& custom_table() {
+  static CustomTable* t = new CustomTable();
+  return *t;
+}
+}  // namespace
+
 const OpSchema* find_op_schema(const std::string& name, const std::string& overload) {
   const Table& t = table();
-  auto it = t.index.find(name + "." + (overload.empty() ? "default" : overload));
-  return it == t.index.end() ? nullptr : &t.schemas[it->second];
+  const std::string full = name + "." + (overload.empty() ? "default" : overload);
+  auto it = t.index.find(full);
+  if (it != t.index.end()) return &t.schemas[it->second];
+  const CustomTable& c = custom_table();
+  auto ct = c.index.find(full);
+  return ct == c.index.end() ? nullptr : ct->second;
 }
+
+absl::Status add_custom_op_schema(const std::string& signature) {
+  const std::string sig = trim(signature);
+  const size_t paren = sig.find('(');
+  if (paren == std::string::npos || sig.substr(0, paren).find("::") == std::string::npos) {
+    return absl::InvalidArgumentError(
+        "custom operator signature '" + sig +
+        "' needs a namespace and an argument list, e.g. 'mylib::scaled_tanh(Tensor x, float scale) -> Tensor'");
+  }
+  auto s = parse_op_schema(sig);
+  if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("custom operator signature: ", s.status().message()));
+  const std::string ns = s->name.substr(0, s->name.find("::"));
+  if (ns == "aten" || ns == "prims") {
+    return absl::InvalidArgumentError("custom operator " + s->full_name() + ": the " + ns +
+                                      " namespace belongs to PyTorch; use your library's own namespace");
+  }
+  if (sig.find('!') != std::string::npos) {
+    return absl::InvalidArgumentError("custom operator " + s->full_name() +
+                                      " writes to an argument (an alias annotation with '!'): only functional "
+                                      "custom operators are supported; return a new tensor instead");
+  }
+  if (s->returns.empty()) {
+    return absl::InvalidArgumentError("custom operator " + s->full_name() + " returns nothing: it must return a value");
+  }
+  const std::string full = s->full_name();
+  if (table().index.count(full)) {
+    return absl::InvalidArgumentError("custom operator " + full + " is already a built-in operator of the exporter");
+  }
+  CustomTable& c = custom_table();
+  auto it = c.index.find(full);
+  if (it != c.index.end()) {
+    if (it->second->text == s->text) return absl::OkStatus();
+    return absl::InvalidArgumentError("custom operator " + full + " was given two signatures: '" + it->second->text +
+                                      "' and '" + s->text + "'");
+  }
+  c.schemas.push_back(std::move(*s));
+  c.index[full] = &c.schemas.back();
+  return absl::OkStatus();
+}
+
+bool is_custom_op(const std::string& full_name) { return custom_table().index.count(full_name) != 0; }
 
 const std::vector<OpSchema>& all_op_schemas() { return table().schemas; }
 

@@ -44,8 +44,25 @@ struct OpSchema {
 // A name without namespace gets "aten::"; without overload gets "default".
 absl::StatusOr<OpSchema> parse_op_schema(const std::string& signature);
 
-// The built-in table (parsed on first use). Null when the op is unknown.
+// The built-in table (parsed on first use), then the custom operators below. Null when the
+// op is unknown.
 const OpSchema* find_op_schema(const std::string& name, const std::string& overload);
+
+// Custom operators: ops a model calls that the exporter knows no schema or kernel for (a
+// library's or the user's own, defined with torch.library). The user gives each one's
+// signature, "ns::name.overload(Tensor x, float scale) -> Tensor" (namespace required, not
+// aten / prims); the exporter then orders its arguments and fills defaults like a built-in
+// op's, takes output shapes and dtypes from the .pt2's metadata, and leaves its kernel to the
+// application, which registers one under the same name (ember::register_kernel) before it
+// loads the program. Only functional ops: a signature whose arguments are written to
+// ("Tensor(a!)") is refused.
+//
+// Lifetime and threading: the table is process-wide and only grows; add schemas before an
+// export starts (not concurrently with one). Adding the same signature again is a no-op; a
+// different signature under a name already known is an error.
+absl::Status add_custom_op_schema(const std::string& signature);
+// True when `full_name` ("ns::op.overload") was added by add_custom_op_schema.
+bool is_custom_op(const std::string& full_name);
 const std::vector<OpSchema>& all_op_schemas();
 
 // The raw signature strings (for tests): the hand-written table (op_schema_table.cc: what

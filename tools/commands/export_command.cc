@@ -1,7 +1,7 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan|qnn]... [--method NAME]
 // ember export --method NAME=IN.pt2 [--method NAME=IN.pt2]... -o OUT.pte [options as above]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
-//                              [--xnnpack-fp16] [--xnnpack-conv-block-bytes N] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--strict-delegation] [--verbose]
+//                              [--xnnpack-fp16] [--xnnpack-conv-block-bytes N] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--op-schema SIG]... [--op-schemas FILE] [--strict-delegation] [--verbose]
 //                              [--quantize int8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
 //                               [--observer minmax|percentile]
 //                               [--percentile P] [--bias-correction] [--quantize-skip PATTERN]...]
@@ -93,6 +93,12 @@ void usage() {
       "                      an option of backend NAME (repeatable): xnnpack.threads=N, xnnpack.fp16=1,\n"
       "                      xnnpack.conv_block_bytes=N, vulkan.allow_cpu=1, vulkan.fp16=1,\n"
       "                      vulkan.min_nodes=N (the --xnnpack-* / --vulkan-* flags set the same)\n"
+      "  --op-schema SIG     a custom operator the model calls (torch.library), by its signature:\n"
+      "                      'mylib::scaled_tanh(Tensor x, float scale=1.0) -> Tensor' (repeatable).\n"
+      "                      Its kernel is your application's: register it under the same name\n"
+      "                      (ember::register_kernel) before loading the program; examples/custom_op\n"
+      "                      also links one into a copy of this tool for `ember run`\n"
+      "  --op-schemas FILE   the same, one signature per line ('#' starts a comment)\n"
       "  --strict-delegation fail when a backend cannot lower a node it claimed (default: that node\n"
       "                      runs on the portable kernels, with a warning saying which and why)\n"
       "  --verbose           list the ops each backend took and the ops left on portable kernels\n");
@@ -353,6 +359,23 @@ int export_command(int argc, char** argv) {
         return 2;
       }
       backend_options[kv.substr(0, dot)][kv.substr(dot + 1, eq - dot - 1)] = kv.substr(eq + 1);
+    } else if (a == "--op-schema") {
+      const char* v = value("--op-schema");
+      if (!v) return 2;
+      options.custom_op_schemas.push_back(v);
+    } else if (a == "--op-schemas") {
+      const char* v = value("--op-schemas");
+      if (!v) return 2;
+      std::ifstream f(v);
+      if (!f) {
+        std::fprintf(stderr, "ember export: cannot read --op-schemas file %s\n", v);
+        return 2;
+      }
+      for (std::string line; std::getline(f, line);) {
+        const size_t b = line.find_first_not_of(" \t\r");
+        if (b == std::string::npos || line[b] == '#') continue;  // blank lines and comments
+        options.custom_op_schemas.push_back(line.substr(b));
+      }
     } else if (a == "--strict-delegation") {
       options.strict_delegation = true;
     } else if (a == "--no-fold") {
