@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "exporter/import/sym_expr.h"
+#include "exporter/import/subgraph_names.h"
 #include "exporter/import/zip_archive.h"
 #include "exporter/ops/op_schemas.h"
 
@@ -83,6 +84,7 @@ class Importer {
   absl::StatusOr<int> load_constant(const std::string& name, const json& config_entry, const std::string& folder);
   absl::StatusOr<const json*> lookup_config(const std::string& key, bool weights_first, std::string* folder);
   absl::Status read_node(const json& node);
+  absl::Status inline_subgraph_call(const json& node, const std::string& where);
   absl::StatusOr<Arg> convert_arg(const json& arg, const std::string& where);
   absl::StatusOr<int> value_ref(const json& name_obj, const std::string& where);
 
@@ -90,6 +92,7 @@ class Importer {
   std::string prefix_;
   Graph g_;
   std::map<std::string, int64_t> symbol_max_;
+  int inlined_subgraphs_ = 0;  // numbers the name prefixes of inlined subgraphs
   json weights_config_;
   json constants_config_;
 };
@@ -537,6 +540,10 @@ absl::Status Importer::read_node(const json& node) {
     out.erase(out.begin());
     return read_node(unwrapped);
   }
+  // wrap_with_set_grad_enabled(enabled, subgraph, *args): a `with torch.no_grad():` block
+  // inside forward (Hugging Face's rotary embeddings and MoE routing). Gradients mean nothing
+  // to inference, so the block's nodes are inlined.
+  if (target == "torch.ops.higher_order.wrap_with_set_grad_enabled") return inline_subgraph_call(node, where);
   Node n;
   n.source = source;
   n.name = get_str(node, "name");
@@ -612,6 +619,54 @@ absl::Status Importer::read_node(const json& node) {
   int index = static_cast<int>(g_.nodes.size());
   for (int r : n.output_values()) g_.values[r].producer = index;
   g_.nodes.push_back(std::move(n));
+  return absl::OkStatus();
+}
+
+// Inlines a higher-order call of a subgraph: the subgraph's names get a prefix of their own
+// (subgraph_names.h), its placeholders are bound to the call's arguments 2.., its nodes are
+// read as the caller's, and the call's outputs become the subgraph's outputs.
+absl::Status Importer::inline_subgraph_call(const json& node, const std::string& where) {
+  const json* inputs = field(node, "inputs");
+  const json* outputs = field(node, "outputs");
+  if (inputs == nullptr || outputs == nullptr || !inputs->is_array() || !outputs->is_array() || inputs->size() < 2) {
+    return bad(where + ": malformed subgraph call");
+  }
+  const json* sub = field(member((*inputs)[1], "arg"), "as_graph");
+  const json* graph = sub != nullptr ? field(*sub, "graph") : nullptr;
+  if (graph == nullptr || !graph->is_object()) return bad(where + ": the second argument is not a subgraph");
+  if (++inlined_subgraphs_ > 10000) return bad(where + ": more than 10000 nested subgraph calls");
+  const json g = prefix_subgraph_names(*graph, "subgraph" + std::to_string(inlined_subgraphs_) + ".");
+  const json* sub_inputs = field(g, "inputs");
+  const json* sub_outputs = field(g, "outputs");
+  const json* nodes = field(g, "nodes");
+  if (sub_inputs == nullptr || sub_outputs == nullptr || nodes == nullptr || !sub_inputs->is_array() ||
+      !sub_outputs->is_array() || !nodes->is_array() || sub_inputs->size() != inputs->size() - 2 ||
+      sub_outputs->size() != outputs->size()) {
+    return bad(where + ": the subgraph's inputs or outputs do not match the call's");
+  }
+  if (auto s = read_sym_values(g); !s.ok()) return s;
+  if (auto s = read_tensor_values(g); !s.ok()) return s;
+  for (size_t i = 0; i < sub_inputs->size(); ++i) {
+    const std::string t = tag_of((*sub_inputs)[i]);
+    const json& arg = member((*inputs)[i + 2], "arg");
+    if (t != "as_tensor" || tag_of(arg) != "as_tensor") return bad(where + ": only tensor arguments are supported");
+    auto outer = value_ref(arg["as_tensor"], where);
+    if (!outer.ok()) return outer.status();
+    const std::string name = get_str((*sub_inputs)[i]["as_tensor"], "name");
+    if (name.empty()) return bad(where + ": a subgraph input has no name");
+    g_.by_name[name] = *outer;
+  }
+  for (const json& n : *nodes) {
+    if (auto s = read_node(n); !s.ok()) return s;
+  }
+  for (size_t k = 0; k < outputs->size(); ++k) {
+    if (tag_of((*outputs)[k]) != "as_tensor" || tag_of((*sub_outputs)[k]) != "as_tensor") {
+      return bad(where + ": only tensor outputs are supported");
+    }
+    auto inner = value_ref((*sub_outputs)[k]["as_tensor"], where + " output");
+    if (!inner.ok()) return inner.status();
+    g_.by_name[get_str((*outputs)[k]["as_tensor"], "name")] = *inner;
+  }
   return absl::OkStatus();
 }
 

@@ -50,6 +50,9 @@ const std::vector<const char*>& op_schema_strings() {
       "ember_llm::rms_norm(Tensor input, Tensor weight, float eps) -> Tensor",
       "ember_llm::rope(Tensor input, Tensor cos, Tensor sin) -> Tensor",
       "ember_llm::silu_mul(Tensor gate, Tensor up) -> Tensor",
+      // Hugging Face transformers' grouped matrix multiply of MoE experts
+      // (kernels/portable/linalg/grouped_mm.cc).
+      "transformers::grouped_mm_fallback(Tensor input, Tensor weight, Tensor offs) -> Tensor",
       // torch.nn.functional.linear_cross_entropy's chunked implementation (a Python custom op
       // of torch.nn, registered only once that module runs, so the schema dump cannot see
       // it); exporter/passes/decompose.cc lowers it to linear + log_softmax + nll_loss.

@@ -204,6 +204,44 @@ TEST(Importer, WithEffectsBecomesTheWrappedCall) {
   EXPECT_NE(std::string(gb.status().message()).find("with_effects"), std::string::npos) << gb.status();
 }
 
+// wrap_with_set_grad_enabled (a no_grad block inside forward) is inlined. The subgraph names
+// its placeholder "b", as the caller names a different value: its names are its own.
+TEST(Importer, NoGradSubgraphIsInlinedWithItsOwnNames) {
+  std::string path = tmp("no_grad.pt2");
+  write_zip(path, {{"m/models/model.json",
+                    R"({"schema_version":{"major":8,"minor":20},"graph_module":{"graph":{"inputs":[{"as_tensor":{"name":"a"}},{"as_tensor":{"name":"b"}}],"outputs":[{"as_tensor":{"name":"out"}}],)"
+                    R"("nodes":[{"target":"torch.ops.higher_order.wrap_with_set_grad_enabled","inputs":[{"name":"","arg":{"as_bool":false},"kind":1},)"
+                    R"({"name":"","arg":{"as_graph":{"name":"submod_1","graph":{"inputs":[{"as_tensor":{"name":"b"}}],"outputs":[{"as_tensor":{"name":"c"}}],)"
+                    R"("nodes":[{"target":"torch.ops.aten.relu.default","inputs":[{"name":"self","arg":{"as_tensor":{"name":"b"}},"kind":1}],"outputs":[{"as_tensor":{"name":"c"}}]}],)"
+                    R"("tensor_values":{"b":{"dtype":7,"sizes":[{"as_int":2}]},"c":{"dtype":7,"sizes":[{"as_int":2}]}}}}},"kind":1},)"
+                    R"({"name":"","arg":{"as_tensor":{"name":"a"}},"kind":1}],"outputs":[{"as_tensor":{"name":"r"}}]},)"
+                    R"({"target":"torch.ops.aten.add.Tensor","inputs":[{"name":"self","arg":{"as_tensor":{"name":"r"}},"kind":1},{"name":"other","arg":{"as_tensor":{"name":"b"}},"kind":1}],"outputs":[{"as_tensor":{"name":"out"}}]}],)"
+                    R"("tensor_values":{"a":{"dtype":7,"sizes":[{"as_int":2}]},"b":{"dtype":7,"sizes":[{"as_int":2}]},"r":{"dtype":7,"sizes":[{"as_int":2}]},"out":{"dtype":7,"sizes":[{"as_int":2}]}}},)"
+                    R"("signature":{"input_specs":[{"user_input":{"arg":{"as_tensor":{"name":"a"}}}},{"user_input":{"arg":{"as_tensor":{"name":"b"}}}}],"output_specs":[{"user_output":{"arg":{"as_tensor":{"name":"out"}}}}]}}})"}});
+  auto g = import_pt2(path);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->nodes.size(), 2u);
+  ASSERT_EQ(g->inputs.size(), 2u);
+  EXPECT_EQ(g->nodes[0].kernel_name(), "aten::relu.default");
+  EXPECT_EQ(g->nodes[0].args[0].ref, g->inputs[0]) << "the subgraph's 'b' is the caller's 'a'";
+  EXPECT_EQ(g->nodes[1].kernel_name(), "aten::add.Tensor");
+  EXPECT_EQ(g->nodes[1].args[0].ref, g->nodes[0].outputs[0].ref) << "the call's output is the subgraph's";
+  EXPECT_EQ(g->nodes[1].args[1].ref, g->inputs[1]) << "the caller's 'b' is untouched";
+
+  // A subgraph whose inputs do not match the call's arguments is one clear error.
+  std::string bad = tmp("no_grad_bad.pt2");
+  write_zip(bad, {{"m/models/model.json",
+                   R"({"schema_version":{"major":8,"minor":20},"graph_module":{"graph":{"inputs":[{"as_tensor":{"name":"a"}}],"outputs":[{"as_tensor":{"name":"r"}}],)"
+                   R"("nodes":[{"target":"torch.ops.higher_order.wrap_with_set_grad_enabled","inputs":[{"name":"","arg":{"as_bool":false},"kind":1},)"
+                   R"({"name":"","arg":{"as_graph":{"name":"s","graph":{"inputs":[],"outputs":[],"nodes":[],"tensor_values":{}}}},"kind":1},)"
+                   R"({"name":"","arg":{"as_tensor":{"name":"a"}},"kind":1}],"outputs":[{"as_tensor":{"name":"r"}}]}],)"
+                   R"("tensor_values":{"a":{"dtype":7,"sizes":[{"as_int":2}]},"r":{"dtype":7,"sizes":[{"as_int":2}]}}},)"
+                   R"("signature":{"input_specs":[{"user_input":{"arg":{"as_tensor":{"name":"a"}}}}],"output_specs":[{"user_output":{"arg":{"as_tensor":{"name":"r"}}}}]}}})"}});
+  auto gb = import_pt2(bad);
+  ASSERT_FALSE(gb.ok());
+  EXPECT_NE(std::string(gb.status().message()).find("subgraph"), std::string::npos) << gb.status();
+}
+
 TEST(Importer, StridedWeightsBecomeContiguous) {
   std::string path = tmp("strided.pt2");
   // A 2x3 tensor stored transposed (strides [1, 2]) with storage offset 1.

@@ -70,6 +70,8 @@ cp "$T5" "$CORPUS/pt2/t5_tiny.pt2" && n_pt2=$((n_pt2 + 1))
 # A program calling a custom operator (examples/custom_op; the harness gives the exporter its
 # signature, so mutations reach the custom-operator import).
 cp examples/custom_op/model.pt2 "$CORPUS/pt2/custom_op.pt2" && n_pt2=$((n_pt2 + 1))
+# A mixture-of-experts decoder (grouped_mm_fallback, a no_grad subgraph to inline).
+cp test/models/moe/olmoe/model.pt2 "$CORPUS/pt2/olmoe.pt2" && n_pt2=$((n_pt2 + 1))
 # Quantized programs (quantization parameters as operator arguments, int8 constants): the PT2E
 # twin lowered to ember_quantized:: operators, and Ember's own weight-only quantization.
 export_seed examples/models/fashion_cnn_int8_pt2e.pt2 "$CORPUS/pte/fashion_cnn_int8_pt2e.pte" ||
