@@ -47,9 +47,7 @@ TEST(CustomOp, ModuleRunMatchesPyTorch) {
 }
 
 TEST(CustomOp, CommandLineWithTheKernelExportsRunsAndVerifies) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  const std::string ember = std::string(srcdir ? srcdir : ".") + "/" + (ws ? ws : "ember") + "/examples/custom_op/ember";
+  const std::string ember = example_file("ember");
   const std::string pte = tmp_file("custom_op_cli.pte");
   const std::string dir = example_file("");
   // The example's directory is also a bundle case: input_0.npy with PyTorch's output_0.npy.

@@ -7,14 +7,13 @@
 #include <vector>
 
 #include "exporter/exporter.h"
+#include "test/support/repo_path.h"
 
 namespace ember {
 namespace custom_op_example {
 
 inline std::string example_file(const std::string& name) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  return std::string(srcdir ? srcdir : ".") + "/" + (ws ? ws : "ember") + "/examples/custom_op/" + name;
+  return testing::repo_path("examples/custom_op/" + name);
 }
 
 inline std::string tmp_file(const std::string& name) {
