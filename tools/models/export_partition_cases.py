@@ -93,6 +93,49 @@ def hf_llama(out, tiny=False):
     np.save(os.path.join(d, "step_output_0.npy"), second.detach().float().numpy())
 
 
+def hf_llama_tokenizer(out):
+    """hf_llama_tokenizer: a Llama decoder with its own tokenizer.json, the recipe a Hugging Face
+    user follows: a PreTrainedTokenizerFast over a byte-level BPE tokenizer.json (the one
+    examples/llm ships, 2,048 ids), a LlamaForCausalLM of that vocabulary, generation config with
+    a static cache, convert_and_export_with_cache. meta.json has the prompt's text, its ids as
+    the Hugging Face tokenizer encodes them, and model.generate()'s greedy ids and their text."""
+    import shutil
+
+    import transformers
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers.integrations.executorch import convert_and_export_with_cache
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    tok_path = os.path.join(here, "..", "..", "examples", "llm", "tokenizer.json")
+    tokenizer = PreTrainedTokenizerFast(tokenizer_file=tok_path)
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
+                      bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    model = LlamaForCausalLM(cfg).eval()
+    model.generation_config = GenerationConfig(
+        use_cache=True, cache_implementation="static", max_length=32,
+        cache_config={"batch_size": 1, "max_cache_len": 32})
+    ids = torch.tensor([[17]], dtype=torch.long)
+    pos = torch.tensor([0], dtype=torch.long)
+    ep = convert_and_export_with_cache(model, example_input_ids=ids, example_cache_position=pos)
+    prompt_text = "The best way to predict the future is"
+    prompt = tokenizer(prompt_text, add_special_tokens=False)["input_ids"]
+    new_tokens = 10
+    with torch.no_grad():
+        hf = model.generate(torch.tensor([prompt]), max_new_tokens=new_tokens, do_sample=False,
+                            cache_implementation="static", pad_token_id=0)
+    greedy = hf[0, len(prompt):].tolist()
+    d = os.path.join(out, "hf_llama_tokenizer")
+    os.makedirs(d, exist_ok=True)
+    torch.export.save(ep, os.path.join(d, "model.pt2"))
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "transformers": transformers.__version__, "max_cache_len": 32,
+                   "tokenizer": "examples/llm/tokenizer.json", "prompt_text": prompt_text, "prompt": prompt,
+                   "hf_generate": greedy, "hf_generate_text": tokenizer.decode(greedy)}, f, indent=1)
+    print("hf_llama_tokenizer saved:", d, greedy, repr(tokenizer.decode(greedy)))
+
+
 class LastFlow(torch.nn.Module):
     def __init__(self, m, updates):
         super().__init__()
@@ -120,9 +163,10 @@ def raft(out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-o", "--out", default="/tmp/ember_partition")
-    ap.add_argument("only", nargs="*", help="hf_llama, hf_llama_tiny and/or raft (default: hf_llama raft)")
+    ap.add_argument("only", nargs="*", help="hf_llama, hf_llama_tiny, hf_llama_tokenizer and/or raft (default: hf_llama raft)")
     args = ap.parse_args()
-    names = {"hf_llama": hf_llama, "raft": raft, "hf_llama_tiny": lambda o: hf_llama(o, tiny=True)}
+    names = {"hf_llama": hf_llama, "raft": raft, "hf_llama_tiny": lambda o: hf_llama(o, tiny=True),
+             "hf_llama_tokenizer": hf_llama_tokenizer}
     for fn in [names[n] for n in (args.only or ["hf_llama", "raft"])]:
         try:
             fn(args.out)
