@@ -93,6 +93,7 @@ class Importer {
   Graph g_;
   std::map<std::string, int64_t> symbol_max_;
   int inlined_subgraphs_ = 0;  // numbers the name prefixes of inlined subgraphs
+  int subgraph_depth_ = 0;     // nesting of the subgraph calls being inlined
   json weights_config_;
   json constants_config_;
 };
@@ -634,7 +635,9 @@ absl::Status Importer::inline_subgraph_call(const json& node, const std::string&
   const json* sub = field(member((*inputs)[1], "arg"), "as_graph");
   const json* graph = sub != nullptr ? field(*sub, "graph") : nullptr;
   if (graph == nullptr || !graph->is_object()) return bad(where + ": the second argument is not a subgraph");
-  if (++inlined_subgraphs_ > 10000) return bad(where + ": more than 10000 nested subgraph calls");
+  // Each level copies its subgraph and recurses: bound both (a hostile archive nests deeply).
+  if (++inlined_subgraphs_ > 10000) return bad(where + ": more than 10000 subgraph calls");
+  if (subgraph_depth_ >= 32) return bad(where + ": subgraph calls nested more than 32 deep");
   const json g = prefix_subgraph_names(*graph, "subgraph" + std::to_string(inlined_subgraphs_) + ".");
   const json* sub_inputs = field(g, "inputs");
   const json* sub_outputs = field(g, "outputs");
@@ -656,9 +659,15 @@ absl::Status Importer::inline_subgraph_call(const json& node, const std::string&
     if (name.empty()) return bad(where + ": a subgraph input has no name");
     g_.by_name[name] = *outer;
   }
+  ++subgraph_depth_;
   for (const json& n : *nodes) {
-    if (auto s = read_node(n); !s.ok()) return s;
+    absl::Status s = read_node(n);
+    if (!s.ok()) {
+      --subgraph_depth_;
+      return s;
+    }
   }
+  --subgraph_depth_;
   for (size_t k = 0; k < outputs->size(); ++k) {
     if (tag_of((*outputs)[k]) != "as_tensor" || tag_of((*sub_outputs)[k]) != "as_tensor") {
       return bad(where + ": only tensor outputs are supported");

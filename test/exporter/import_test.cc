@@ -242,6 +242,35 @@ TEST(Importer, NoGradSubgraphIsInlinedWithItsOwnNames) {
   EXPECT_NE(std::string(gb.status().message()).find("subgraph"), std::string::npos) << gb.status();
 }
 
+// Subgraph calls nested deeper than the importer allows are one clear error, not a stack
+// overflow (each level recurses and copies its subgraph).
+TEST(Importer, DeeplyNestedSubgraphsAreRefused) {
+  const std::string tv = R"("tensor_values":{"x":{"dtype":7,"sizes":[{"as_int":2}]},"y":{"dtype":7,"sizes":[{"as_int":2}]}})";
+  auto wrap = [](const std::string& graph) {
+    return R"({"target":"torch.ops.higher_order.wrap_with_set_grad_enabled","inputs":[{"name":"","arg":{"as_bool":false},"kind":1},{"name":"","arg":{"as_graph":{"name":"s","graph":)" +
+           graph + R"(}},"kind":1},{"name":"","arg":{"as_tensor":{"name":"x"}},"kind":1}],"outputs":[{"as_tensor":{"name":"y"}}]})";
+  };
+  auto nested = [&](int depth) {
+    std::string node = R"({"target":"torch.ops.aten.relu.default","inputs":[{"name":"self","arg":{"as_tensor":{"name":"x"}},"kind":1}],"outputs":[{"as_tensor":{"name":"y"}}]})";
+    for (int d = 0; d < depth; ++d) {
+      node = wrap(R"({"inputs":[{"as_tensor":{"name":"x"}}],"outputs":[{"as_tensor":{"name":"y"}}],"nodes":[)" + node + "]," + tv + "}");
+    }
+    return R"({"schema_version":{"major":8,"minor":20},"graph_module":{"graph":{"inputs":[{"as_tensor":{"name":"x"}}],"outputs":[{"as_tensor":{"name":"y"}}],"nodes":[)" +
+           node + "]," + tv +
+           R"(},"signature":{"input_specs":[{"user_input":{"arg":{"as_tensor":{"name":"x"}}}}],"output_specs":[{"user_output":{"arg":{"as_tensor":{"name":"y"}}}}]}}})";
+  };
+  const std::string ok_path = tmp("nested_ok.pt2"), deep_path = tmp("nested_deep.pt2");
+  write_zip(ok_path, {{"m/models/model.json", nested(8)}});
+  auto ok = import_pt2(ok_path);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_EQ(ok->nodes.size(), 1u);
+  EXPECT_EQ(ok->nodes[0].args[0].ref, ok->inputs[0]);
+  write_zip(deep_path, {{"m/models/model.json", nested(200)}});
+  auto deep = import_pt2(deep_path);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(std::string(deep.status().message()).find("nested more than 32"), std::string::npos) << deep.status();
+}
+
 TEST(Importer, StridedWeightsBecomeContiguous) {
   std::string path = tmp("strided.pt2");
   // A 2x3 tensor stored transposed (strides [1, 2]) with storage offset 1.
