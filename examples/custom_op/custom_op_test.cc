@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "examples/custom_op/custom_op_test.h"
@@ -81,6 +82,17 @@ TEST(CustomOp, SignaturesAreChecked) {
   ASSERT_NE(exporter::find_op_schema("mylib::twice", "default"), nullptr);
   EXPECT_TRUE(exporter::is_custom_op("mylib::twice.default"));
   EXPECT_FALSE(exporter::is_custom_op("aten::relu.default"));
+  // Only an alias annotation's '!' means "writes": a default string may hold one.
+  EXPECT_TRUE(add_custom_op_schema("mylib::say(Tensor x, str s=\"hi!\") -> Tensor").ok());
+}
+
+TEST(CustomOp, SignatureFilesSkipCommentsBlankLinesAndCarriageReturns) {
+  const std::string path = tmp_file("schemas.txt");
+  std::ofstream(path) << "  # a comment\r\n\r\n  mylib::one(Tensor x) -> Tensor\r\nmylib::two(Tensor x) -> Tensor\n";
+  auto sigs = exporter::read_custom_op_schemas(path);
+  ASSERT_TRUE(sigs.ok()) << sigs.status();
+  EXPECT_EQ(*sigs, (std::vector<std::string>{"mylib::one(Tensor x) -> Tensor", "mylib::two(Tensor x) -> Tensor"}));
+  EXPECT_FALSE(exporter::read_custom_op_schemas(tmp_file("no_such_file.txt")).ok());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "exporter/exporter.h"
+#include "exporter/ops/op_schemas.h"
 #include "test/support/repo_path.h"
 
 namespace ember {
@@ -21,20 +22,13 @@ inline std::string tmp_file(const std::string& name) {
   return std::string(t ? t : "/tmp") + "/" + name;
 }
 
-// The signatures in op_schemas.txt (make_model.py writes it from PyTorch's registration).
-inline std::vector<std::string> example_schemas() {
-  std::vector<std::string> out;
-  std::ifstream f(example_file("op_schemas.txt"));
-  for (std::string line; std::getline(f, line);) {
-    if (!line.empty() && line[0] != '#') out.push_back(line);
-  }
-  return out;
-}
-
-// Exports model.pt2 with the example's schemas to `path`; the export's status.
+// Exports model.pt2 with the signatures of op_schemas.txt (make_model.py writes it from
+// PyTorch's registration) to `path`; the export's status.
 inline absl::Status export_example(const std::string& path) {
+  auto schemas = exporter::read_custom_op_schemas(example_file("op_schemas.txt"));
+  if (!schemas.ok()) return schemas.status();
   exporter::ExportOptions options;
-  options.custom_op_schemas = example_schemas();
+  options.custom_op_schemas = *schemas;
   auto r = exporter::export_pt2_file(example_file("model.pt2"), options);
   if (!r.ok()) return r.status();
   std::ofstream f(path, std::ios::binary);

@@ -1,8 +1,10 @@
 #include "exporter/ops/op_schemas.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <deque>
+#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -169,6 +171,7 @@ absl::StatusOr<OpSchema> parse_op_schema(const std::string& signature) {
     }
     size_t sp = decl.find_last_of(' ');
     if (sp == std::string::npos) return absl::InvalidArgumentError("malformed argument '" + piece + "' in " + signature);
+    a.writes = decl.substr(0, sp).find('!') != std::string::npos;
     a.type = strip_alias(decl.substr(0, sp));
     a.name = trim(decl.substr(sp + 1));
     std::string t = a.type;
@@ -261,7 +264,7 @@ absl::Status add_custom_op_schema(const std::string& signature) {
     return absl::InvalidArgumentError("custom operator " + s->full_name() + ": the " + ns +
                                       " namespace belongs to PyTorch; use your library's own namespace");
   }
-  if (sig.find('!') != std::string::npos) {
+  if (std::any_of(s->args.begin(), s->args.end(), [](const SchemaArg& a) { return a.writes; })) {
     return absl::InvalidArgumentError("custom operator " + s->full_name() +
                                       " writes to an argument (an alias annotation with '!'): only functional "
                                       "custom operators are supported; return a new tensor instead");
@@ -286,6 +289,18 @@ absl::Status add_custom_op_schema(const std::string& signature) {
 }
 
 bool is_custom_op(const std::string& full_name) { return custom_table().index.count(full_name) != 0; }
+
+absl::StatusOr<std::vector<std::string>> read_custom_op_schemas(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return absl::NotFoundError("cannot read the custom operator signatures file " + path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(f, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
+    const std::string t = trim(line);
+    if (!t.empty() && t[0] != '#') out.push_back(t);
+  }
+  return out;
+}
 
 const std::vector<OpSchema>& all_op_schemas() { return table().schemas; }
 

@@ -20,6 +20,7 @@ struct SchemaArg {
   int list_size = 0;     // N of "int[N]" (0 when unspecified)
   std::string base;      // type without '?', '[..]' and alias annotations: "Tensor", "int"
   bool kwarg_only = false;
+  bool writes = false;   // the op writes to it: alias annotation with '!' ("Tensor(a!)")
   bool has_default = false;
   Arg default_value;
 };
@@ -61,6 +62,9 @@ const OpSchema* find_op_schema(const std::string& name, const std::string& overl
 // export starts (not concurrently with one). Adding the same signature again is a no-op; a
 // different signature under a name already known is an error.
 absl::Status add_custom_op_schema(const std::string& signature);
+// The signatures of an --op-schemas file: one per line; blank lines and lines starting with
+// '#' (after leading blanks) are skipped. NotFound when the file cannot be read.
+absl::StatusOr<std::vector<std::string>> read_custom_op_schemas(const std::string& path);
 // True when `full_name` ("ns::op.overload") was added by add_custom_op_schema.
 bool is_custom_op(const std::string& full_name);
 const std::vector<OpSchema>& all_op_schemas();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "exporter/exporter.h"
+#include "exporter/ops/op_schemas.h"
 #include "exporter/partition/backend_registry.h"
 #include "tools/commands/command_registry.h"
 #include "tools/commands/command_util.h"
@@ -366,16 +367,12 @@ int export_command(int argc, char** argv) {
     } else if (a == "--op-schemas") {
       const char* v = value("--op-schemas");
       if (!v) return 2;
-      std::ifstream f(v);
-      if (!f) {
-        std::fprintf(stderr, "ember export: cannot read --op-schemas file %s\n", v);
+      auto sigs = exporter::read_custom_op_schemas(v);
+      if (!sigs.ok()) {
+        std::fprintf(stderr, "ember export: --op-schemas: %s\n", std::string(sigs.status().message()).c_str());
         return 2;
       }
-      for (std::string line; std::getline(f, line);) {
-        const size_t b = line.find_first_not_of(" \t\r");
-        if (b == std::string::npos || line[b] == '#') continue;  // blank lines and comments
-        options.custom_op_schemas.push_back(line.substr(b));
-      }
+      options.custom_op_schemas.insert(options.custom_op_schemas.end(), sigs->begin(), sigs->end());
     } else if (a == "--strict-delegation") {
       options.strict_delegation = true;
     } else if (a == "--no-fold") {
