@@ -56,6 +56,28 @@ TEST(GroupedMm, BothNamesMatchTheDirectProductIncludingEmptyGroupsAndUnroutedRow
   }
 }
 
+// float32 runs on the shared GEMM; other floating dtypes on the direct loop.
+TEST(GroupedMm, Float64TakesTheDirectLoop) {
+  const int64_t rows = 6, k = 4, n = 3, groups = 2;
+  std::mt19937 rng(5);
+  TestTensor xf(ScalarType::Float32, {rows, k}), wf(ScalarType::Float32, {groups, k, n});
+  xf.fill_random(rng);
+  wf.fill_random(rng);
+  TestTensor x(ScalarType::Float64, {rows, k}), w(ScalarType::Float64, {groups, k, n}), out(ScalarType::Float64, {rows, n});
+  for (int64_t i = 0; i < rows * k; ++i) x.data<double>()[i] = xf.data<float>()[i];
+  for (int64_t i = 0; i < groups * k * n; ++i) w.data<double>()[i] = wf.data<float>()[i];
+  const std::vector<int32_t> ends = {2, 5};  // row 5 belongs to no group
+  TestTensor offs(ScalarType::Int32, {groups});
+  offs.data<int32_t>()[0] = ends[0];
+  offs.data<int32_t>()[1] = ends[1];
+  KernelRunner r;
+  ASSERT_EQ(r.run("transformers::grouped_mm_fallback.default", {r.tensor(x), r.tensor(w), r.tensor(offs), r.tensor(out)}),
+            Error::Ok);
+  const std::vector<float> want = reference(xf.data<float>(), wf.data<float>(), ends, nullptr, rows, k, n);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(out.data<double>()[i], want[i], 1e-6) << i;
+  EXPECT_TRUE(out.guard_ok());
+}
+
 TEST(GroupedMm, BadOffsetsAndShapesAreErrors) {
   std::mt19937 rng(4);
   TestTensor x(ScalarType::Float32, {4, 2}), w(ScalarType::Float32, {2, 2, 3}), out(ScalarType::Float32, {4, 3});
