@@ -41,10 +41,25 @@ def save(out, name, ep, inputs, outputs, extra=None):
     return d
 
 
+def export_with_static_cache(cfg, max_cache_len=32):
+    """A LlamaForCausalLM of `cfg` (seeded by the caller) exported through Hugging Face's own
+    ExecuTorch path: static cache of max_cache_len as buffers, example input id 17 at position 0.
+    Returns (model, exported program, example ids, example positions)."""
+    from transformers import GenerationConfig, LlamaForCausalLM
+    from transformers.integrations.executorch import convert_and_export_with_cache
+
+    model = LlamaForCausalLM(cfg).eval()
+    model.generation_config = GenerationConfig(
+        use_cache=True, cache_implementation="static", max_length=max_cache_len,
+        cache_config={"batch_size": 1, "max_cache_len": max_cache_len})
+    ids = torch.tensor([[17]], dtype=torch.long)
+    pos = torch.tensor([0], dtype=torch.long)
+    return model, convert_and_export_with_cache(model, example_input_ids=ids, example_cache_position=pos), ids, pos
+
+
 def hf_llama(out, tiny=False):
     import transformers
-    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
-    from transformers.integrations.executorch import convert_and_export_with_cache
+    from transformers import LlamaConfig
 
     torch.manual_seed(0)
     if tiny:  # small enough to check in (test/models/hf_llama_static_cache)
@@ -53,13 +68,7 @@ def hf_llama(out, tiny=False):
     else:
         cfg = LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                           num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
-    model = LlamaForCausalLM(cfg).eval()
-    model.generation_config = GenerationConfig(
-        use_cache=True, cache_implementation="static", max_length=32,
-        cache_config={"batch_size": 1, "max_cache_len": 32})
-    ids = torch.tensor([[17]], dtype=torch.long)
-    pos = torch.tensor([0], dtype=torch.long)
-    ep = convert_and_export_with_cache(model, example_input_ids=ids, example_cache_position=pos)
+    model, ep, ids, pos = export_with_static_cache(cfg)
     # The reference: the exported program itself, two calls on one instance (its buffers are
     # the cache), so the second result depends on the first call's writes.
     m = ep.module()
@@ -102,8 +111,7 @@ def hf_llama_tokenizer(out):
     import shutil
 
     import transformers
-    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-    from transformers.integrations.executorch import convert_and_export_with_cache
+    from transformers import LlamaConfig, PreTrainedTokenizerFast
 
     here = os.path.dirname(os.path.abspath(__file__))
     tok_path = os.path.join(here, "..", "..", "examples", "llm", "tokenizer.json")
@@ -112,13 +120,7 @@ def hf_llama_tokenizer(out):
     cfg = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                       num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
                       bos_token_id=None, eos_token_id=None, pad_token_id=None)
-    model = LlamaForCausalLM(cfg).eval()
-    model.generation_config = GenerationConfig(
-        use_cache=True, cache_implementation="static", max_length=32,
-        cache_config={"batch_size": 1, "max_cache_len": 32})
-    ids = torch.tensor([[17]], dtype=torch.long)
-    pos = torch.tensor([0], dtype=torch.long)
-    ep = convert_and_export_with_cache(model, example_input_ids=ids, example_cache_position=pos)
+    model, ep, ids, pos = export_with_static_cache(cfg)
     prompt_text = "The best way to predict the future is"
     prompt = tokenizer(prompt_text, add_special_tokens=False)["input_ids"]
     new_tokens = 10
