@@ -8,8 +8,11 @@ namespace {
 
 using json = nlohmann::json;
 
+// The value tables of a graph: their keys are the names the graph defines.
+constexpr const char* kValueTables[] = {"tensor_values", "sym_int_values", "sym_bool_values", "sym_float_values"};
+
 void collect_defined(const json& graph, std::set<std::string>* names) {
-  for (const char* table : {"tensor_values", "sym_int_values", "sym_bool_values", "sym_float_values"}) {
+  for (const char* table : kValueTables) {
     auto it = graph.find(table);
     if (it == graph.end() || !it->is_object()) continue;
     for (auto v = it->begin(); v != it->end(); ++v) names->insert(v.key());
@@ -54,8 +57,7 @@ json prefix_subgraph_names(const json& graph, const std::string& prefix) {
   std::set<std::string> defined;
   collect_defined(graph, &defined);
   json out = graph;
-  // The value tables: their keys are the names.
-  for (const char* table : {"tensor_values", "sym_int_values", "sym_bool_values", "sym_float_values"}) {
+  for (const char* table : kValueTables) {
     auto it = out.find(table);
     if (it == out.end() || !it->is_object()) continue;
     json renamed = json::object();
