@@ -83,6 +83,9 @@ std::vector<Case> cases() {
       {"lstm_proj", ""},   // nn.LSTM(proj_size=...)
       {"gru_bidir", ""},   // bidirectional nn.GRU
       {"t5_encoder", ""},  // transformers T5EncoderModel: a kernel once wrote into a constant
+      {"gemma2", ""},      // Gemma2ForCausalLM: logit soft-capping (tanh), alternating sliding windows
+      {"mamba2", ""},      // Mamba2ForCausalLM: chunked state-space scan (cumsum, segment sums, einsum)
+      {"dinov2", ""},      // Dinov2Model at a new resolution: antialiased bicubic position interpolation
   };
   std::vector<Case> out;
   for (const auto& [m, why] : models) {

@@ -58,18 +58,9 @@ def first_line(text, limit=300):
     return s[:limit]
 
 
-# Failures whose fix is owned by other work (issue 19), shown beside the status.
-KNOWN = {
-    "t5_encoder": "known: a constant-folded int64 aten::add.Tensor (relative-position buckets) writes into a "
-                  "constant mapped read-only from the .pte; fix owned by the constant-folding / program-validation work",
-    "t5": "known: same constant write as t5_encoder (its encoder and decoder both compute relative-position buckets)",
-    "gru_bidir": "known: aten::gru.* is being implemented by the recurrent-layers work",
-    "rnn_tanh": "known: aten::rnn_tanh/rnn_relu are being implemented by the recurrent-layers work",
-    "wav2vec2": "known: aten::_weight_norm (weight-norm positional conv) is being implemented by other work",
-    "hubert": "known: aten::_weight_norm (weight-norm positional conv) is being implemented by other work",
-    "lstm_proj": "the portable LSTM kernel has no projections; rejected at export since this suite (it used to "
-                 "export and fail in ember run)",
-}
+# Failures whose fix is owned by other work, shown beside the status: name -> note. (The first
+# round's entries were all fixed.)
+KNOWN = {}
 
 
 def rel_l2(got, ref):
@@ -125,6 +116,8 @@ def check(ember, d, backend, flags, iterations, work):
                    f"(per output: {', '.join(f'{e:.3g}' for e in errs)})")
         return res
     res["status"] = "pass"
+    if iterations == 0:
+        return res
     js = os.path.join(work, f"bench_{backend}.json")
     rc, out, err = sh([ember, "bench", pte, "--iterations", str(iterations), "--json", js], 600)
     if died(rc):
@@ -141,64 +134,111 @@ def fmt(v, spec):
     return "–" if v is None else format(v, spec)
 
 
-def write_doc(path, results, args, models_dir):
-    n = len(results)
+def count_statuses(results):
     counts = {b: {} for b, _ in BACKENDS}
     for r in results:
         for b, _ in BACKENDS:
             s = r[b]["status"]
             counts[b][s] = counts[b].get(s, 0) + 1
+    return counts
+
+
+def versions(results):
+    return ", ".join(sorted({str(r["meta"].get("torch")) for r in results})) or "?"
+
+
+def library_versions(results):
+    libs = {}
+    for r in results:
+        for k, v in (r["meta"].get("libraries") or {}).items():
+            libs.setdefault(k, set()).add(v)
+    return ", ".join(f"{k} {'/'.join(sorted(v))}" for k, v in sorted(libs.items())) or "versions not recorded"
+
+
+def write_doc(path, results, also, args):
+    n = len(results)
     lines = [
         "# External-model coverage",
         "",
         "Public architectures nobody here wrote (Hugging Face `transformers`, `torchvision`, `timm`,",
-        "plain `torch.nn`), in small configurations with seeded random weights, exported with",
-        f"`torch.export` (PyTorch {results[0]['meta'].get('torch', '?') if results else '?'}) and run through Ember with the portable kernels and with",
+        "`diffusers`, plain `torch.nn`), in small configurations with seeded random weights, exported with",
+        f"`torch.export` (PyTorch {versions(results)}; {library_versions(results)}) and run through Ember with the",
+        "portable kernels and with",
         f"`--backend xnnpack`. Pass: every output within relative L2 {TOLERANCE:g} of eager PyTorch float32.",
         "Ops: nodes after Ember's passes (from the export's `partition:` line, delegated + portable);",
         "delegated: the share of those XNNPACK took. Latency: median of `ember bench --iterations "
         f"{args.iterations}` (1 thread, ms) on the machine that generated this page (a shared 2-core VM:",
         "other jobs ran beside it, so treat single figures as noisy).",
+    ]
+    if also:
+        lines += [
+            f"The same models exported by PyTorch {versions(list(also.values()))} "
+            f"({library_versions(list(also.values()))}; a `.pt2` of another schema version, written on the",
+            "device machine) are checked the same way; their status is in the last column.",
+        ]
+    lines += [
         "",
         f"Generated {datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')} on {os.uname().nodename} "
         f"({os.cpu_count()} CPUs). {n} architectures.",
         "",
     ]
-    for b, _ in BACKENDS:
-        lines.append(f"- **{b}**: " + ", ".join(f"{k} {v}" for k, v in sorted(counts[b].items())) + f" (of {n})")
+    for label, rs in [(f"PyTorch {versions(results)}", results)] + (
+            [(f"PyTorch {versions(list(also.values()))}", list(also.values()))] if also else []):
+        counts = count_statuses(rs)
+        for b, _ in BACKENDS:
+            lines.append(f"- **{b}** ({label}): " + ", ".join(f"{k} {v}" for k, v in sorted(counts[b].items()))
+                         + f" (of {len(rs)})")
+    also_head = f" | PyTorch {versions(list(also.values()))} (portable / xnnpack)" if also else ""
     lines += [
         "",
-        "| model | source | architecture | params | portable | xnnpack | ops | delegated | rel. L2 (portable / xnnpack) | latency ms (portable / xnnpack) |",
-        "|---|---|---|---:|---|---|---:|---:|---|---|",
+        "| model | source | architecture | params | portable | xnnpack | ops | delegated | rel. L2 (portable / xnnpack) | latency ms (portable / xnnpack)"
+        + also_head + " |",
+        "|---|---|---|---:|---|---|---:|---:|---|---|" + ("---|" if also else ""),
     ]
     for r in results:
         p, x, m = r["portable"], r["xnnpack"], r["meta"]
-        lines.append(
+        row = (
             f"| {r['name']} | {m.get('source', '?')} | {m.get('arch', '?')} | {m.get('params', 0):,} | "
             f"{p['status']} | {x['status']} | {fmt(p['ops'], 'd')} | "
             f"{fmt(x['delegated'] * 100 if x['delegated'] is not None else None, '.0f')}{'%' if x['delegated'] is not None else ''} | "
             f"{fmt(p['rel_l2'], '.1e')} / {fmt(x['rel_l2'], '.1e')} | "
             f"{fmt(p['latency_ms'], '.3f')} / {fmt(x['latency_ms'], '.3f')} |")
-    fails = [(r["name"], b, r[b]) for r in results for b, _ in BACKENDS if r[b]["status"] != "pass"]
+        if also:
+            a = also.get(r["name"])
+            row += f" {a['portable']['status']} / {a['xnnpack']['status']} |" if a else " not exported |"
+        lines.append(row)
+    fails = [(r["name"], "", b, r[b]) for r in results for b, _ in BACKENDS if r[b]["status"] != "pass"]
+    fails += [(r["name"], f", PyTorch {r['meta'].get('torch')}", b, r[b]) for r in also.values()
+              for b, _ in BACKENDS if r[b]["status"] != "pass"]
     lines += ["", "## Failures", ""]
     if not fails:
         lines.append("None.")
-    for name, b, res in fails:
+    for name, version, b, res in fails:
         known = f" ({KNOWN[name]})" if name in KNOWN else ""
-        lines.append(f"- `{name}` ({b}): **{res['status']}**: {res['detail'].replace('|', '/')}{known}")
+        lines.append(f"- `{name}` ({b}{version}): **{res['status']}**: {res['detail'].replace('|', '/')}{known}")
     notes = [(r["name"], b, r[b]["detail"]) for r in results for b, _ in BACKENDS
              if r[b]["status"] == "pass" and r[b]["detail"]]
     for name, b, d in notes:
         lines.append(f"- `{name}` ({b}): passes; {d}")
+    also_cmd = f" --also {args.also}" if also else ""
     lines += [
         "",
         "## Regenerate",
         "",
         "```",
         "bazel build -c opt //tools:ember",
-        "pip install torch torchvision timm transformers numpy   # only for the generator",
-        f"python3 tools/models/export_external.py -o {models_dir}",
-        f"python3 tools/models/run_external.py --models {models_dir} --iterations {args.iterations} "
+        "pip install torch torchvision timm transformers diffusers numpy   # only for the generator",
+        f"python3 tools/models/export_external.py -o {args.models}",
+    ]
+    if args.also.endswith(".json"):
+        lines += ["# on the device machine (the other PyTorch version; tools/bench/make_device_bundle.sh carries ember):",
+                  f"python3 tools/models/export_external.py -o {args.also[:-5]}",
+                  f"python3 tools/models/run_external.py --models {args.also[:-5]} --iterations 0 --doc '' "
+                  f"--json {args.also}"]
+    elif also:
+        lines.append(f"python3 tools/models/export_external.py -o {args.also}   # with the other PyTorch version")
+    lines += [
+        f"python3 tools/models/run_external.py --models {args.models}{also_cmd} --iterations {args.iterations} "
         "--doc docs/model-coverage.md",
         "```",
         "",
@@ -212,49 +252,66 @@ def write_doc(path, results, args, models_dir):
         f.write("\n".join(lines))
 
 
+def run_set(ember, models_dir, names, iterations):
+    """Checks every model of one directory on both backends; returns the results in order."""
+    names = names or sorted(n for n in os.listdir(models_dir)
+                            if os.path.exists(os.path.join(models_dir, n, "model.pt2")))
+    results = []
+    with tempfile.TemporaryDirectory() as work_root:
+        for name in names:
+            d = os.path.join(models_dir, name)
+            meta = {}
+            if os.path.exists(os.path.join(d, "meta.json")):
+                with open(os.path.join(d, "meta.json")) as f:
+                    meta = json.load(f)
+            r = {"name": name, "meta": {k: meta.get(k) for k in ("arch", "source", "params", "torch", "libraries")}}
+            for b, flags in BACKENDS:
+                work = os.path.join(work_root, name)
+                os.makedirs(work, exist_ok=True)
+                r[b] = check(ember, d, b, flags, iterations, work)
+                print(f"{name:18s} {b:9s} {r[b]['status']:12s} ops {r[b]['ops']} "
+                      f"rel_l2 {r[b]['rel_l2']} latency {r[b]['latency_ms']} {r[b]['detail'][:160]}", flush=True)
+            results.append(r)
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="/tmp/ember_external")
+    ap.add_argument("--also", default="",
+                    help="the same models exported by another PyTorch version: a directory (each is exported, run "
+                         "and compared the same way, no latency) or the --json file of such a run made elsewhere "
+                         "(the device machine, which has that version); the page gets its column")
     ap.add_argument("--ember", default="bazel-bin/tools/ember")
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--doc", default="docs/model-coverage.md")
     ap.add_argument("--json", default="")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
-    names = args.names or sorted(n for n in os.listdir(args.models)
-                                 if os.path.exists(os.path.join(args.models, n, "model.pt2")))
-    # Keep the generator's order (families together) where meta.json says it.
-    results = []
-    with tempfile.TemporaryDirectory() as work_root:
-        for name in names:
-            d = os.path.join(args.models, name)
-            meta = {}
-            if os.path.exists(os.path.join(d, "meta.json")):
-                with open(os.path.join(d, "meta.json")) as f:
-                    meta = json.load(f)
-            r = {"name": name, "meta": {k: meta.get(k) for k in ("arch", "source", "params", "torch")}}
-            for b, flags in BACKENDS:
-                work = os.path.join(work_root, name)
-                os.makedirs(work, exist_ok=True)
-                r[b] = check(args.ember, d, b, flags, args.iterations, work)
-                print(f"{name:18s} {b:9s} {r[b]['status']:12s} ops {r[b]['ops']} "
-                      f"rel_l2 {r[b]['rel_l2']} latency {r[b]['latency_ms']} {r[b]['detail'][:160]}", flush=True)
-            results.append(r)
+    results = run_set(args.ember, args.models, args.names, args.iterations)
+    also = {}
+    if args.also.endswith(".json"):
+        with open(args.also) as f:
+            also = {r["name"]: r for r in json.load(f)["results"]}
+    elif args.also:
+        also = {r["name"]: r for r in run_set(args.ember, args.also, args.names, 0)}
+    # Keep the generator's order (families together).
     order = {}
     try:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from export_external import MODELS  # noqa: E402 (needs torch; only the order is used)
+        from external import MODELS  # noqa: E402 (needs torch; only the order is used)
         order = {n: i for i, n in enumerate(MODELS)}
     except Exception:
         pass
     results.sort(key=lambda r: order.get(r["name"], len(order)))
     if args.doc:
-        write_doc(args.doc, results, args, args.models)
+        write_doc(args.doc, results, also, args)
         print("wrote", args.doc)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    crashes = [r["name"] for r in results for b, _ in BACKENDS if r[b]["status"] == "crash"]
+            json.dump({"results": results, "also": also}, f, indent=1)
+    crashes = [r["name"] for rs in (results, list(also.values())) for r in rs for b, _ in BACKENDS
+               if r[b]["status"] == "crash"]
     if crashes:
         print("CRASHES:", " ".join(crashes))
     return 1 if crashes else 0
