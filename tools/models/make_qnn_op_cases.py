@@ -48,10 +48,12 @@ ACT = CONFIG.input_activation
 # Ops annotated here: their own output parameters (range differs from the input's) ...
 OWN_OUTPUT = {"aten.sub.Tensor", "aten.sigmoid.default", "aten.tanh.default", "aten.hardswish.default",
               "aten.softmax.int", "aten._softmax.default", "aten.avg_pool2d.default", "aten.mean.dim",
-              "aten.adaptive_avg_pool2d.default"}
+              "aten.adaptive_avg_pool2d.default", "aten.div.Tensor", "aten.matmul.default", "aten.bmm.default",
+              "aten.layer_norm.default"}
 # ... or their input's (same grid).
 SHARED_OUTPUT = {"aten.cat.default", "aten.reshape.default", "aten.view.default", "aten.relu.default",
-                 "aten.hardtanh.default", "aten.relu6.default"}
+                 "aten.hardtanh.default", "aten.relu6.default", "aten.pad.default", "aten.upsample_nearest2d.vec",
+                 "aten.upsample_bilinear2d.vec"}
 
 
 class OpAnnotator(Quantizer):
@@ -192,6 +194,22 @@ def cases():
     c["permute_hw"] = (lambda: Chain(conv(4, 8, padding=1), lambda t: t.permute(0, 1, 3, 2)), [S], own)
     c["permute_nhwc"] = (lambda: Chain(conv(4, 8, padding=1), lambda t: torch.flatten(t.permute(0, 2, 3, 1), 1)),
                          [S], own)
+    # division (the divisor's input is made positive, away from zero: see make()), matrix products
+    c["div"] = (lambda: Binary(torch.div), [S, S], own)
+    c["matmul_2d"] = (lambda: Binary(torch.matmul), [(7, 9), (9, 5)], own)
+    c["matmul_4d"] = (lambda: Binary(torch.matmul), [(1, 2, 7, 9), (1, 2, 9, 5)], own)
+    c["bmm"] = (lambda: Binary(torch.bmm), [(3, 7, 9), (3, 9, 5)], own)
+    # layer norm over the last dim, its weight and bias quantized like activations
+    c["layer_norm"] = (lambda: Chain(fn=nn.LayerNorm(33)), [(1, 7, 33)], own)
+    # padding and resizing after a conv (same grid)
+    c["pad_constant"] = (lambda: Chain(conv(4, 8, padding=1), lambda t: F.pad(t, (1, 2, 0, 1))), [S], own)
+    c["pad_value"] = (lambda: Chain(conv(4, 8, padding=1), lambda t: F.pad(t, (2, 0, 1, 1), value=0.25)), [S], own)
+    c["upsample_nearest_x2"] = (lambda: Chain(conv(4, 8, padding=1), lambda t: F.interpolate(t, scale_factor=2.0)),
+                                [S], own)
+    c["upsample_bilinear_x2"] = (lambda: Chain(conv(4, 8, padding=1), lambda t: F.interpolate(
+        t, scale_factor=2.0, mode="bilinear", align_corners=False)), [S], own)
+    c["upsample_bilinear_align"] = (lambda: Chain(conv(4, 8, padding=1), lambda t: F.interpolate(
+        t, size=(12, 16), mode="bilinear", align_corners=True)), [S], own)
     return c
 
 
@@ -199,9 +217,14 @@ def make(name, factory, shapes, own, out_dir):
     torch.manual_seed(sum(map(ord, name)))
     model = factory().eval()
     gen = torch.Generator().manual_seed(1234 + len(name))
-    calib = [tuple(torch.randn(s, generator=gen) for s in shapes) for _ in range(8)]
-    gen = torch.Generator().manual_seed(7)
-    xs = tuple(torch.randn(s, generator=gen) for s in shapes)
+    # A divisor in [0.5, 3): its own grid keeps a few percent of precision, and the quotient a bounded range.
+    def draw(gen):
+        xs = [torch.randn(s, generator=gen) for s in shapes]
+        if name.startswith("div"):
+            xs[1] = xs[1].abs().clamp(max=2.5) + 0.5
+        return tuple(xs)
+    calib = [draw(gen) for _ in range(8)]
+    xs = draw(torch.Generator().manual_seed(7))
     quantizer = ComposableQuantizer([OpAnnotator(own), XNNPACKQuantizer().set_global(CONFIG)])
     captured = torch.export.export(model, xs).module()
     prepared = prepare_pt2e(captured, quantizer)

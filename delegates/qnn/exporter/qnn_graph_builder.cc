@@ -19,6 +19,13 @@ ParamSpec scalar_f32(const std::string& name, float v) {
   p.f32 = v;
   return p;
 }
+ParamSpec scalar_i32(const std::string& name, int32_t v) {
+  ParamSpec p;
+  p.name = name;
+  p.data_type = kInt32;
+  p.i32 = v;
+  return p;
+}
 ParamSpec scalar_bool(const std::string& name, bool v) {
   ParamSpec p;
   p.name = name;
@@ -118,6 +125,7 @@ void QnnGraphBuilder::add_node(const std::string& type, const std::vector<int>& 
       ps[i].scalar.data_type = params[i].data_type;
       if (params[i].data_type == kFloat32) ps[i].scalar.f32 = params[i].f32;
       else if (params[i].data_type == kBool8) ps[i].scalar.b8 = params[i].b8 ? 1 : 0;
+      else if (params[i].data_type == kInt32) ps[i].scalar.i32 = params[i].i32;
       else ps[i].scalar.u32 = params[i].u32;
     } else {
       TensorSpec s;

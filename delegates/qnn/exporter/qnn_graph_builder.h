@@ -39,6 +39,7 @@ struct ParamSpec {
   enum Kind { Scalar, Tensor } kind = Scalar;
   DataType data_type = kUint32;
   uint32_t u32 = 0;
+  int32_t i32 = 0;
   float f32 = 0;
   bool b8 = false;
   std::vector<uint32_t> values;  // Tensor: uint32 data
@@ -46,6 +47,7 @@ struct ParamSpec {
 };
 ParamSpec scalar_u32(const std::string& name, uint32_t v);
 ParamSpec scalar_f32(const std::string& name, float v);
+ParamSpec scalar_i32(const std::string& name, int32_t v);
 ParamSpec scalar_bool(const std::string& name, bool v);
 ParamSpec tensor_u32(const std::string& name, std::vector<uint32_t> values, std::vector<uint32_t> dims = {});
 

@@ -104,6 +104,8 @@ bool keeps_quantization_grid(const std::string& k) {
       "aten::relu6.default", "aten::flatten.using_ints", "aten::view.default", "aten::reshape.default",
       "aten::_unsafe_view.default", "aten::permute.default", "aten::squeeze.dim", "aten::squeeze.dims",
       "aten::unsqueeze.default", "aten::clone.default", "aten::contiguous.default", "aten::transpose.int",
+      "aten::pad.default", "aten::constant_pad_nd.default", "aten::upsample_nearest2d.vec",
+      "aten::upsample_nearest2d.default",
   };
   return ops.count(k) != 0;
 }
@@ -126,6 +128,10 @@ QuantAnalysis::QuantAnalysis(const Graph& g) : reps_(g.values.size()), readers_(
         r = qdq_params(n);
         const int in = n.args.empty() || n.args[0].kind != Arg::Kind::Tensor ? -1 : n.args[0].ref;
         if (in < 0 || g.values[in].dtype != r.dtype) r.valid = false;
+        // A quantized constant (a float op's weight) is on the grid its dequantize names.
+        if (r.valid && g.values[in].role == ValueRole::Constant && !reps_[static_cast<size_t>(in)].valid) {
+          reps_[static_cast<size_t>(in)] = r;
+        }
       } else if (k == kQuantizedConvOp || k == kQuantizedLinearOp) {
         const size_t o = k == kQuantizedConvOp ? 10 : 6;
         const ScalarType t = g.values[out].dtype;
@@ -353,6 +359,9 @@ const QnnOpTable& qnn_op_table() {
     add_pooling_ops(*t);
     add_elementwise_ops(*t);
     add_shape_ops(*t);
+    add_matmul_ops(*t);
+    add_normalization_ops(*t);
+    add_resize_pad_ops(*t);
     return t;
   }();
   return *table;

@@ -120,6 +120,9 @@ void add_layer_ops(QnnOpTable& table);        // conv2d, linear
 void add_pooling_ops(QnnOpTable& table);      // max / avg / adaptive-avg pooling, mean
 void add_elementwise_ops(QnnOpTable& table);  // add / sub / mul, activations
 void add_shape_ops(QnnOpTable& table);        // reshape / flatten / permute / squeeze / cat
+void add_matmul_ops(QnnOpTable& table);       // matmul / bmm of two activations
+void add_normalization_ops(QnnOpTable& table);  // layer_norm
+void add_resize_pad_ops(QnnOpTable& table);   // constant pad, nearest / bilinear resize
 
 // Shared checks for entries.
 // "" when every tensor input of n and its output have a QRep (a float op in reference form).

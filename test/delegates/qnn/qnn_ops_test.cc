@@ -90,6 +90,16 @@ const OpCase kCases[] = {
     {"reshape", "aten::reshape.default", true},
     {"permute_hw", "aten::permute.default", true},
     {"permute_nhwc", "aten::permute.default", true},
+    {"div", "aten::div.Tensor", true},
+    {"matmul_2d", "aten::matmul.default", true},
+    {"matmul_4d", "aten::matmul.default", true},
+    {"bmm", "aten::bmm.default", true},
+    {"layer_norm", "aten::layer_norm.default", true},
+    {"pad_constant", "aten::pad.default", true},
+    {"pad_value", "aten::pad.default", true},  // 0.25 quantized onto the conv output's grid
+    {"upsample_nearest_x2", "aten::upsample_nearest2d.vec", true},
+    {"upsample_bilinear_x2", "aten::upsample_bilinear2d.vec", true},
+    {"upsample_bilinear_align", "aten::upsample_bilinear2d.vec", true},
 };
 
 double number(const exporter::Arg& a) { return a.kind == exporter::Arg::Kind::Double ? a.d : double(a.i); }

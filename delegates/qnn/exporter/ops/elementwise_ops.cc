@@ -1,5 +1,5 @@
 // Elementwise arithmetic and activations on quantized activations: ElementWiseAdd / Subtract /
-// Multiply (same-rank operands; the layout of whichever is already NHWC), Relu, ReluMinMax
+// Multiply / Divide (same-rank operands; the layout of whichever is already NHWC), Relu, ReluMinMax
 // (hardtanh, relu6), Sigmoid, Tanh, HardSwish, Gelu, Softmax.
 #include "delegates/qnn/exporter/qnn_lowering.h"
 
@@ -18,6 +18,7 @@ const std::map<std::string, const char*>& binary_types() {
       {"aten::add.Tensor", "ElementWiseAdd"},
       {"aten::sub.Tensor", "ElementWiseSubtract"},
       {"aten::mul.Tensor", "ElementWiseMultiply"},
+      {"aten::div.Tensor", "ElementWiseDivide"},
   };
   return m;
 }
@@ -36,7 +37,8 @@ std::string check_binary(const QnnLowering& ctx, const Node& n) {
   const exporter::Value *a = ctx.arg(n, 0), *b = ctx.arg(n, 1);
   if (a == nullptr || b == nullptr) return "scalar operand";
   if (a->sizes.size() != b->sizes.size()) return "operands of different rank";
-  if (n.kernel_name() != "aten::mul.Tensor" && number_arg(n, 2, 1.0) != 1.0) return "alpha != 1";
+  const bool has_alpha = n.kernel_name() == "aten::add.Tensor" || n.kernel_name() == "aten::sub.Tensor";
+  if (has_alpha && number_arg(n, 2, 1.0) != 1.0) return "alpha != 1";
   return "";
 }
 

@@ -40,7 +40,15 @@ std::string check_dequantize(const QnnLowering& ctx, const Node& n) {
   if (!r.valid) return "not a full-range per-tensor int8/uint8 dequantization";
   const QRep& producer = ctx.quant.rep(in);
   if (producer.valid && !(producer == r)) return "dequantizes with other parameters than its input's";
-  if (ctx.g.values[in].role == exporter::ValueRole::Constant) return "constant operand (a weight of a float op)";
+  if (ctx.g.values[in].role == exporter::ValueRole::Constant) {
+    // A quantized weight goes into the graph as a static tensor only for ops that take one
+    // (LayerNorm's gamma / beta); others would read it as an activation.
+    for (int r : ctx.quant.readers(out)) {
+      if (ctx.g.nodes[static_cast<size_t>(r)].kernel_name() != "aten::layer_norm.default") {
+        return "constant operand (a weight of a float op)";
+      }
+    }
+  }
   return "";
 }
 
