@@ -237,6 +237,45 @@ struct FunctionTable {
   ErrorHandle (*error_get_message)(ErrorHandle, const char**);
 };
 
+// Configs passed to deviceCreate / graphCreate (null-terminated arrays of pointers): an option
+// and a pointer-sized union, of which Ember uses the backend's custom config.
+constexpr uint32_t kConfigOptionCustom = 0;  // QNN_DEVICE_ / QNN_GRAPH_CONFIG_OPTION_CUSTOM
+struct Config {
+  uint32_t option;
+  const void* custom_config;
+};
+
+// The HTP's device config (QnnHtpDevice_CustomConfig_t): the SoC model and the HTP
+// architecture compiled for. Its union holds a pointer, hence the value at offset 8.
+constexpr uint32_t kHtpDeviceOptionSoc = 0;
+constexpr uint32_t kHtpDeviceOptionArch = 1;
+struct HtpDeviceConfig {
+  uint32_t option;
+  union {
+    uint32_t soc_model;
+    struct {
+      uint32_t device_id;
+      uint32_t arch;  // 68, 69, 73, 75, 79, 81...
+    } arch;
+    void* pointer_member;  // sizes and alignment only
+  };
+};
+
+// The HTP's graph config (QnnHtpGraph_CustomConfig_t): the finalize optimization level.
+constexpr uint32_t kHtpGraphOptionOptimization = 1;
+constexpr uint32_t kHtpOptimizationFinalizeFlag = 3;  // value: the level, 1 to 3
+struct HtpGraphConfig {
+  uint32_t option;
+  union {
+    struct {
+      uint32_t type;
+      float value;
+    } optimization;
+    uint8_t largest_member[48];  // sizes only (the parallel-execution config)
+    uint64_t alignment;
+  };
+};
+
 struct Interface {
   uint32_t backend_id;
   const char* provider_name;
@@ -260,6 +299,10 @@ static_assert(offsetof(TensorV1, quantize_params) == 32, "Qnn_TensorV1_t.quantiz
 static_assert(offsetof(TensorV1, dimensions) == 80, "Qnn_TensorV1_t.dimensions");
 static_assert(offsetof(TensorV1, client_buf) == 96, "Qnn_TensorV1_t.clientBuf");
 static_assert(sizeof(Tensor) == 144, "Qnn_Tensor_t");
+static_assert(sizeof(Config) == 16 && offsetof(Config, custom_config) == 8, "QnnDevice_Config_t / QnnGraph_Config_t");
+static_assert(offsetof(HtpDeviceConfig, soc_model) == 8 && offsetof(HtpDeviceConfig, arch.arch) == 12,
+              "QnnHtpDevice_CustomConfig_t");
+static_assert(offsetof(HtpGraphConfig, optimization.value) == 12, "QnnHtpGraph_CustomConfig_t");
 static_assert(sizeof(Scalar) == 16 && offsetof(Scalar, u32) == 8, "Qnn_Scalar_t");
 static_assert(sizeof(Param) == 160, "Qnn_Param_t");
 static_assert(sizeof(OpConfig) == 80, "Qnn_OpConfig_t");

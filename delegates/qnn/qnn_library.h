@@ -39,6 +39,7 @@ class QnnLibrary {
   const FunctionTable& api() const { return *api_; }
   BackendHandle backend() const { return backend_; }
   DeviceHandle device() const { return device_; }
+  LogHandle log() const { return log_; }
   const std::string& path() const { return path_; }
   const ApiVersion& api_version() const { return version_; }
   const std::string& build_id() const { return build_id_; }

@@ -7,9 +7,19 @@ namespace qnn {
 namespace {
 
 absl::StatusOr<std::shared_ptr<exporter::Partitioner>> make(const exporter::BackendOptions& options) {
-  if (auto s = exporter::check_option_keys("qnn", options, {"library"}); !s.ok()) return s;
+  if (auto s = exporter::check_option_keys("qnn", options, {"library", "soc_model", "htp_arch", "optimization"});
+      !s.ok()) {
+    return s;
+  }
   QnnPartitionerOptions o;
-  if (auto it = options.find("library"); it != options.end()) o.library = it->second;
+  for (const auto& [key, value] : options) {
+    if (key == "library") {
+      o.library = value;
+    } else if (auto s = parse_qnn_target_option(key, value, &o.target); !s.ok()) {
+      return s;
+    }
+  }
+  if (auto s = check_qnn_target(o.library, o.target); !s.ok()) return s;
   return std::shared_ptr<exporter::Partitioner>(std::make_shared<QnnPartitioner>(o));
 }
 
@@ -18,4 +28,6 @@ absl::StatusOr<std::shared_ptr<exporter::Partitioner>> make(const exporter::Back
 }  // namespace ember
 
 EMBER_REGISTER_BACKEND(qnn, "NPU: Qualcomm HTP through QNN, int8 programs compiled at export",
-                       "library=PATH (libQnnHtp.so)", ::ember::qnn::make);
+                       "library=PATH (libQnnHtp.so), soc_model=N (Qualcomm's SoC number), htp_arch=68|69|73|75|79|81, "
+                       "optimization=1|2|3 (graph finalize level)",
+                       ::ember::qnn::make);

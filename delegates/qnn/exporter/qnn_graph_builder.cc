@@ -42,14 +42,56 @@ ParamSpec tensor_u32(const std::string& name, std::vector<uint32_t> values, std:
   return p;
 }
 
-QnnGraphBuilder::QnnGraphBuilder(const QnnLibrary& library, const std::string& graph_name)
+std::string open_target_device(const QnnLibrary& lib, const QnnTarget& target, DeviceHandle* device) {
+  *device = nullptr;
+  if (lib.api().device_create == nullptr) {
+    return "qnn: this library has no devices, so it cannot compile for a chosen SoC or HTP architecture";
+  }
+  HtpDeviceConfig soc{}, arch{};
+  soc.option = kHtpDeviceOptionSoc;
+  soc.soc_model = target.soc_model;
+  arch.option = kHtpDeviceOptionArch;
+  arch.arch.device_id = 0;
+  arch.arch.arch = target.htp_arch;
+  Config soc_config{kConfigOptionCustom, &soc}, arch_config{kConfigOptionCustom, &arch};
+  const void* configs[3] = {};
+  size_t n = 0;
+  if (target.soc_model != 0) configs[n++] = &soc_config;
+  if (target.htp_arch != 0) configs[n++] = &arch_config;
+  const ErrorHandle e = lib.api().device_create(lib.log(), configs, device);
+  if (e == 0) return "";
+  *device = nullptr;
+  return "qnn: the library refused the target (soc_model " + std::to_string(target.soc_model) + ", htp_arch " +
+         std::to_string(target.htp_arch) + "): " + lib.message(e) +
+         "; use a SoC model and HTP architecture this QNN version knows (docs/qnn.md)";
+}
+
+QnnGraphBuilder::QnnGraphBuilder(const QnnLibrary& library, const std::string& graph_name, const QnnTarget& target)
     : lib_(library), graph_name_(graph_name) {
-  check(lib_.api().context_create(lib_.backend(), lib_.device(), nullptr, &context_), "contextCreate");
-  if (ok()) check(lib_.api().graph_create(context_, graph_name_.c_str(), nullptr, &graph_), "graphCreate");
+  DeviceHandle device = lib_.device();
+  if (target.soc_model != 0 || target.htp_arch != 0) {
+    if (std::string why = open_target_device(lib_, target, &own_device_); !why.empty()) {
+      fail(why);
+      return;
+    }
+    device = own_device_;
+  }
+  check(lib_.api().context_create(lib_.backend(), device, nullptr, &context_), "contextCreate");
+  if (!ok()) return;
+  HtpGraphConfig optimization{};
+  optimization.option = kHtpGraphOptionOptimization;
+  optimization.optimization.type = kHtpOptimizationFinalizeFlag;
+  optimization.optimization.value = static_cast<float>(target.optimization_level);
+  Config graph_config{kConfigOptionCustom, &optimization};
+  const void* graph_configs[2] = {&graph_config, nullptr};
+  check(lib_.api().graph_create(context_, graph_name_.c_str(), target.optimization_level != 0 ? graph_configs : nullptr,
+                                &graph_),
+        "graphCreate");
 }
 
 QnnGraphBuilder::~QnnGraphBuilder() {
   if (context_ != nullptr) lib_.api().context_free(context_, nullptr);
+  if (own_device_ != nullptr) lib_.api().device_free(own_device_);
 }
 
 void QnnGraphBuilder::check(ErrorHandle e, const std::string& what) {

@@ -51,9 +51,21 @@ ParamSpec scalar_i32(const std::string& name, int32_t v);
 ParamSpec scalar_bool(const std::string& name, bool v);
 ParamSpec tensor_u32(const std::string& name, std::vector<uint32_t> values, std::vector<uint32_t> dims = {});
 
+// What the graph is compiled for (0: the library's default). A SoC or architecture opens a device
+// of its own for this graph; the library's shared device is left as it is.
+struct QnnTarget {
+  uint32_t soc_model = 0;           // Qualcomm's SoC model number (e.g. 57 = SM8650)
+  uint32_t htp_arch = 0;            // HTP architecture version: 68, 69, 73, 75, 79, 81
+  uint32_t optimization_level = 0;  // graph finalize optimization, 1 to 3
+};
+
+// Opens a device for a target SoC / architecture (free it with the API's device_free); "" or why
+// the library refused it.
+std::string open_target_device(const QnnLibrary& lib, const QnnTarget& target, DeviceHandle* device);
+
 class QnnGraphBuilder {
  public:
-  QnnGraphBuilder(const QnnLibrary& library, const std::string& graph_name);
+  QnnGraphBuilder(const QnnLibrary& library, const std::string& graph_name, const QnnTarget& target = {});
   ~QnnGraphBuilder();
   QnnGraphBuilder(const QnnGraphBuilder&) = delete;
   QnnGraphBuilder& operator=(const QnnGraphBuilder&) = delete;
@@ -80,6 +92,7 @@ class QnnGraphBuilder {
  private:
   const QnnLibrary& lib_;
   std::string graph_name_;
+  DeviceHandle own_device_ = nullptr;  // opened for a target SoC / architecture
   ContextHandle context_ = nullptr;
   GraphHandle graph_ = nullptr;
   std::string error_;

@@ -1,5 +1,7 @@
 #include "delegates/qnn/exporter/qnn_partitioner.h"
 
+#include <cstdlib>
+
 #include <numeric>
 
 #include "delegates/qnn/exporter/qnn_lowering.h"
@@ -76,6 +78,61 @@ std::vector<std::vector<int>> QnnPartitioner::claim(const Graph& g) {
   return claims;
 }
 
+absl::Status parse_qnn_target_option(const std::string& key, const std::string& value, QnnTarget* target) {
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(value.c_str(), &end, 10);
+  const bool number = !value.empty() && end != nullptr && *end == '\0' && n <= 0xFFFFFFFFul;
+  if (key == "soc_model") {
+    if (!number || n == 0) {
+      return absl::InvalidArgumentError("qnn.soc_model=" + value + ": expected Qualcomm's SoC model number "
+                                        "(e.g. 57 for SM8650; see docs/qnn.md)");
+    }
+    target->soc_model = static_cast<uint32_t>(n);
+  } else if (key == "htp_arch") {
+    static const uint32_t known[] = {68, 69, 73, 75, 79, 81};
+    bool ok = false;
+    for (uint32_t a : known) ok = ok || (number && n == a);
+    if (!ok) return absl::InvalidArgumentError("qnn.htp_arch=" + value + ": expected 68, 69, 73, 75, 79 or 81");
+    target->htp_arch = static_cast<uint32_t>(n);
+  } else if (key == "optimization") {
+    if (!number || n < 1 || n > 3) {
+      return absl::InvalidArgumentError("qnn.optimization=" + value + ": expected 1, 2 or 3 (graph finalize level)");
+    }
+    target->optimization_level = static_cast<uint32_t>(n);
+  } else {
+    return absl::InvalidArgumentError("qnn: unknown target option '" + key + "'");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status check_qnn_target(const std::string& library, const QnnTarget& target) {
+  if (target.soc_model == 0 && target.htp_arch == 0) return absl::OkStatus();
+  if (!library.empty()) QnnLibrary::set_library_path(library);
+  std::string error;
+  const QnnLibrary* lib = QnnLibrary::get(&error);
+  if (lib == nullptr) return absl::OkStatus();
+  DeviceHandle device = nullptr;
+  if (std::string why = open_target_device(*lib, target, &device); !why.empty()) {
+    return absl::InvalidArgumentError(why);
+  }
+  lib->api().device_free(device);
+  return absl::OkStatus();
+}
+
+namespace {
+
+// For `ember inspect`'s summary line.
+std::string describe_target(const QnnTarget& t) {
+  std::string s = t.htp_arch != 0 ? "HTP architecture v" + std::to_string(t.htp_arch)
+                                   : std::string("HTP architecture: the library's default");
+  s += t.soc_model != 0 ? ", SoC model " + std::to_string(t.soc_model) : std::string(", the library's SoC");
+  s += t.optimization_level != 0 ? ", optimization level " + std::to_string(t.optimization_level)
+                                 : ", the library's optimization level";
+  return s;
+}
+
+}  // namespace
+
 absl::StatusOr<exporter::DelegateBlob> QnnPartitioner::preprocess(const Graph& g, const Partition& p) {
   std::string error;
   const QnnLibrary* lib = QnnLibrary::get(&error);
@@ -91,7 +148,7 @@ absl::StatusOr<exporter::DelegateBlob> QnnPartitioner::preprocess(const Graph& g
       call_inputs.push_back(v);
     }
   }
-  QnnGraphBuilder builder(*lib, "ember_qnn");
+  QnnGraphBuilder builder(*lib, "ember_qnn", options_.target);
   QnnLowering ctx(g, analysis, &builder);
   ctx.set_boundary(call_inputs, p.outputs);
   for (int i : p.nodes) {
@@ -126,15 +183,16 @@ absl::StatusOr<exporter::DelegateBlob> QnnPartitioner::preprocess(const Graph& g
   auto root = fb::CreateBlob(fbb, kQnnBlobVersion, fbb.CreateString(builder.graph_name()), inputs, outputs,
                              fbb.CreateVector(binary), lib->api_version().core_api.major,
                              lib->api_version().core_api.minor, lib->api_version().backend_api.major,
-                             lib->api_version().backend_api.minor, fbb.CreateString(lib->build_id()), 0, 0,
-                             fbb.CreateString("int8"), static_cast<uint32_t>(builder.num_ops()));
+                             lib->api_version().backend_api.minor, fbb.CreateString(lib->build_id()), options_.target.soc_model,
+                             options_.target.htp_arch, fbb.CreateString("int8"), static_cast<uint32_t>(builder.num_ops()),
+                             options_.target.optimization_level);
   fb::FinishBlobBuffer(fbb, root);
   blob.data.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   // `ember inspect` shows this line: what was compiled, by which library, for which target.
   const ApiVersion& v = lib->api_version();
   const std::string summary = "QNN context binary " + std::to_string(binary.size()) + " bytes, " +
-                              std::to_string(builder.num_ops()) + " QNN ops, int8, HTP architecture: the library's "
-                              "default; compiled by QNN " + lib->build_id() + " (core API " +
+                              std::to_string(builder.num_ops()) + " QNN ops, int8, " + describe_target(options_.target) +
+                              "; compiled by QNN " + lib->build_id() + " (core API " +
                               std::to_string(v.core_api.major) + "." + std::to_string(v.core_api.minor) + "); " +
                               exporter::summarize_partition(g, p);
   blob.compile_specs.push_back({exporter::kSummarySpec, std::vector<uint8_t>(summary.begin(), summary.end())});

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "delegates/qnn/exporter/qnn_graph_builder.h"
 #include "exporter/partition/partitioner.h"
 
 namespace ember {
@@ -27,7 +28,17 @@ namespace qnn {
 
 struct QnnPartitionerOptions {
   std::string library;  // libQnnHtp.so to compile with ("" = QnnLibrary's search order)
+  QnnTarget target;     // SoC / HTP architecture / optimization level (qnn_graph_builder.h)
 };
+
+// Parses the `--backend-option qnn.KEY=VALUE` target keys (soc_model, htp_arch,
+// optimization) into `target`; an error names the key and the values it takes.
+absl::Status parse_qnn_target_option(const std::string& key, const std::string& value, QnnTarget* target);
+
+// Whether the library accepts `target` (a device opened and closed with its SoC / architecture),
+// so that a wrong target fails the export at once instead of leaving every node portable. OK
+// when no library is installed: preprocess then reports that, as without a target.
+absl::Status check_qnn_target(const std::string& library, const QnnTarget& target);
 
 class QnnPartitioner final : public exporter::Partitioner {
  public:

@@ -53,8 +53,22 @@ TEST(QnnCli, ExportInspectRun) {
   ASSERT_EQ(i.exit_code, 0) << i.output;
   EXPECT_NE(i.output.find("QNN context binary"), std::string::npos) << i.output;
   EXPECT_NE(i.output.find("compiled by QNN v2."), std::string::npos) << i.output;
+  EXPECT_NE(i.output.find("HTP architecture: the library's default"), std::string::npos) << i.output;
   CommandResult r = ember("run " + pte + " --zeros");
   EXPECT_EQ(r.exit_code, 0) << r.output;
+
+  // Compiled for a chosen architecture and optimization level: inspect names both.
+  const std::string v73 = tmp("fashion_qnn_v73.pte");
+  CommandResult t = ember("export " + model + " -o " + v73 +
+                          " --backend qnn --backend-option qnn.htp_arch=73 --backend-option qnn.optimization=3");
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  CommandResult ti = ember("inspect " + v73);
+  EXPECT_NE(ti.output.find("HTP architecture v73, the library's SoC, optimization level 3"), std::string::npos)
+      << ti.output;
+  EXPECT_EQ(ember("run " + v73 + " --zeros").exit_code, 0);
+  CommandResult bad = ember("export " + model + " -o " + tmp("bad.pte") + " --backend qnn --backend-option qnn.htp_arch=70");
+  EXPECT_NE(bad.exit_code, 0) << bad.output;
+  EXPECT_NE(bad.output.find("qnn.htp_arch=70: expected 68, 69, 73, 75, 79 or 81"), std::string::npos) << bad.output;
 
   // The same program without the library: a clean failure that names the fix.
   CommandResult missing = ember("run " + pte + " --zeros", kMissing);

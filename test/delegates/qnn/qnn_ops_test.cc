@@ -102,17 +102,8 @@ const OpCase kCases[] = {
     {"upsample_bilinear_align", "aten::upsample_bilinear2d.vec", true},
 };
 
-double number(const exporter::Arg& a) { return a.kind == exporter::Arg::Kind::Double ? a.d : double(a.i); }
-
-// The scale of the dequantize_per_tensor that produces the graph's first output (0 if none).
-double output_step(const exporter::Graph& g) {
-  if (g.outputs.empty() || g.outputs[0].value < 0) return 0;
-  const int producer = g.values[g.outputs[0].value].producer;
-  if (producer < 0) return 0;
-  const exporter::Node& n = g.nodes[producer];
-  if (n.kernel_name() != "quantized_decomposed::dequantize_per_tensor.default" || n.args.size() < 2) return 0;
-  return number(n.args[1]);
-}
+using testing::number;
+using testing::output_step;
 
 // Moves each input onto the grid of the quantize node that reads it ((q - zp) * scale), so both
 // programs start from the same integers: a float halfway between two grid points may round either

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "delegates/qnn/qnn_library.h"
+#include "exporter/ir/graph.h"
 #include "gtest/gtest.h"
 
 namespace ember {
@@ -23,6 +24,19 @@ namespace testing {
       GTEST_SKIP() << qnn_error_;                                                             \
     }                                                                                         \
   } while (0)
+
+inline double number(const exporter::Arg& a) { return a.kind == exporter::Arg::Kind::Double ? a.d : double(a.i); }
+
+// The scale of the dequantize_per_tensor that produces the graph's first output (0 if none): one
+// output step of a quantized program.
+inline double output_step(const exporter::Graph& g) {
+  if (g.outputs.empty() || g.outputs[0].value < 0) return 0;
+  const int producer = g.values[g.outputs[0].value].producer;
+  if (producer < 0) return 0;
+  const exporter::Node& n = g.nodes[producer];
+  if (n.kernel_name() != "quantized_decomposed::dequantize_per_tensor.default" || n.args.size() < 2) return 0;
+  return number(n.args[1]);
+}
 
 }  // namespace testing
 }  // namespace ember
