@@ -34,16 +34,30 @@ try:
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     from torchao.quantization.pt2e.quantizer import (ComposableQuantizer, QuantizationAnnotation, Quantizer,
                                                      SharedQuantizationSpec)
-    from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+    from torchao.testing.pt2e._xnnpack_quantizer import (QuantizationConfig, XNNPACKQuantizer,
+                                                         get_symmetric_quantization_config)
+    from torchao.quantization.pt2e.quantizer import QuantizationSpec
+    from torchao.quantization.pt2e.observer import MinMaxObserver
 except ImportError:  # older stacks: PyTorch's own copy of PT2E
     from torch.ao.quantization.quantize_pt2e import convert_pt2e, prepare_pt2e
     from torch.ao.quantization.quantizer import QuantizationAnnotation, Quantizer, SharedQuantizationSpec
     from torch.ao.quantization.quantizer.composable_quantizer import ComposableQuantizer
     from torch.ao.quantization.quantizer.xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+    from torch.ao.quantization.quantizer.xnnpack_quantizer_utils import QuantizationConfig
+    from torch.ao.quantization.quantizer import QuantizationSpec
+    from torch.ao.quantization.observer import MinMaxObserver
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 CONFIG = get_symmetric_quantization_config(is_per_channel=True)
 ACT = CONFIG.input_activation
+# a16w8: 16-bit activations (int16, per tensor, min-max calibrated), the same int8 weights.
+ACT16 = QuantizationSpec(dtype=torch.int16, quant_min=-32768, quant_max=32767, qscheme=torch.per_tensor_affine,
+                         is_dynamic=False, observer_or_fake_quant_ctr=MinMaxObserver)
+CONFIG16 = QuantizationConfig(ACT16, ACT16, CONFIG.weight, CONFIG.bias)
+# The cases also written in a16w8 form (<case>_a16w8.pt2, with <case>_a16w8_float.npy: the float
+# model's output, since what a16w8 buys is closeness to it).
+A16W8 = ["conv2d_3x3_pad1", "conv2d_depthwise", "conv2d_relu_fused", "linear", "add", "mul", "sigmoid", "tanh",
+         "avg_pool2d_3x3_s2_p1", "mean", "softmax_2d", "layer_norm", "matmul_2d", "upsample_bilinear_x2"]
 
 # Ops annotated here: their own output parameters (range differs from the input's) ...
 OWN_OUTPUT = {"aten.sub.Tensor", "aten.sigmoid.default", "aten.tanh.default", "aten.hardswish.default",
@@ -59,9 +73,10 @@ SHARED_OUTPUT = {"aten.cat.default", "aten.reshape.default", "aten.view.default"
 class OpAnnotator(Quantizer):
     """Annotates the ops under test that the XNNPACK quantizer leaves alone (or would fuse)."""
 
-    def __init__(self, targets):
+    def __init__(self, targets, act=ACT):
         super().__init__()
         self.targets = set(targets)
+        self.act = act
 
     def annotate(self, model):
         for n in model.graph.nodes:
@@ -74,10 +89,12 @@ class OpAnnotator(Quantizer):
                 continue
             first = tensors[0]
             if name in OWN_OUTPUT:
-                qmap = {a: ACT for a in tensors}
-                out = ACT
+                qmap = {a: self.act for a in tensors}
+                if name == "aten.layer_norm.default":  # weight and bias: 8-bit like other weights
+                    qmap.update({a: ACT for a in tensors[1:]})
+                out = self.act
             else:  # same grid as the (first) input
-                qmap = {first: ACT}
+                qmap = {first: self.act}
                 qmap.update({a: SharedQuantizationSpec((first, n)) for a in tensors[1:]})
                 out = SharedQuantizationSpec((first, n))
             n.meta["quantization_annotation"] = QuantizationAnnotation(input_qspec_map=qmap, output_qspec=out,
@@ -213,7 +230,7 @@ def cases():
     return c
 
 
-def make(name, factory, shapes, own, out_dir):
+def make(name, factory, shapes, own, out_dir, a16w8=False):
     torch.manual_seed(sum(map(ord, name)))
     model = factory().eval()
     gen = torch.Generator().manual_seed(1234 + len(name))
@@ -225,7 +242,8 @@ def make(name, factory, shapes, own, out_dir):
         return tuple(xs)
     calib = [draw(gen) for _ in range(8)]
     xs = draw(torch.Generator().manual_seed(7))
-    quantizer = ComposableQuantizer([OpAnnotator(own), XNNPACKQuantizer().set_global(CONFIG)])
+    config, act = (CONFIG16, ACT16) if a16w8 else (CONFIG, ACT)
+    quantizer = ComposableQuantizer([OpAnnotator(own, act), XNNPACKQuantizer().set_global(config)])
     captured = torch.export.export(model, xs).module()
     prepared = prepare_pt2e(captured, quantizer)
     with torch.no_grad():
@@ -233,10 +251,11 @@ def make(name, factory, shapes, own, out_dir):
             prepared(*t)
     quantized = convert_pt2e(prepared)
     ep = torch.export.export(quantized, xs)
-    path = os.path.join(out_dir, name + ".pt2")
+    stem = name + ("_a16w8" if a16w8 else "")
+    path = os.path.join(out_dir, stem + ".pt2")
     torch.export.save(ep, path)
     for i, x in enumerate(xs):  # <case>_input.npy, then <case>_input1.npy for a second input
-        np.save(os.path.join(out_dir, name + "_input" + (str(i) if i else "") + ".npy"), x.numpy().astype(np.float32))
+        np.save(os.path.join(out_dir, stem + "_input" + (str(i) if i else "") + ".npy"), x.numpy().astype(np.float32))
     ops = {}
     for n in ep.graph.nodes:
         if n.op == "call_function":
@@ -244,14 +263,17 @@ def make(name, factory, shapes, own, out_dir):
             ops[k] = ops.get(k, 0) + 1
     with torch.no_grad():
         err = (quantized(*xs) - model(*xs)).abs().max().item()
+        if a16w8:
+            np.save(os.path.join(out_dir, stem + "_float.npy"), model(*xs).numpy().astype(np.float32))
     short = ", ".join(f"{k.replace('quantized_decomposed.', 'qd.')} x{v}" for k, v in sorted(ops.items()))
-    print(f"{name}: {os.path.getsize(path)} bytes, int8 vs float max |diff| {err:.4f}; {short}", flush=True)
+    print(f"{stem}: {os.path.getsize(path)} bytes, int8 vs float max |diff| {err:.4f}; {short}", flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "test", "delegates", "qnn", "cases"))
     ap.add_argument("--only", default="")
+    ap.add_argument("--a16w8-only", action="store_true", help="write only the a16w8 forms")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)
@@ -260,11 +282,14 @@ def main():
     for name, (factory, shapes, own) in cases().items():
         if only and name not in only:
             continue
-        try:
-            make(name, factory, shapes, own, args.out)
-        except Exception:  # one case's failure leaves the others
-            traceback.print_exc()
-            failed.append(name)
+        for a16w8 in [False, True] if name in A16W8 else [False]:
+            if args.a16w8_only and not a16w8:
+                continue
+            try:
+                make(name, factory, shapes, own, args.out, a16w8)
+            except Exception:  # one case's failure leaves the others
+                traceback.print_exc()
+                failed.append(name + ("_a16w8" if a16w8 else ""))
     print(f"torch {torch.__version__}; wrote {args.out}; failed: {failed or 'none'}")
     return 1 if failed else 0
 

@@ -17,15 +17,15 @@ using exporter::ValueType;
 namespace {
 
 bool full_range(ScalarType t, int64_t qmin, int64_t qmax) {
-  if (t == ScalarType::Int8) return qmin == -128 && qmax == 127;
-  if (t == ScalarType::UInt8) return qmin == 0 && qmax == 255;
-  return false;
+  int64_t lo = 0, hi = -1;
+  return grid_limits(t, &lo, &hi) && qmin == lo && qmax == hi;
 }
 
 // The dtype argument of quantize/dequantize nodes (an ember::ScalarType after import).
 bool torch_dtype(int64_t code, ScalarType* t) {
   if (code == int64_t(ScalarType::Int8)) *t = ScalarType::Int8;
   else if (code == int64_t(ScalarType::UInt8)) *t = ScalarType::UInt8;
+  else if (code == int64_t(ScalarType::Int16)) *t = ScalarType::Int16;  // a16w8 activations
   else return false;
   return true;
 }
@@ -34,6 +34,7 @@ DataType qnn_type(ScalarType t) {
   switch (t) {
     case ScalarType::Int8: return kSfixed8;
     case ScalarType::UInt8: return kUfixed8;
+    case ScalarType::Int16: return kSfixed16;
     case ScalarType::Float32: return kFloat32;
     case ScalarType::Int32: return kInt32;
     default: return kDataTypeUndefined;
@@ -41,6 +42,15 @@ DataType qnn_type(ScalarType t) {
 }
 
 }  // namespace
+
+bool grid_limits(ScalarType t, int64_t* lo, int64_t* hi) {
+  switch (t) {
+    case ScalarType::Int8: *lo = -128, *hi = 127; return true;
+    case ScalarType::UInt8: *lo = 0, *hi = 255; return true;
+    case ScalarType::Int16: *lo = -32768, *hi = 32767; return true;
+    default: return false;
+  }
+}
 
 std::vector<int64_t> int_list(const Node& n, size_t i, size_t count, int64_t dflt) {
   std::vector<int64_t> v;
@@ -89,7 +99,8 @@ QRep qdq_params(const Node& n) {
 
 const char* clamp_op(const QRep& r, double* lo, double* hi) {
   if (!r.valid) return "ReluMinMax";
-  const int64_t tmin = r.dtype == ScalarType::Int8 ? -128 : 0, tmax = r.dtype == ScalarType::Int8 ? 127 : 255;
+  int64_t tmin = 0, tmax = 0;
+  grid_limits(r.dtype, &tmin, &tmax);
   const double bottom = double(tmin - r.zero_point) * r.scale, top = double(tmax - r.zero_point) * r.scale;
   *lo = std::max(*lo, bottom);
   *hi = std::min(*hi, top);
@@ -136,7 +147,7 @@ QuantAnalysis::QuantAnalysis(const Graph& g) : reps_(g.values.size()), readers_(
         const size_t o = k == kQuantizedConvOp ? 10 : 6;
         const ScalarType t = g.values[out].dtype;
         if (n.args.size() == o + 4 && n.args[o + 1].kind == Arg::Kind::Int &&
-            (t == ScalarType::Int8 || t == ScalarType::UInt8)) {
+            (t == ScalarType::Int8 || t == ScalarType::UInt8 || t == ScalarType::Int16)) {
           r.valid = true;
           r.scale = number_arg(n, o, 0);
           r.zero_point = n.args[o + 1].i;

@@ -30,6 +30,7 @@ namespace qnn {
 
 constexpr const char* kQuantizeOp = "quantized_decomposed::quantize_per_tensor.default";
 constexpr const char* kDequantizeOp = "quantized_decomposed::dequantize_per_tensor.default";
+constexpr const char* kDequantizePerChannelOp = "quantized_decomposed::dequantize_per_channel.default";
 constexpr const char* kQuantizedConvOp = "ember_quantized::conv2d.default";
 constexpr const char* kQuantizedLinearOp = "ember_quantized::linear.default";
 
@@ -38,14 +39,17 @@ struct QRep {
   bool valid = false;
   double scale = 0;
   int64_t zero_point = 0;
-  ScalarType dtype = ScalarType::Int8;  // Int8 or UInt8 (16-bit: a16w8 programs)
+  ScalarType dtype = ScalarType::Int8;  // Int8 or UInt8; Int16 for 16-bit activations (a16w8)
   bool operator==(const QRep& o) const {
     return valid == o.valid && scale == o.scale && zero_point == o.zero_point && dtype == o.dtype;
   }
 };
 
-// Per-tensor parameters of a quantize / dequantize node; invalid unless full-range int8/uint8.
+// Per-tensor parameters of a quantize / dequantize node; invalid unless full-range int8 / uint8 /
+// int16.
 QRep qdq_params(const exporter::Node& n);
+// The integer range of a quantized dtype (false for others).
+bool grid_limits(ScalarType t, int64_t* lo, int64_t* hi);
 
 class QuantAnalysis {
  public:

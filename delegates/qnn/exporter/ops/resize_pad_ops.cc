@@ -49,8 +49,9 @@ std::string lower_pad(QnnLowering& ctx, const Node& n) {
   // The pad value on the input's grid (QNN takes it quantized), clamped to the grid's range.
   const QRep& r = ctx.quant.rep(xv);
   const double value = n.args.size() > 3 && n.args[3].kind != Arg::Kind::None ? number_arg(n, 3, 0) : 0;
-  const double lo = r.dtype == ScalarType::UInt8 ? 0 : -128, hi = r.dtype == ScalarType::UInt8 ? 255 : 127;
-  const double q = std::fmin(hi, std::fmax(lo, std::nearbyint(value / r.scale) + static_cast<double>(r.zero_point)));
+  int64_t lo = 0, hi = 0;
+  grid_limits(r.dtype, &lo, &hi);
+  const double q = std::fmin(double(hi), std::fmax(double(lo), std::nearbyint(value / r.scale) + double(r.zero_point)));
   const int in = ctx.input(xv, layout);
   ctx.b->add_node("Pad", {in}, {ctx.output(ctx.out_value(n), layout)},
                   {scalar_u32("scheme", 0), tensor_u32("pad_amount", amounts, {static_cast<uint32_t>(rank), 2}),
