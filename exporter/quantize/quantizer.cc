@@ -20,7 +20,13 @@ namespace ember {
 namespace exporter {
 namespace {
 
-constexpr int64_t kActMin = -128, kActMax = 127;     // int8 activations, asymmetric
+// Activation grids, asymmetric: int8, or int16 for A16W8.
+struct ActivationType {
+  ScalarType dtype;
+  int64_t min, max;
+};
+constexpr ActivationType kInt8Activations{ScalarType::Int8, -128, 127};
+constexpr ActivationType kInt16Activations{ScalarType::Int16, -32768, 32767};
 constexpr int64_t kWeightMax = 127;                  // int8 weights, symmetric [-127, 127]
 constexpr int64_t kInt4Min = -8, kInt4Max = 7;       // int4 weights (symmetric scale: max|w| / 7)
 constexpr double kMinScale = 1.1920928955078125e-07;  // float32 epsilon, as PyTorch's observers
@@ -104,12 +110,12 @@ struct Range {
   }
 };
 
-// PyTorch's affine int8 parameters for [lo, hi] (the range always includes 0).
-void activation_params(const Range& r, double* scale, int64_t* zero_point) {
+// PyTorch's affine parameters on grid `t` for [lo, hi] (the range always includes 0).
+void activation_params(const Range& r, const ActivationType& t, double* scale, int64_t* zero_point) {
   const double lo = std::min(0.0, std::isfinite(r.lo) ? r.lo : 0.0);
   const double hi = std::max(0.0, std::isfinite(r.hi) ? r.hi : 0.0);
-  *scale = std::max((hi - lo) / static_cast<double>(kActMax - kActMin), kMinScale);
-  *zero_point = std::min(kActMax, std::max(kActMin, kActMin - static_cast<int64_t>(std::nearbyint(lo / *scale))));
+  *scale = std::max((hi - lo) / static_cast<double>(t.max - t.min), kMinScale);
+  *zero_point = std::min(t.max, std::max(t.min, t.min - static_cast<int64_t>(std::nearbyint(lo / *scale))));
 }
 
 // Ops between layers whose output is a new float activation, quantized with all_activations.
@@ -172,7 +178,8 @@ double quantize_symmetric_groups(const std::vector<float>& f, int64_t group, int
 
 class Rewriter {
  public:
-  explicit Rewriter(Graph& g) : g_(g) {}
+  explicit Rewriter(Graph& g, const ActivationType& activations = kInt8Activations)
+      : g_(g), activations_(activations) {}
 
   int add_value(const std::string& name, ScalarType dtype, const std::vector<int64_t>& sizes) {
     Value v;
@@ -225,13 +232,14 @@ class Rewriter {
     if (it != twin_.end()) return it->second;
     double scale = 0;
     int64_t zp = 0;
-    activation_params(range, &scale, &zp);
+    activation_params(range, activations_, &scale, &zp);
     const Value val = g_.values[v];
-    const int q = add_value(val.name + "_q", ScalarType::Int8, val.sizes);
+    const int q = add_value(val.name + "_q", activations_.dtype, val.sizes);
     const int dq = add_value(val.name + "_dq", ScalarType::Float32, val.sizes);
     redirect_reads(v, dq);
-    const std::vector<Arg> params = {Arg::real(scale), Arg::integer(zp), Arg::integer(kActMin), Arg::integer(kActMax),
-                                     Arg::integer(static_cast<int64_t>(ScalarType::Int8))};
+    const std::vector<Arg> params = {Arg::real(scale), Arg::integer(zp), Arg::integer(activations_.min),
+                                     Arg::integer(activations_.max),
+                                     Arg::integer(static_cast<int64_t>(activations_.dtype))};
     std::vector<Arg> qa = {Arg::tensor(v)};
     qa.insert(qa.end(), params.begin(), params.end());
     std::vector<Arg> da = {Arg::tensor(q)};
@@ -326,6 +334,7 @@ class Rewriter {
 
  private:
   Graph& g_;
+  ActivationType activations_;
   std::vector<Node> front_;
   std::map<int, std::vector<Node>> before_, after_;
   std::map<int, int> twin_;      // float value -> its dequantized twin
@@ -353,7 +362,7 @@ std::vector<Layer> find_layers(const Graph& g, const QuantizeOptions& o, Quantiz
     const char* op = n.erased ? nullptr : layer_op(n);
     if (op == nullptr) continue;
     const bool embedding = n.op == "aten::embedding";
-    if (embedding && o.mode == QuantizeMode::Int8) continue;  // static int8: conv and linear
+    if (embedding && quantizes_activations(o.mode)) continue;  // static: conv and linear
     LayerQuantization r;
     r.node = n.name;
     r.op = n.op;
@@ -457,9 +466,9 @@ absl::StatusOr<QuantizeReport> quantize_graph(Graph& g, const QuantizeOptions& o
   QuantizeOptions o = options;
   o.calibration = split_stacked_samples(g, options.calibration);
   if (o.mode == QuantizeMode::None) return report;
-  if (o.mode == QuantizeMode::Int8 && o.calibration.empty()) {
+  if (quantizes_activations(o.mode) && o.calibration.empty()) {
     return absl::InvalidArgumentError(
-        "--quantize int8 needs calibration data: --calibrate DIR with input_<i>.npy files (DIR itself or each "
+        std::string("--quantize ") + (o.mode == QuantizeMode::A16W8 ? "a16w8" : "int8") + " needs calibration data: --calibrate DIR with input_<i>.npy files (DIR itself or each "
         "subdirectory is one sample)");
   }
   if (o.percentile <= 50 || o.percentile > 100) return absl::InvalidArgumentError("the percentile must be in (50, 100]");
@@ -467,7 +476,7 @@ absl::StatusOr<QuantizeReport> quantize_graph(Graph& g, const QuantizeOptions& o
   // a layer's output value change after its quantize node read it.
   make_activations_ssa(g);
   const std::vector<Layer> layers = find_layers(g, o, &report);
-  Rewriter rw(g);
+  Rewriter rw(g, o.mode == QuantizeMode::A16W8 ? kInt16Activations : kInt8Activations);
 
   if (o.mode == QuantizeMode::Int8Weight || o.mode == QuantizeMode::Int4Weight) {
     if (o.mode == QuantizeMode::Int4Weight && o.group_size < 1) {
@@ -629,7 +638,7 @@ std::string format_quantize_report(const QuantizeReport& r, QuantizeMode mode) {
   for (const LayerQuantization& l : r.layers) {
     os << "  " << (!l.quantized ? "float" : l.bits == 4 ? "int4 " : "int8 ") << "  " << l.op << " " << l.node;
     if (l.quantized && l.rel_l2 >= 0) {
-      os << (mode == QuantizeMode::Int8 ? "  output rel. L2 vs float " : "  weight rel. L2 ") << l.rel_l2;
+      os << (quantizes_activations(mode) ? "  output rel. L2 vs float " : "  weight rel. L2 ") << l.rel_l2;
     }
     if (!l.quantized) os << "  (" << l.why_not << ")";
     if (!l.note.empty()) os << "  (" << l.note << ")";
@@ -641,7 +650,7 @@ std::string format_quantize_report(const QuantizeReport& r, QuantizeMode mode) {
   int int4 = 0;
   for (const LayerQuantization& l : r.layers) int4 += l.quantized && l.bits == 4;
   os << "quantize: " << r.quantized << " of " << r.layers.size() << " layers to ";
-  if (int4 == 0) os << "int8";
+  if (int4 == 0) os << (mode == QuantizeMode::A16W8 ? "int8 weights, int16 activations (a16w8)" : "int8");
   else if (int4 == r.quantized) os << "int4 (one value per byte)";
   else os << "int4 (" << int4 << ", one value per byte) and int8 (" << r.quantized - int4 << ")";
   if (before > 0) os << ", their weights " << before << " -> " << after << " bytes";

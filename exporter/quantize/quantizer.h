@@ -8,6 +8,9 @@
 //    output range). Activation ranges come from calibration: the graph runs on each sample
 //    with the linked kernels and an observer records every layer input's and output's range:
 //    min/max, or a histogram percentile (clips rare outliers; two passes over the samples).
+//  - A16W8 (static): the same, with per-tensor asymmetric int16 activations: what NPU users reach
+//    for when int8 activations lose accuracy (the QNN delegate runs it; the portable kernels run
+//    its layers in float between the 16-bit quantize / dequantize nodes).
 //  - Int8Weight: weight-only int8 for conv, linear and embedding (per output channel / per
 //    row); activations stay float; the weights are dequantized when the program runs.
 //  - Int4Weight: weight-only int4 for linear and embedding, symmetric per group of
@@ -32,7 +35,10 @@
 namespace ember {
 namespace exporter {
 
-enum class QuantizeMode { None, Int8, Int8Weight, Int4Weight };
+enum class QuantizeMode { None, Int8, A16W8, Int8Weight, Int4Weight };
+
+// Int8 and A16W8: activations calibrated and quantized (static).
+inline bool quantizes_activations(QuantizeMode m) { return m == QuantizeMode::Int8 || m == QuantizeMode::A16W8; }
 enum class RangeObserver { MinMax, Percentile };
 
 struct QuantizeOptions {

@@ -74,7 +74,8 @@ def export(model, pte, backend="portable", *extra, example_inputs=None, dynamic_
         or a dict {method name: .pt2 path or ExportedProgram} for a program of several methods
         (identical weights stored once; Module.execute(name, ...) runs each).
     backend: "portable", "xnnpack", "vulkan", "qnn" or a list of them in priority order.
-    quantize: "int8" (static; give `calibrate`), "int8-weight" or "int4-weight" (`group_size`).
+    quantize: "int8" (static; give `calibrate`), "a16w8" (the same with int16 activations, for
+        backend "qnn"), "int8-weight" or "int4-weight" (`group_size`).
     calibrate: calibration samples: a list of samples (each a tensor / array or a tuple of them),
         or a path the command line reads (`ember export --help`).
     bundle: test cases to bundle for Module.verify(): a list of (inputs, expected outputs) pairs

@@ -102,7 +102,7 @@ TEST(QuantCli, ErrorsSayWhatToDo) {
   const std::string model = repo_path("examples/models/fashion_cnn.pt2");
   Result a = ember("export " + model + " -o " + tmp("x.pte") + " --quantize int2");
   EXPECT_EQ(a.exit_code, 2) << a.output;
-  EXPECT_TRUE(contains(a.output, "int8, int8-weight or int4-weight")) << a.output;
+  EXPECT_TRUE(contains(a.output, "int8, a16w8, int8-weight or int4-weight")) << a.output;
   // A group size that does not divide a layer's rows: that layer gets int8 weights, reported.
   Result g = ember("export " + model + " -o " + tmp("x.pte") + " --quantize int4-weight --group-size 64");
   EXPECT_EQ(g.exit_code, 0) << g.output;
@@ -112,6 +112,9 @@ TEST(QuantCli, ErrorsSayWhatToDo) {
   Result b = ember("export " + model + " -o " + tmp("x.pte") + " --quantize int8");
   EXPECT_NE(b.exit_code, 0);
   EXPECT_TRUE(contains(b.output, "--calibrate")) << b.output;
+  Result b16 = ember("export " + model + " -o " + tmp("x.pte") + " --quantize a16w8");
+  EXPECT_NE(b16.exit_code, 0);
+  EXPECT_TRUE(contains(b16.output, "--quantize a16w8 needs calibration data: --calibrate")) << b16.output;
   Result c = ember("export " + model + " -o " + tmp("x.pte") + " --quantize int8 --calibrate " + tmp("missing"));
   EXPECT_EQ(c.exit_code, 1) << c.output;
   EXPECT_TRUE(contains(c.output, "does not exist")) << c.output;

@@ -2,7 +2,7 @@
 // ember export --method NAME=IN.pt2 [--method NAME=IN.pt2]... -o OUT.pte [options as above]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
 //                              [--xnnpack-fp16] [--xnnpack-conv-block-bytes N] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--op-schema SIG]... [--op-schemas FILE] [--strict-delegation] [--verbose]
-//                              [--quantize int8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
+//                              [--quantize int8|a16w8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
 //                               [--observer minmax|percentile]
 //                               [--percentile P] [--bias-correction] [--quantize-skip PATTERN]...]
 // Backends are tried in the order given: each partitioner claims what it supports among the
@@ -52,7 +52,8 @@ void usage() {
       "  --no-fuse-llm       keep the Llama attention/RMSNorm/RoPE/SwiGLU ops as exported (no\n"
       "                      fused ember_llm:: kernels; for runners without kernels/optimized)\n"
       "  --quantize MODE     Ember's quantizer: int8 (static: int8 weights per channel, int8\n"
-      "                      activations calibrated with --calibrate) or int8-weight (weight-only\n"
+      "                      activations calibrated with --calibrate), a16w8 (the same with int16\n"
+      "                      activations: for NPUs, --backend qnn) or int8-weight (weight-only\n"
       "                      int8 conv/linear/embedding, float activations) or int4-weight (linear\n"
       "                      and embedding, groups of --group-size inputs, default 32; a layer whose\n"
       "                      rows the group size does not divide gets int8 per channel). Prints\n"
@@ -384,10 +385,11 @@ int export_command(int argc, char** argv) {
       if (!v) return 2;
       const std::string mode = v;
       if (mode == "int8") options.quantize.mode = exporter::QuantizeMode::Int8;
+      else if (mode == "a16w8") options.quantize.mode = exporter::QuantizeMode::A16W8;
       else if (mode == "int8-weight") options.quantize.mode = exporter::QuantizeMode::Int8Weight;
       else if (mode == "int4-weight") options.quantize.mode = exporter::QuantizeMode::Int4Weight;
       else {
-        std::fprintf(stderr, "ember export: --quantize takes int8, int8-weight or int4-weight, not '%s'\n", v);
+        std::fprintf(stderr, "ember export: --quantize takes int8, a16w8, int8-weight or int4-weight, not '%s'\n", v);
         return 2;
       }
     } else if (a == "--calibrate") {
