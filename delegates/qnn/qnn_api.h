@@ -263,7 +263,9 @@ struct HtpDeviceConfig {
 
 // The HTP's graph config (QnnHtpGraph_CustomConfig_t): the finalize optimization level.
 constexpr uint32_t kHtpGraphOptionOptimization = 1;
+constexpr uint32_t kHtpGraphOptionPrecision = 2;
 constexpr uint32_t kHtpOptimizationFinalizeFlag = 3;  // value: the level, 1 to 3
+constexpr uint32_t kPrecisionFloat16 = 1;             // Qnn_Precision_t
 struct HtpGraphConfig {
   uint32_t option;
   union {
@@ -271,6 +273,7 @@ struct HtpGraphConfig {
       uint32_t type;
       float value;
     } optimization;
+    uint32_t precision;  // float graphs computed in: kPrecisionFloat16
     uint8_t largest_member[48];  // sizes only (the parallel-execution config)
     uint64_t alignment;
   };

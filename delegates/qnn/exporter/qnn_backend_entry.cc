@@ -7,7 +7,7 @@ namespace qnn {
 namespace {
 
 absl::StatusOr<std::shared_ptr<exporter::Partitioner>> make(const exporter::BackendOptions& options) {
-  if (auto s = exporter::check_option_keys("qnn", options, {"library", "soc_model", "htp_arch", "optimization"});
+  if (auto s = exporter::check_option_keys("qnn", options, {"library", "soc_model", "htp_arch", "optimization", "precision"});
       !s.ok()) {
     return s;
   }
@@ -27,7 +27,7 @@ absl::StatusOr<std::shared_ptr<exporter::Partitioner>> make(const exporter::Back
 }  // namespace qnn
 }  // namespace ember
 
-EMBER_REGISTER_BACKEND(qnn, "NPU: Qualcomm HTP through QNN, int8 programs compiled at export",
+EMBER_REGISTER_BACKEND(qnn, "NPU: Qualcomm HTP through QNN, int8 / a16w8 (or fp16) programs compiled at export",
                        "library=PATH (libQnnHtp.so), soc_model=N (Qualcomm's SoC number), htp_arch=68|69|73|75|79|81, "
-                       "optimization=1|2|3 (graph finalize level)",
+                       "optimization=1|2|3 (graph finalize level), precision=quantized|fp16",
                        ::ember::qnn::make);

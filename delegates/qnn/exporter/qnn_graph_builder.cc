@@ -78,14 +78,18 @@ QnnGraphBuilder::QnnGraphBuilder(const QnnLibrary& library, const std::string& g
   }
   check(lib_.api().context_create(lib_.backend(), device, nullptr, &context_), "contextCreate");
   if (!ok()) return;
-  HtpGraphConfig optimization{};
+  HtpGraphConfig optimization{}, precision{};
   optimization.option = kHtpGraphOptionOptimization;
   optimization.optimization.type = kHtpOptimizationFinalizeFlag;
   optimization.optimization.value = static_cast<float>(target.optimization_level);
-  Config graph_config{kConfigOptionCustom, &optimization};
-  const void* graph_configs[2] = {&graph_config, nullptr};
-  check(lib_.api().graph_create(context_, graph_name_.c_str(), target.optimization_level != 0 ? graph_configs : nullptr,
-                                &graph_),
+  precision.option = kHtpGraphOptionPrecision;
+  precision.precision = kPrecisionFloat16;
+  Config optimization_config{kConfigOptionCustom, &optimization}, precision_config{kConfigOptionCustom, &precision};
+  const void* graph_configs[3] = {};
+  size_t n = 0;
+  if (target.optimization_level != 0) graph_configs[n++] = &optimization_config;
+  if (target.fp16) graph_configs[n++] = &precision_config;
+  check(lib_.api().graph_create(context_, graph_name_.c_str(), n != 0 ? graph_configs : nullptr, &graph_),
         "graphCreate");
 }
 

@@ -57,6 +57,7 @@ struct QnnTarget {
   uint32_t soc_model = 0;           // Qualcomm's SoC model number (e.g. 57 = SM8650)
   uint32_t htp_arch = 0;            // HTP architecture version: 68, 69, 73, 75, 79, 81
   uint32_t optimization_level = 0;  // graph finalize optimization, 1 to 3
+  bool fp16 = false;                // float graph computed in fp16 (qnn.precision=fp16)
 };
 
 // Opens a device for a target SoC / architecture (free it with the API's device_free); "" or why

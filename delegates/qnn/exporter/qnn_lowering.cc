@@ -217,6 +217,20 @@ std::string check_quantized_float_op(const QnnLowering& ctx, const Node& n) {
   const int out = ctx.out_value(n);
   if (out < 0) return "not a single-tensor op";
   if (ctx.g.values[out].is_dynamic()) return "dynamic shape";
+  if (ctx.float_graph) {
+    if (ctx.g.values[out].dtype != ScalarType::Float32) return "fp16 graph: output is not float32";
+    for (const Arg& a : n.args) {
+      std::vector<int> refs;
+      if (a.kind == Arg::Kind::Tensor) refs.push_back(a.ref);
+      if (a.kind == Arg::Kind::Tensors) refs = a.refs;
+      for (int v : refs) {
+        if (v >= 0 && (ctx.g.values[v].dtype != ScalarType::Float32 || ctx.g.values[v].is_dynamic())) {
+          return "fp16 graph: an input is not a static float32 tensor";
+        }
+      }
+    }
+    return "";
+  }
   if (!ctx.quant.rep(out).valid) return "float output not quantized (no quantize node reads it)";
   for (size_t i = 0; i < n.args.size(); ++i) {
     const Arg& a = n.args[i];
@@ -347,8 +361,10 @@ std::string QnnLowering::finish_outputs() {
     const QRep& r = quant.rep(v);
     const int src = input(v, Layout::Ember);
     if (src < 0) return b->error();
-    const bool to_float = value.dtype == ScalarType::Float32;
-    if (to_float && !r.valid) return "float output " + value.name + " has no quantization";
+    const bool to_float = value.dtype == ScalarType::Float32 && r.valid;
+    if (value.dtype == ScalarType::Float32 && !r.valid && !float_graph) {
+      return "float output " + value.name + " has no quantization";
+    }
     TensorSpec s = spec_for(v, Layout::Ember, to_float);
     s.type = kAppRead;
     const int out = b->add_tensor(std::move(s));

@@ -70,12 +70,16 @@ enum class Layout { Ember, Nhwc };
 
 // Context of one partition's lowering (and, with builder == null, of the cheap checks).
 struct QnnLowering {
-  QnnLowering(const exporter::Graph& graph, const QuantAnalysis& analysis, QnnGraphBuilder* builder)
-      : g(graph), quant(analysis), b(builder) {}
+  QnnLowering(const exporter::Graph& graph, const QuantAnalysis& analysis, QnnGraphBuilder* builder,
+              bool float_graph = false)
+      : g(graph), quant(analysis), b(builder), float_graph(float_graph) {}
 
   const exporter::Graph& g;
   const QuantAnalysis& quant;
   QnnGraphBuilder* b;  // null in checks
+  // An fp16 graph (qnn.precision=fp16): float32 tensors and weights, which the HTP computes in
+  // fp16; only float ops are taken (no quantize / dequantize, no integer layers).
+  bool float_graph;
 
   // Argument i of n when it is a tensor value (else -1).
   int arg_value(const exporter::Node& n, size_t i) const;
@@ -129,7 +133,8 @@ void add_normalization_ops(QnnOpTable& table);  // layer_norm
 void add_resize_pad_ops(QnnOpTable& table);   // constant pad, nearest / bilinear resize
 
 // Shared checks for entries.
-// "" when every tensor input of n and its output have a QRep (a float op in reference form).
+// "" when every tensor input of n and its output have a QRep (a float op in reference form); in
+// an fp16 graph, when they are all static float32 tensors (constants included).
 std::string check_quantized_float_op(const QnnLowering& ctx, const exporter::Node& n);
 // Argument i as `count` ints (list or one repeated), `dflt` when absent.
 std::vector<int64_t> int_list(const exporter::Node& n, size_t i, size_t count, int64_t dflt);

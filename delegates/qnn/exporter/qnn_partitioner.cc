@@ -36,15 +36,15 @@ QnnPartitioner::QnnPartitioner(QnnPartitionerOptions options) : options_(std::mo
   if (!options_.library.empty()) QnnLibrary::set_library_path(options_.library);
 }
 
-std::string QnnPartitioner::unsupported_reason(const Graph& g, int index) {
+std::string QnnPartitioner::unsupported_reason(const Graph& g, int index, bool fp16) {
   const QuantAnalysis analysis(g);
-  const QnnLowering ctx(g, analysis, nullptr);
+  const QnnLowering ctx(g, analysis, nullptr, fp16);
   return qnn_op_table().check(ctx, g.nodes[static_cast<size_t>(index)]);
 }
 
 std::vector<std::vector<int>> QnnPartitioner::claim(const Graph& g) {
   const QuantAnalysis analysis(g);
-  const QnnLowering ctx(g, analysis, nullptr);
+  const QnnLowering ctx(g, analysis, nullptr, options_.target.fp16);
   const size_t n = g.nodes.size();
   std::vector<bool> supported(n, false);
   for (size_t i = 0; i < n; ++i) {
@@ -99,6 +99,13 @@ absl::Status parse_qnn_target_option(const std::string& key, const std::string& 
       return absl::InvalidArgumentError("qnn.optimization=" + value + ": expected 1, 2 or 3 (graph finalize level)");
     }
     target->optimization_level = static_cast<uint32_t>(n);
+  } else if (key == "precision") {
+    if (value != "fp16" && value != "quantized") {
+      return absl::InvalidArgumentError("qnn.precision=" + value +
+                                        ": expected quantized (int8 / a16w8 programs, the default) or fp16 (float "
+                                        "programs computed in fp16)");
+    }
+    target->fp16 = value == "fp16";
   } else {
     return absl::InvalidArgumentError("qnn: unknown target option '" + key + "'");
   }
@@ -149,7 +156,7 @@ absl::StatusOr<exporter::DelegateBlob> QnnPartitioner::preprocess(const Graph& g
     }
   }
   QnnGraphBuilder builder(*lib, "ember_qnn", options_.target);
-  QnnLowering ctx(g, analysis, &builder);
+  QnnLowering ctx(g, analysis, &builder, options_.target.fp16);
   ctx.set_boundary(call_inputs, p.outputs);
   for (int i : p.nodes) {
     const Node& node = g.nodes[static_cast<size_t>(i)];
@@ -184,14 +191,15 @@ absl::StatusOr<exporter::DelegateBlob> QnnPartitioner::preprocess(const Graph& g
                              fbb.CreateVector(binary), lib->api_version().core_api.major,
                              lib->api_version().core_api.minor, lib->api_version().backend_api.major,
                              lib->api_version().backend_api.minor, fbb.CreateString(lib->build_id()), options_.target.soc_model,
-                             options_.target.htp_arch, fbb.CreateString("int8"), static_cast<uint32_t>(builder.num_ops()),
+                             options_.target.htp_arch, fbb.CreateString(options_.target.fp16 ? "fp16" : "int8"), static_cast<uint32_t>(builder.num_ops()),
                              options_.target.optimization_level);
   fb::FinishBlobBuffer(fbb, root);
   blob.data.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   // `ember inspect` shows this line: what was compiled, by which library, for which target.
   const ApiVersion& v = lib->api_version();
   const std::string summary = "QNN context binary " + std::to_string(binary.size()) + " bytes, " +
-                              std::to_string(builder.num_ops()) + " QNN ops, int8, " + describe_target(options_.target) +
+                              std::to_string(builder.num_ops()) + " QNN ops, " + (options_.target.fp16 ? "fp16, " : "quantized, ") +
+                              describe_target(options_.target) +
                               "; compiled by QNN " + lib->build_id() + " (core API " +
                               std::to_string(v.core_api.major) + "." + std::to_string(v.core_api.minor) + "); " +
                               exporter::summarize_partition(g, p);

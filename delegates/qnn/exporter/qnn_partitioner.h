@@ -31,8 +31,8 @@ struct QnnPartitionerOptions {
   QnnTarget target;     // SoC / HTP architecture / optimization level (qnn_graph_builder.h)
 };
 
-// Parses the `--backend-option qnn.KEY=VALUE` target keys (soc_model, htp_arch,
-// optimization) into `target`; an error names the key and the values it takes.
+// Parses the `--backend-option qnn.KEY=VALUE` target keys (soc_model, htp_arch, optimization,
+// precision) into `target`; an error names the key and the values it takes.
 absl::Status parse_qnn_target_option(const std::string& key, const std::string& value, QnnTarget* target);
 
 // Whether the library accepts `target` (a device opened and closed with its SoC / architecture),
@@ -46,12 +46,14 @@ class QnnPartitioner final : public exporter::Partitioner {
   std::string backend_id() const override { return "qnn"; }
   std::vector<std::vector<int>> claim(const exporter::Graph& g) override;
   absl::StatusOr<exporter::DelegateBlob> preprocess(const exporter::Graph& g, const exporter::Partition& p) override;
-  bool supports(const exporter::Graph& g, int node) const override { return unsupported_reason(g, node).empty(); }
+  bool supports(const exporter::Graph& g, int node) const override {
+    return unsupported_reason(g, node, options_.target.fp16).empty();
+  }
   // The HTP has no float residual stream: --quantize int8 gives every activation a grid.
   bool wants_integer_activations() const override { return true; }
 
-  // Why node `index` is not claimed ("" when it is supported).
-  static std::string unsupported_reason(const exporter::Graph& g, int index);
+  // Why node `index` is not claimed ("" when it is supported); `fp16`: in an fp16 graph.
+  static std::string unsupported_reason(const exporter::Graph& g, int index, bool fp16 = false);
 
  private:
   QnnPartitionerOptions options_;

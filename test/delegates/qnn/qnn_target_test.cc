@@ -117,13 +117,14 @@ TEST(QnnTarget, RefusedOrMalformedTargetsFailTheExportWithAMessage) {
       << unknown_soc.status();
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
            {"htp_arch", "42"}, {"htp_arch", "v73"}, {"optimization", "0"}, {"optimization", "4"},
-           {"soc_model", "0"}, {"soc_model", "-1"}, {"soc_model", "12x"}}) {
+           {"soc_model", "0"}, {"soc_model", "-1"}, {"soc_model", "12x"}, {"precision", "fp32"}}) {
     auto r = make(key, value);
     ASSERT_FALSE(r.ok()) << key << "=" << value;
     EXPECT_NE(std::string(r.status().message()).find("qnn." + key + "=" + value), std::string::npos) << r.status();
   }
   EXPECT_TRUE(make("htp_arch", "75").ok());
   EXPECT_TRUE(make("optimization", "2").ok());
+  EXPECT_TRUE(make("precision", "fp16").ok());
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ bool constant(const Value* v, ScalarType t) {
 }
 
 std::string check_layer(const QnnLowering& ctx, const Node& n, bool conv) {
+  if (ctx.float_graph) return "fp16 graph: integer layers stay out";
   const size_t o = conv ? kConvOut : kLinearOut;
   if (n.args.size() != o + 4) return "unexpected argument count";
   const int in = ctx.arg_value(n, 0), out = ctx.out_value(n);
@@ -60,7 +61,7 @@ std::string check_layer(const QnnLowering& ctx, const Node& n, bool conv) {
 // (16-bit activations, a16w8, which Ember's integer kernels do not take).
 struct LayerOperands {
   int input = -1;
-  const Value* weight = nullptr;  // int8 constant [O, ...]
+  const Value* weight = nullptr;  // int8 constant [O, ...] (float32 in an fp16 graph)
   std::vector<float> scales;      // per output channel
   const float* bias = nullptr;    // float [O] or null
   std::vector<int64_t> stride{1, 1}, pad{0, 0}, dilation{1, 1};
@@ -92,6 +93,20 @@ void add_bias(QnnLowering& ctx, const Node& n, double in_scale, const float* wsc
   }
   s.data.resize(q.size() * sizeof(int32_t));
   std::memcpy(s.data.data(), q.data(), s.data.size());
+  *tensor = ctx.b->add_tensor(std::move(s));
+}
+
+// The float bias as it is (zeros when there is none), for fp16 graphs.
+void add_float_bias(QnnLowering& ctx, const Node& n, int64_t channels, const float* bf, int* tensor) {
+  TensorSpec s;
+  s.name = n.name + "_bias";
+  s.type = kStatic;
+  s.data_type = kFloat32;
+  s.dims = {static_cast<uint32_t>(channels)};
+  std::vector<float> b(static_cast<size_t>(channels), 0.0f);
+  if (bf != nullptr) b.assign(bf, bf + channels);
+  s.data.resize(b.size() * sizeof(float));
+  std::memcpy(s.data.data(), b.data(), s.data.size());
   *tensor = ctx.b->add_tensor(std::move(s));
 }
 
@@ -134,27 +149,34 @@ void add_clamp(QnnLowering& ctx, const Node& n, size_t o, Layout layout, int cla
 std::string lower_conv(QnnLowering& ctx, const Node& n, const LayerOperands& l) {
   const Value& x = ctx.g.values[static_cast<size_t>(l.input)];
   const Value& w = *l.weight;
-  const int8_t* wq = reinterpret_cast<const int8_t*>(ctx.g.constants[w.constant].data.data());
+  const uint8_t* wd = ctx.g.constants[w.constant].data.data();
+  const size_t esize = element_size(w.dtype);  // 1 (int8) or 4 (float32)
   const int64_t co = w.sizes[0], ci_g = w.sizes[1], kh = w.sizes[2], kw = w.sizes[3];
   const bool depthwise = l.groups > 1 && l.groups == x.sizes[1] && co == l.groups;
   // PyTorch [O, I/g, KH, KW] -> QNN [KH, KW, I/g, O] (depthwise: [KH, KW, 1, O]).
   TensorSpec s;
   s.name = n.name + "_weight";
   s.type = kStatic;
-  s.data_type = kSfixed8;
+  s.data_type = esize == 1 ? kSfixed8 : kFloat32;
   s.dims = {uint32_t(kh), uint32_t(kw), uint32_t(ci_g), uint32_t(co)};
-  s.quant.axis = 3;
-  s.quant.axis_scales = l.scales;
-  s.data.resize(static_cast<size_t>(co * ci_g * kh * kw));
+  if (esize == 1) {
+    s.quant.axis = 3;
+    s.quant.axis_scales = l.scales;
+  }
+  s.data.resize(static_cast<size_t>(co * ci_g * kh * kw) * esize);
   for (int64_t o = 0; o < co; ++o)
     for (int64_t i = 0; i < ci_g; ++i)
       for (int64_t y = 0; y < kh; ++y)
         for (int64_t xx = 0; xx < kw; ++xx)
-          s.data[static_cast<size_t>(((y * kw + xx) * ci_g + i) * co + o)] =
-              static_cast<uint8_t>(wq[((o * ci_g + i) * kh + y) * kw + xx]);
+          std::memcpy(&s.data[static_cast<size_t>(((y * kw + xx) * ci_g + i) * co + o) * esize],
+                      wd + static_cast<size_t>(((o * ci_g + i) * kh + y) * kw + xx) * esize, esize);
   const int weight = ctx.b->add_tensor(std::move(s));
   int bias = -1;
-  add_bias(ctx, n, ctx.quant.rep(l.input).scale, l.scales.data(), co, l.bias, &bias);
+  if (esize == 1) {
+    add_bias(ctx, n, ctx.quant.rep(l.input).scale, l.scales.data(), co, l.bias, &bias);
+  } else {
+    add_float_bias(ctx, n, co, l.bias, &bias);
+  }
   std::vector<ParamSpec> params = {
       tensor_u32("stride", {uint32_t(l.stride[0]), uint32_t(l.stride[1])}),
       tensor_u32("pad_amount", {uint32_t(l.pad[0]), uint32_t(l.pad[0]), uint32_t(l.pad[1]), uint32_t(l.pad[1])}, {2, 2}),
@@ -175,14 +197,20 @@ std::string lower_linear(QnnLowering& ctx, const Node& n, const LayerOperands& l
   TensorSpec s;
   s.name = n.name + "_weight";
   s.type = kStatic;
-  s.data_type = kSfixed8;
+  s.data_type = w.dtype == ScalarType::Float32 ? kFloat32 : kSfixed8;
   s.dims = {uint32_t(units), uint32_t(w.sizes[1])};
-  s.quant.axis = 0;
-  s.quant.axis_scales = l.scales;
+  if (s.data_type == kSfixed8) {
+    s.quant.axis = 0;
+    s.quant.axis_scales = l.scales;
+  }
   s.data = ctx.g.constants[w.constant].data;
   const int weight = ctx.b->add_tensor(std::move(s));
   int bias = -1;
-  add_bias(ctx, n, ctx.quant.rep(l.input).scale, l.scales.data(), units, l.bias, &bias);
+  if (w.dtype == ScalarType::Float32) {
+    add_float_bias(ctx, n, units, l.bias, &bias);
+  } else {
+    add_bias(ctx, n, ctx.quant.rep(l.input).scale, l.scales.data(), units, l.bias, &bias);
+  }
   const int in = ctx.input(l.input, Layout::Ember);
   int clamp_input = -1;
   const int out = layer_output(ctx, n, kLinearOut, l.clamp, Layout::Ember, &clamp_input);
@@ -248,20 +276,27 @@ bool per_channel_weight(const QnnLowering& ctx, int v, LayerOperands* l) {
 }
 
 // aten::conv2d(x, W, bias, stride, padding, dilation, groups) / aten::linear(x, W, bias) in
-// reference form on 16-bit activations.
+// reference form on 16-bit activations, or with float weights in an fp16 graph.
 std::string reference_operands(const QnnLowering& ctx, const Node& n, bool conv, LayerOperands* l) {
   l->input = ctx.arg_value(n, 0);
   const int out = ctx.out_value(n);
   if (l->input < 0 || out < 0) return "not a tensor op";
-  const QRep& rx = ctx.quant.rep(l->input);
-  const QRep& ro = ctx.quant.rep(out);
-  if (!rx.valid || !ro.valid) return "float input or output not quantized";
-  if (rx.dtype != ScalarType::Int16 || ro.dtype != ScalarType::Int16) {
-    return "8-bit activations in reference form (Ember lowers those to ember_quantized:: layers first)";
-  }
   const Value& x = ctx.g.values[static_cast<size_t>(l->input)];
   if (x.is_dynamic() || ctx.g.values[static_cast<size_t>(out)].is_dynamic()) return "dynamic shape";
-  if (!per_channel_weight(ctx, ctx.arg_value(n, 1), l)) return "weight is not a per-channel int8 dequantize of a constant";
+  if (ctx.float_graph) {  // float weights as they are
+    if (std::string why = check_quantized_float_op(ctx, n); !why.empty()) return why;
+    const Value* w = ctx.arg(n, 1);
+    if (!constant(w, ScalarType::Float32)) return "weight is not a float constant";
+    l->weight = w;
+  } else {
+    const QRep& rx = ctx.quant.rep(l->input);
+    const QRep& ro = ctx.quant.rep(out);
+    if (!rx.valid || !ro.valid) return "float input or output not quantized";
+    if (rx.dtype != ScalarType::Int16 || ro.dtype != ScalarType::Int16) {
+      return "8-bit activations in reference form (Ember lowers those to ember_quantized:: layers first)";
+    }
+    if (!per_channel_weight(ctx, ctx.arg_value(n, 1), l)) return "weight is not a per-channel int8 dequantize of a constant";
+  }
   const Value* bias = ctx.arg(n, 2);
   if (bias != nullptr && (!constant(bias, ScalarType::Float32) || bias->numel() != l->weight->sizes[0])) {
     return "bias is not a float constant";
@@ -283,6 +318,7 @@ std::string reference_operands(const QnnLowering& ctx, const Node& n, bool conv,
 // ember_quantized::linear_weight_only(x, W int8 [N, K], scales [N, 1], group K, bits 8, bias): what
 // Ember's weight-only pass makes of a reference-form linear; on 16-bit activations it is a16w8.
 std::string weight_only_operands(const QnnLowering& ctx, const Node& n, LayerOperands* l) {
+  if (ctx.float_graph) return "fp16 graph: integer weights stay out";
   l->input = ctx.arg_value(n, 0);
   const int out = ctx.out_value(n);
   if (l->input < 0 || out < 0 || n.args.size() != 6) return "not a tensor op";

@@ -10,6 +10,7 @@ namespace {
 using exporter::Node;
 
 std::string check_quantize(const QnnLowering& ctx, const Node& n) {
+  if (ctx.float_graph) return "fp16 graph: quantized ops stay out";
   const int in = ctx.arg_value(n, 0), out = ctx.out_value(n);
   if (in < 0 || out < 0) return "not a tensor quantize";
   if (ctx.g.values[in].is_dynamic()) return "dynamic shape";
@@ -33,6 +34,7 @@ std::string lower_quantize(QnnLowering& ctx, const Node& n) {
 }
 
 std::string check_dequantize(const QnnLowering& ctx, const Node& n) {
+  if (ctx.float_graph) return "fp16 graph: quantized ops stay out";
   const int in = ctx.arg_value(n, 0), out = ctx.out_value(n);
   if (in < 0 || out < 0) return "not a tensor dequantize";
   if (ctx.g.values[in].is_dynamic()) return "dynamic shape";
@@ -63,6 +65,7 @@ std::string lower_dequantize(QnnLowering& ctx, const Node& n) {
 // A per-channel int8 weight's dequantize (reference-form layers on 16-bit activations): the layer
 // reads the constant itself as its static weight, so the node lowers to nothing.
 std::string check_dequantize_per_channel(const QnnLowering& ctx, const Node& n) {
+  if (ctx.float_graph) return "fp16 graph: quantized ops stay out";
   const exporter::Value* w = ctx.arg(n, 0);
   const int out = ctx.out_value(n);
   if (w == nullptr || out < 0 || w->role != exporter::ValueRole::Constant || w->dtype != ScalarType::Int8) {

@@ -46,16 +46,21 @@ std::string lower_pad(QnnLowering& ctx, const Node& n) {
     amounts.push_back(amount(d, 0));
     amounts.push_back(amount(d, 1));
   }
-  // The pad value on the input's grid (QNN takes it quantized), clamped to the grid's range.
-  const QRep& r = ctx.quant.rep(xv);
+  // The pad value on the input's grid (QNN takes it quantized), clamped to the grid's range; as
+  // it is in an fp16 graph.
   const double value = n.args.size() > 3 && n.args[3].kind != Arg::Kind::None ? number_arg(n, 3, 0) : 0;
-  int64_t lo = 0, hi = 0;
-  grid_limits(r.dtype, &lo, &hi);
-  const double q = std::fmin(double(hi), std::fmax(double(lo), std::nearbyint(value / r.scale) + double(r.zero_point)));
+  ParamSpec pad_value = scalar_f32("pad_constant_value", static_cast<float>(value));
+  if (!ctx.float_graph) {
+    const QRep& r = ctx.quant.rep(xv);
+    int64_t lo = 0, hi = 0;
+    grid_limits(r.dtype, &lo, &hi);
+    const double q = std::fmin(double(hi), std::fmax(double(lo), std::nearbyint(value / r.scale) + double(r.zero_point)));
+    pad_value = scalar_i32("pad_constant_value", static_cast<int32_t>(q));
+  }
   const int in = ctx.input(xv, layout);
   ctx.b->add_node("Pad", {in}, {ctx.output(ctx.out_value(n), layout)},
                   {scalar_u32("scheme", 0), tensor_u32("pad_amount", amounts, {static_cast<uint32_t>(rank), 2}),
-                   scalar_i32("pad_constant_value", static_cast<int32_t>(q))});
+                   pad_value});
   return ctx.b->ok() ? "" : ctx.b->error();
 }
 

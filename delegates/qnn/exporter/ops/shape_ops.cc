@@ -44,6 +44,7 @@ std::string lower_permute(QnnLowering& ctx, const Node& n) {
 std::string check_cat(const QnnLowering& ctx, const Node& n) {
   if (std::string why = check_quantized_float_op(ctx, n); !why.empty()) return why;
   if (n.args.empty() || n.args[0].kind != Arg::Kind::Tensors || n.args[0].refs.empty()) return "no tensor list";
+  if (ctx.float_graph) return "";
   const QRep& out = ctx.quant.rep(ctx.out_value(n));
   for (int v : n.args[0].refs) {
     if (v < 0 || !(ctx.quant.rep(v) == out)) return "inputs on another quantization grid than the output";
