@@ -4,7 +4,8 @@
 # g++-aarch64-linux-gnu, third_party/toolchains/aarch64), against XNNPACK 2024 cross-built
 # by third_party/xnnpack/build.sh arm64, then smoke-tests it under qemu-user: a small XNNPACK
 # program exported on the host must load, run and agree with the host runner's output, and
-# `ember bench` must time it. CI runs this script (.ci/run), so the Arm64 path cannot rot.
+# `ember bench` must time it; a QNN program must be inspected and, without the device's QNN
+# library, refused cleanly. CI runs this script (.ci/run), so the Arm64 path cannot rot.
 #
 #   tools/cross/build_arm64.sh [-c opt|fastbuild]       (default opt)
 #
@@ -98,4 +99,19 @@ EOF
 check "aarch64 output matches the host output (rel. L2 <= 1e-4)" $?
 "${QEMU[@]}" "$OUT/ember_runner" bench "$WORK/mv2.pte" --iterations 1 --warmup 0  # ~15 s a call under qemu
 check "qemu: ember_runner bench mobilenet_v2 (XNNPACK)" $?
+
+# The QNN delegate is linked in: a QNN program (compiled on the host with Qualcomm's x86-64
+# library, which ./setup.sh installs) is inspected, and without the device's libQnnHtp.so (none
+# for aarch64 here) refused at load with the message that names the fix, not a crash.
+if "$HOST_EMBER" export examples/models/fashion_cnn_int8_pt2e.pt2 -o "$WORK/fashion_qnn.pte" --backend qnn \
+     --strict-delegation >/dev/null 2>&1; then
+  "${QEMU[@]}" "$OUT/ember_runner" inspect "$WORK/fashion_qnn.pte" | grep -q "QNN context binary"
+  check "qemu: ember_runner inspect shows the QNN delegate" $?
+  out=$(EMBER_QNN_LIBRARY=/nonexistent/libQnnHtp.so "${QEMU[@]}" "$OUT/ember_runner" run "$WORK/fashion_qnn.pte" --zeros 2>&1)
+  rc=$?
+  [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && echo "$out" | grep -q "cannot load the QNN HTP library"
+  check "qemu: a QNN program without the device's library fails cleanly, naming it" $?
+else
+  echo "arm64: no QNN library on the host (./setup.sh installs it); QNN checks skipped"
+fi
 finish

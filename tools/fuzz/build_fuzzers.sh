@@ -39,6 +39,11 @@ if [ ! -f "$OUT/gen/schema/data_file_generated.h" ] || [ schema/data_file.fbs -n
 fi
 
 # The exporter's schema table, as the //exporter:aten_schemas_cc genrule makes it.
+mkdir -p "$OUT/gen/delegates/qnn"
+if [ ! -f "$OUT/gen/delegates/qnn/qnn_blob_generated.h" ] || [ delegates/qnn/qnn_blob.fbs -nt "$OUT/gen/delegates/qnn/qnn_blob_generated.h" ]; then
+  flatc --cpp --scoped-enums -o "$OUT/gen/delegates/qnn" delegates/qnn/qnn_blob.fbs
+fi
+
 mkdir -p "$OUT/gen/exporter/ops"
 if [ ! -f "$OUT/gen/exporter/ops/aten_schemas.cc" ] || [ exporter/ops/aten_schemas.txt -nt "$OUT/gen/exporter/ops/aten_schemas.cc" ] ||
    [ exporter/ops/aten_schemas_to_cc.awk -nt "$OUT/gen/exporter/ops/aten_schemas.cc" ]; then
@@ -107,6 +112,9 @@ PT2_OBJ=$(objs_for tool test/fuzz/pt2_fuzzer.cc)
 TOKENIZER_OBJS=$(objs_for tool $tokenizer_srcs)
 TOK_OBJ=$(objs_for tool test/fuzz/tokenizer_fuzzer.cc)
 WINDEX_OBJS=$(objs_for runtime delegates/xnnpack/runtime/weights_index.cc test/fuzz/weights_index_fuzzer.cc)
+# The QNN runtime backend: the .pte fuzzer verifies QNN blobs (the fuzzer points the library
+# path nowhere, so Qualcomm's code is never called; see pte_fuzzer.cc).
+QNN_OBJS=$(objs_for runtime delegates/qnn/runtime/qnn_backend.cc delegates/qnn/qnn_library.cc)
 
 n=$(wc -l <"$jobs_file")
 if [ "$n" -gt 0 ]; then
@@ -119,7 +127,7 @@ fi
 
 LINK="$CXX -fsanitize=fuzzer $SAN -g"
 # shellcheck disable=SC2086
-$LINK $PTE_OBJ $RUNTIME_OBJS $KERNEL_OBJS -lpthread -o "$OUT/pte_fuzzer"
+$LINK $PTE_OBJ $RUNTIME_OBJS $KERNEL_OBJS $QNN_OBJS -lpthread -ldl -o "$OUT/pte_fuzzer"
 # runtime/program/data_file.cc and external_data.cc are in the runtime objects (all of runtime/).
 # shellcheck disable=SC2086
 $LINK $PTD_OBJ $RUNTIME_OBJS $KERNEL_OBJS -lpthread -o "$OUT/ptd_fuzzer"

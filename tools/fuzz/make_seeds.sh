@@ -46,6 +46,13 @@ if [ ! -s "$CORPUS/pte/small_cnn_bundled.pte" ]; then
       --bundle "$SHARED/models/small_cnn" >/dev/null 2>&1 || rm -f "$CORPUS/pte/small_cnn_bundled.pte"
 fi
 [ -s "$CORPUS/pte/small_cnn_bundled.pte" ] && n_pte=$((n_pte + 1))
+# A program with a QNN delegate (blob, context binary, I/O descriptions): compiling it needs
+# Qualcomm's library (./setup.sh installs it); without it the seed is skipped.
+if [ ! -s "$CORPUS/pte/fashion_qnn.pte" ]; then
+  "$EMBER" export examples/models/fashion_cnn_int8_pt2e.pt2 -o "$CORPUS/pte/fashion_qnn.pte" --backend qnn \
+      --strict-delegation >/dev/null 2>&1 || { rm -f "$CORPUS/pte/fashion_qnn.pte"; echo "make_seeds: no QNN library: the QNN seed is skipped" >&2; }
+fi
+[ -s "$CORPUS/pte/fashion_qnn.pte" ] && n_pte=$((n_pte + 1))
 cp "$SHARED/models/dynamic_mlp/model.pt2" "$CORPUS/pt2/dynamic_mlp.pt2" && n_pt2=$((n_pt2 + 1))
 # Recurrent layers (the shared LSTM driver with GRU/RNN cells, packed-sequence validation)
 # from the checked-in test models.

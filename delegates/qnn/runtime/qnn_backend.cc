@@ -148,6 +148,11 @@ class QnnBackend final : public Backend {
     if (b->context_binary() == nullptr || b->context_binary()->size() == 0 || b->graph_name() == nullptr) {
       return fail(context.diag, Error::InvalidProgram, "qnn: the blob has no context binary");
     }
+    // The I/O descriptions are checked before the library is asked for anything (the .pte
+    // fuzzer runs without the library and reaches this far).
+    auto d = std::make_unique<QnnDelegate>();
+    if (Error e = describe(b->inputs(), *d, true, context.diag); e != Error::Ok) return e;
+    if (Error e = describe(b->outputs(), *d, false, context.diag); e != Error::Ok) return e;
     std::string error;
     const QnnLibrary* lib = QnnLibrary::get(&error);
     if (lib == nullptr) return fail(context.diag, Error::NotSupported, "%s", error.c_str());
@@ -157,10 +162,7 @@ class QnnBackend final : public Backend {
                   b->core_api_major(), lib->path().c_str(), lib->api_version().core_api.major,
                   lib->api_version().core_api.minor);
     }
-    auto d = std::make_unique<QnnDelegate>();
     d->lib = lib;
-    if (Error e = describe(b->inputs(), *d, true, context.diag); e != Error::Ok) return e;
-    if (Error e = describe(b->outputs(), *d, false, context.diag); e != Error::Ok) return e;
     size_t k = 0;
     for (Tensor& t : d->inputs) t.v1.dimensions = d->dims[k++].data();
     for (Tensor& t : d->outputs) t.v1.dimensions = d->dims[k++].data();
