@@ -5,10 +5,12 @@
 // --strict-delegation), and running a QNN program fails cleanly with that fix.
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "exporter/util/npy.h"
 #include "gtest/gtest.h"
 #include "test/delegates/qnn/qnn_test_util.h"
 #include "test/support/repo_path.h"
@@ -76,6 +78,29 @@ TEST(QnnCli, ExportInspectRun) {
   EXPECT_NE(missing.output.find("cannot load the QNN HTP library /nonexistent/libQnnHtp.so"), std::string::npos)
       << missing.output;
   EXPECT_NE(missing.output.find("./setup.sh"), std::string::npos) << missing.output;
+}
+
+// A bundled test case (`ember export --bundle`, expected outputs from the portable kernels) in a
+// QNN program checks with `ember verify` within a quantization step of the logits (0.17 here).
+TEST(QnnCli, BundledCaseVerifies) {
+  EMBER_REQUIRE_QNN();
+  const std::string dir = tmp("qnn_case");
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  exporter::NpyArray x;
+  x.dtype = ScalarType::Float32;
+  x.shape = {1, 1, 28, 28};
+  x.data.resize(28 * 28 * 4);
+  float* p = reinterpret_cast<float*>(x.data.data());
+  for (int i = 0; i < 28 * 28; ++i) p[i] = 0.5f + 0.5f * std::sin(0.1f * float(i));
+  ASSERT_TRUE(exporter::write_npy(dir + "/input_0.npy", x).ok());
+  const std::string model = testing::repo_path("examples/models/fashion_cnn_int8_pt2e.pt2");
+  const std::string pte = tmp("fashion_qnn_bundled.pte");
+  CommandResult e = ember("export " + model + " -o " + pte + " --backend qnn --bundle " + dir);
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  EXPECT_NE(e.output.find("bundled 1 test cases"), std::string::npos) << e.output;
+  CommandResult v = ember("verify " + pte + " --rtol 0.05 --atol 0.5");
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_NE(v.output.find("1 of 1 cases passed"), std::string::npos) << v.output;
 }
 
 TEST(QnnCli, ExportWithoutTheLibraryFallsBackOrFailsWhenStrict) {

@@ -113,5 +113,47 @@ TEST(QnnFp16, MobileNetV2WholeAndWithinFp16Tolerance) {
   EXPECT_LE(e, 2e-3);
 }
 
+// PT2E's dynamic quantization (int8 weights, activations quantized per call) maps to an fp16
+// graph: the int8 weights dequantized at export, the per-call activation quantization an identity
+// (the HTP computes in fp16 instead). The whole program is one delegate, and its logits are no
+// further from the float model's than the portable dynamic int8 program's.
+TEST(QnnFp16, DynamicallyQuantizedProgramMapsWhole) {
+  EMBER_REQUIRE_QNN();
+  const std::string dynamic = repo_path("examples/models/fashion_cnn_dynamic_pt2e.pt2");
+  auto h = exporter::export_pt2_file(dynamic, fp16_options());
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_EQ(h->backends.size(), 1u);
+  EXPECT_EQ(h->backends[0].delegates, 1);
+  EXPECT_TRUE(h->portable_ops.empty());
+  EXPECT_EQ(h->backends[0].ops["ember_quantized::linear_weight_only.default"], 2);
+  EXPECT_EQ(h->backends[0].ops["quantized_decomposed::choose_qparams.tensor"], 2);
+  auto cpu = exporter::export_pt2_file(dynamic, exporter::ExportOptions());
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  auto fl = exporter::export_pt2_file(repo_path("examples/models/fashion_cnn.pt2"), exporter::ExportOptions());
+  ASSERT_TRUE(fl.ok()) << fl.status();
+  testing::PteRunner npu, portable, ref;
+  ASSERT_EQ(npu.load(h->pte), "");
+  ASSERT_EQ(portable.load(cpu->pte), "");
+  ASSERT_EQ(ref.load(fl->pte), "");
+  const exporter::NpyArray images = testing::load_repo_npy("test/quant/data/images.npy");
+  double e_npu = 0, e_cpu = 0;
+  for (int64_t i = 0; i < 20; ++i) {
+    exporter::NpyArray x;
+    x.dtype = ScalarType::Float32;
+    x.shape = {1, 1, 28, 28};
+    const uint8_t* src = images.data.data() + i * 28 * 28 * 4;
+    x.data.assign(src, src + 28 * 28 * 4);
+    ASSERT_EQ(npu.run({x}), "");
+    ASSERT_EQ(portable.run({x}), "");
+    ASSERT_EQ(ref.run({x}), "");
+    e_npu += rel_l2(npu.output(0), ref.output(0)) / 20;
+    e_cpu += rel_l2(portable.output(0), ref.output(0)) / 20;
+  }
+  std::printf("[fashion_cnn_dynamic_pt2e fp16 on qnn] mean logits rel. L2 to the float model %.2e (portable dynamic "
+              "int8 %.2e)\n",
+              e_npu, e_cpu);
+  EXPECT_LE(e_npu, e_cpu * 1.1);
+}
+
 }  // namespace
 }  // namespace ember

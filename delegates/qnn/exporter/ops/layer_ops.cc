@@ -66,6 +66,7 @@ struct LayerOperands {
   const float* bias = nullptr;    // float [O] or null
   std::vector<int64_t> stride{1, 1}, pad{0, 0}, dilation{1, 1};
   int64_t groups = 1;
+  std::vector<float> dequantized;  // fp16 graphs: an int8 weight-only weight as floats [O, I]
   bool clamp = false;  // output_min / output_max arguments at kConvOut / kLinearOut + 2, + 3
 };
 
@@ -197,16 +198,22 @@ std::string lower_linear(QnnLowering& ctx, const Node& n, const LayerOperands& l
   TensorSpec s;
   s.name = n.name + "_weight";
   s.type = kStatic;
-  s.data_type = w.dtype == ScalarType::Float32 ? kFloat32 : kSfixed8;
+  const bool float_weight = w.dtype == ScalarType::Float32 || !l.dequantized.empty();
+  s.data_type = float_weight ? kFloat32 : kSfixed8;
   s.dims = {uint32_t(units), uint32_t(w.sizes[1])};
-  if (s.data_type == kSfixed8) {
+  if (!float_weight) {
     s.quant.axis = 0;
     s.quant.axis_scales = l.scales;
   }
-  s.data = ctx.g.constants[w.constant].data;
+  if (!l.dequantized.empty()) {
+    s.data.resize(l.dequantized.size() * sizeof(float));
+    std::memcpy(s.data.data(), l.dequantized.data(), s.data.size());
+  } else {
+    s.data = ctx.g.constants[w.constant].data;
+  }
   const int weight = ctx.b->add_tensor(std::move(s));
   int bias = -1;
-  if (w.dtype == ScalarType::Float32) {
+  if (float_weight) {
     add_float_bias(ctx, n, units, l.bias, &bias);
   } else {
     add_bias(ctx, n, ctx.quant.rep(l.input).scale, l.scales.data(), units, l.bias, &bias);
@@ -316,16 +323,25 @@ std::string reference_operands(const QnnLowering& ctx, const Node& n, bool conv,
 }
 
 // ember_quantized::linear_weight_only(x, W int8 [N, K], scales [N, 1], group K, bits 8, bias): what
-// Ember's weight-only pass makes of a reference-form linear; on 16-bit activations it is a16w8.
+// Ember's weight-only pass makes of a reference-form linear; on 16-bit activations it is a16w8,
+// in an fp16 graph a float FullyConnected with the dequantized weight.
 std::string weight_only_operands(const QnnLowering& ctx, const Node& n, LayerOperands* l) {
-  if (ctx.float_graph) return "fp16 graph: integer weights stay out";
   l->input = ctx.arg_value(n, 0);
   const int out = ctx.out_value(n);
   if (l->input < 0 || out < 0 || n.args.size() != 6) return "not a tensor op";
-  const QRep& rx = ctx.quant.rep(l->input);
-  const QRep& ro = ctx.quant.rep(out);
-  if (!rx.valid || !ro.valid || rx.dtype != ScalarType::Int16 || ro.dtype != ScalarType::Int16) {
-    return "float (weight-only) linear: its activations are not on 16-bit grids";
+  if (ctx.float_graph) {
+    // fp16 graph: the int8 weight dequantized at export (what a dynamically quantized or
+    // weight-only linear maps to on the HTP: fp16 arithmetic, the int8 weights' values).
+    if (ctx.g.values[static_cast<size_t>(l->input)].dtype != ScalarType::Float32 ||
+        ctx.g.values[static_cast<size_t>(out)].dtype != ScalarType::Float32) {
+      return "fp16 graph: not a float linear";
+    }
+  } else {
+    const QRep& rx = ctx.quant.rep(l->input);
+    const QRep& ro = ctx.quant.rep(out);
+    if (!rx.valid || !ro.valid || rx.dtype != ScalarType::Int16 || ro.dtype != ScalarType::Int16) {
+      return "float (weight-only) linear: its activations are not on 16-bit grids";
+    }
   }
   const Value* w = ctx.arg(n, 1);
   const Value* s = ctx.arg(n, 2);
@@ -343,6 +359,13 @@ std::string weight_only_operands(const QnnLowering& ctx, const Node& n, LayerOpe
   const float* sc = float_data(ctx, s);
   l->scales.assign(sc, sc + s->numel());
   l->bias = float_data(ctx, bias);
+  if (ctx.float_graph) {
+    const int8_t* q = reinterpret_cast<const int8_t*>(ctx.g.constants[static_cast<size_t>(w->constant)].data.data());
+    const int64_t rows = w->sizes[0], cols = w->sizes[1];
+    l->dequantized.resize(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) l->dequantized[static_cast<size_t>(r * cols + c)] = float(q[r * cols + c]) * sc[r];
+  }
   return "";
 }
 

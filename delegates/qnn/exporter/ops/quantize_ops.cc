@@ -81,12 +81,61 @@ std::string check_dequantize_per_channel(const QnnLowering& ctx, const Node& n) 
 
 std::string lower_nothing(QnnLowering&, const Node&) { return ""; }
 
+// PT2E's dynamic quantization of a layer's input (choose_qparams.tensor -> quantize_per_tensor.tensor
+// -> dequantize_per_tensor.tensor, scale and zero point computed per call) has no HTP form; in an
+// fp16 graph it is an identity: the layer computes in fp16, closer to the float model than int8
+// activations would be.
+constexpr const char* kChooseQparamsOp = "quantized_decomposed::choose_qparams.tensor";
+constexpr const char* kQuantizeTensorOp = "quantized_decomposed::quantize_per_tensor.tensor";
+constexpr const char* kDequantizeTensorOp = "quantized_decomposed::dequantize_per_tensor.tensor";
+
+bool all_readers_are(const QnnLowering& ctx, int v, std::initializer_list<const char*> kernels) {
+  if (v < 0 || ctx.quant.readers(v).empty()) return false;
+  for (int r : ctx.quant.readers(v)) {
+    const std::string k = ctx.g.nodes[static_cast<size_t>(r)].kernel_name();
+    bool found = false;
+    for (const char* want : kernels) found = found || k == want;
+    if (!found) return false;
+  }
+  return true;
+}
+
+std::string check_dynamic_qdq(const QnnLowering& ctx, const Node& n) {
+  if (!ctx.float_graph) return "dynamic quantization maps to fp16 graphs only (qnn.precision=fp16)";
+  const exporter::Value* x = ctx.arg(n, 0);
+  if (x == nullptr || x->is_dynamic()) return "not a static tensor";
+  const std::string k = n.kernel_name();
+  if (k == kChooseQparamsOp) {
+    if (x->dtype != ScalarType::Float32) return "not a float input";
+    for (int v : n.output_values()) {
+      if (!all_readers_are(ctx, v, {kQuantizeTensorOp, kDequantizeTensorOp})) return "its parameters go elsewhere";
+    }
+    return "";
+  }
+  const int out = ctx.out_value(n);
+  if (out < 0) return "not a single-tensor op";
+  if (k == kQuantizeTensorOp) {
+    if (x->dtype != ScalarType::Float32) return "not a float input";
+    return all_readers_are(ctx, out, {kDequantizeTensorOp}) ? "" : "the integer tensor is read by something else";
+  }
+  const int p = x->producer;  // dequantize_per_tensor.tensor
+  if (p < 0 || ctx.g.nodes[static_cast<size_t>(p)].kernel_name() != kQuantizeTensorOp) return "not after a dynamic quantize";
+  return ctx.g.values[static_cast<size_t>(out)].dtype == ScalarType::Float32 ? "" : "not a float output";
+}
+
+std::string lower_dynamic_qdq(QnnLowering& ctx, const Node& n) {
+  if (n.kernel_name() == kChooseQparamsOp) return "";
+  ctx.alias(ctx.out_value(n), ctx.arg_value(n, 0));
+  return ctx.b->ok() ? "" : ctx.b->error();
+}
+
 }  // namespace
 
 void add_quantize_ops(QnnOpTable& table) {
   table.add({kQuantizeOp}, check_quantize, lower_quantize);
   table.add({kDequantizeOp}, check_dequantize, lower_dequantize);
   table.add({kDequantizePerChannelOp}, check_dequantize_per_channel, lower_nothing);
+  table.add({kChooseQparamsOp, kQuantizeTensorOp, kDequantizeTensorOp}, check_dynamic_qdq, lower_dynamic_qdq);
 }
 
 }  // namespace qnn
