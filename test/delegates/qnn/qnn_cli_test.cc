@@ -103,6 +103,26 @@ TEST(QnnCli, BundledCaseVerifies) {
   EXPECT_NE(v.output.find("1 of 1 cases passed"), std::string::npos) << v.output;
 }
 
+// Backends in priority order: QNN takes what it can, XNNPACK the rest. The dynamically quantized
+// CNN has nothing QNN takes in its default (quantized) precision, so XNNPACK runs it; in fp16
+// precision QNN takes all of it first.
+TEST(QnnCli, PriorityOrderWithXnnpack) {
+  EMBER_REQUIRE_QNN();
+  const std::string model = testing::repo_path("examples/models/fashion_cnn_dynamic_pt2e.pt2");
+  CommandResult q = ember("export " + model + " -o " + tmp("qx.pte") + " --backend qnn,xnnpack");
+  ASSERT_EQ(q.exit_code, 0) << q.output;
+  EXPECT_NE(q.output.find("partition: qnn 0 ops in 0 delegates, xnnpack 16 ops in 2 delegates, portable 0 ops"),
+            std::string::npos)
+      << q.output;
+  CommandResult h = ember("export " + model + " -o " + tmp("qx16.pte") +
+                          " --backend qnn,xnnpack --backend-option qnn.precision=fp16");
+  ASSERT_EQ(h.exit_code, 0) << h.output;
+  EXPECT_NE(h.output.find("partition: qnn 16 ops in 1 delegate, xnnpack 0 ops in 0 delegates, portable 0 ops"),
+            std::string::npos)
+      << h.output;
+  EXPECT_EQ(ember("run " + tmp("qx16.pte") + " --zeros").exit_code, 0);
+}
+
 TEST(QnnCli, ExportWithoutTheLibraryFallsBackOrFailsWhenStrict) {
   const std::string model = testing::repo_path("examples/models/fashion_cnn_int8_pt2e.pt2");
   CommandResult e = ember("export " + model + " -o " + tmp("fallback.pte") + " --backend qnn", kMissing);
