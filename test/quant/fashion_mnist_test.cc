@@ -104,17 +104,13 @@ TEST_P(FashionMnist, MatchesEagerPyTorchOnEveryTestImage) {
   const exporter::NpyArray labels = load("test/quant/data/labels.npy");
   const exporter::NpyArray want = load(std::string("test/quant/data/") + c.reference + ".npy");
   ASSERT_EQ(images.shape.size(), 4u);
-  const int64_t n = images.shape[0], per_image = 28 * 28;
+  const int64_t n = images.shape[0];
   ASSERT_GE(n, 100);
   ASSERT_EQ(want.shape, (std::vector<int64_t>{n, 10}));
   int correct = 0, want_correct = 0, disagreements = 0;
   double max_err = 0;
   for (int64_t i = 0; i < n; ++i) {
-    exporter::NpyArray x;
-    x.dtype = ScalarType::Float32;
-    x.shape = {1, 1, 28, 28};
-    const uint8_t* src = images.data.data() + i * per_image * 4;
-    x.data.assign(src, src + per_image * 4);
+    const exporter::NpyArray x = testing::fashion_image(images, i);
     ASSERT_EQ(runner.run({x}), "") << "image " << i;
     const exporter::NpyArray got = runner.output(0);
     ASSERT_EQ(got.shape, (std::vector<int64_t>{1, 10}));

@@ -69,16 +69,12 @@ TEST_P(QnnFashion, OneDelegateMatchesPortableInt8WithinAStep) {
   ASSERT_EQ(npu.load(on_qnn->pte), "");
   const exporter::NpyArray images = testing::load_repo_npy("test/quant/data/images.npy");
   const exporter::NpyArray labels = testing::load_repo_npy("test/quant/data/labels.npy");
-  const int64_t n = images.shape[0], per_image = 28 * 28;
+  const int64_t n = images.shape[0];
   std::vector<float> seen;  // every portable logit: their spacing gives the quantization step
   int disagreements = 0, correct_ref = 0, correct_npu = 0;
   double worst = 0;
   for (int64_t i = 0; i < n; ++i) {
-    exporter::NpyArray x;
-    x.dtype = ScalarType::Float32;
-    x.shape = {1, 1, 28, 28};
-    const uint8_t* src = images.data.data() + i * per_image * 4;
-    x.data.assign(src, src + per_image * 4);
+    const exporter::NpyArray x = testing::fashion_image(images, i);
     ASSERT_EQ(ref.run({x}), "");
     ASSERT_EQ(npu.run({x}), "");
     const exporter::NpyArray a = ref.output(0), b = npu.output(0);
@@ -169,15 +165,11 @@ TEST(QnnFashionA16w8, OneDelegateCloserToFloatThanInt8) {
   ASSERT_EQ(r8.load(int8->pte), "");
   ASSERT_EQ(rf.load(fl->pte), "");
   const exporter::NpyArray images = testing::load_repo_npy("test/quant/data/images.npy");
-  const int64_t n = images.shape[0], per_image = 28 * 28;
+  const int64_t n = images.shape[0];
   double err16 = 0, err8 = 0, norm = 0;
   int differ16 = 0, differ8 = 0;
   for (int64_t i = 0; i < n; ++i) {
-    exporter::NpyArray x;
-    x.dtype = ScalarType::Float32;
-    x.shape = {1, 1, 28, 28};
-    const uint8_t* src = images.data.data() + i * per_image * 4;
-    x.data.assign(src, src + per_image * 4);
+    const exporter::NpyArray x = testing::fashion_image(images, i);
     ASSERT_EQ(r16.run({x}), "");
     ASSERT_EQ(r8.run({x}), "");
     ASSERT_EQ(rf.run({x}), "");

@@ -74,11 +74,7 @@ TEST(QnnFp16, FashionCnnWholeAndWithinFp16Tolerance) {
   double worst = 0;
   int differ = 0;
   for (int64_t i = 0; i < 20; ++i) {
-    exporter::NpyArray x;
-    x.dtype = ScalarType::Float32;
-    x.shape = {1, 1, 28, 28};
-    const uint8_t* src = images.data.data() + i * 28 * 28 * 4;
-    x.data.assign(src, src + 28 * 28 * 4);
+    const exporter::NpyArray x = testing::fashion_image(images, i);
     ASSERT_EQ(ref.run({x}), "");
     ASSERT_EQ(npu.run({x}), "");
     const exporter::NpyArray a = npu.output(0), b = ref.output(0);
@@ -138,11 +134,7 @@ TEST(QnnFp16, DynamicallyQuantizedProgramMapsWhole) {
   const exporter::NpyArray images = testing::load_repo_npy("test/quant/data/images.npy");
   double e_npu = 0, e_cpu = 0;
   for (int64_t i = 0; i < 20; ++i) {
-    exporter::NpyArray x;
-    x.dtype = ScalarType::Float32;
-    x.shape = {1, 1, 28, 28};
-    const uint8_t* src = images.data.data() + i * 28 * 28 * 4;
-    x.data.assign(src, src + 28 * 28 * 4);
+    const exporter::NpyArray x = testing::fashion_image(images, i);
     ASSERT_EQ(npu.run({x}), "");
     ASSERT_EQ(portable.run({x}), "");
     ASSERT_EQ(ref.run({x}), "");

@@ -369,6 +369,32 @@ std::string weight_only_operands(const QnnLowering& ctx, const Node& n, LayerOpe
   return "";
 }
 
+std::string conv_reference(const QnnLowering& c, const Node& n, LayerOperands* l) {
+  return reference_operands(c, n, true, l);
+}
+std::string linear_reference(const QnnLowering& c, const Node& n, LayerOperands* l) {
+  return reference_operands(c, n, false, l);
+}
+
+using OperandsFn = std::string (*)(const QnnLowering&, const Node&, LayerOperands*);
+using LowerLayerFn = std::string (*)(QnnLowering&, const Node&, const LayerOperands&);
+
+// An entry whose check and lowering both start from the layer's operands.
+template <OperandsFn Operands, LowerLayerFn Lower>
+void add_layer_entry(QnnOpTable& table, const char* op) {
+  table.add(
+      {op},
+      [](const QnnLowering& c, const Node& n) {
+        LayerOperands l;
+        return Operands(c, n, &l);
+      },
+      [](QnnLowering& c, const Node& n) {
+        LayerOperands l;
+        std::string why = Operands(c, n, &l);
+        return why.empty() ? Lower(c, n, l) : why;
+      });
+}
+
 }  // namespace
 
 void add_layer_ops(QnnOpTable& table) {
@@ -376,36 +402,9 @@ void add_layer_ops(QnnOpTable& table) {
             [](QnnLowering& c, const Node& n) { return lower_conv(c, n, integer_operands(c, n, true)); });
   table.add({kQuantizedLinearOp}, [](const QnnLowering& c, const Node& n) { return check_layer(c, n, false); },
             [](QnnLowering& c, const Node& n) { return lower_linear(c, n, integer_operands(c, n, false)); });
-  table.add({"aten::conv2d.default"},
-            [](const QnnLowering& c, const Node& n) {
-              LayerOperands l;
-              return reference_operands(c, n, true, &l);
-            },
-            [](QnnLowering& c, const Node& n) {
-              LayerOperands l;
-              std::string why = reference_operands(c, n, true, &l);
-              return why.empty() ? lower_conv(c, n, l) : why;
-            });
-  table.add({"ember_quantized::linear_weight_only.default"},
-            [](const QnnLowering& c, const Node& n) {
-              LayerOperands l;
-              return weight_only_operands(c, n, &l);
-            },
-            [](QnnLowering& c, const Node& n) {
-              LayerOperands l;
-              std::string why = weight_only_operands(c, n, &l);
-              return why.empty() ? lower_linear(c, n, l) : why;
-            });
-  table.add({"aten::linear.default"},
-            [](const QnnLowering& c, const Node& n) {
-              LayerOperands l;
-              return reference_operands(c, n, false, &l);
-            },
-            [](QnnLowering& c, const Node& n) {
-              LayerOperands l;
-              std::string why = reference_operands(c, n, false, &l);
-              return why.empty() ? lower_linear(c, n, l) : why;
-            });
+  add_layer_entry<conv_reference, lower_conv>(table, "aten::conv2d.default");
+  add_layer_entry<linear_reference, lower_linear>(table, "aten::linear.default");
+  add_layer_entry<weight_only_operands, lower_linear>(table, "ember_quantized::linear_weight_only.default");
 }
 
 }  // namespace qnn
