@@ -19,8 +19,9 @@ absl::StatusOr<std::shared_ptr<exporter::Partitioner>> make(const exporter::Back
       return s;
     }
   }
-  if (auto s = check_qnn_target(o.library, o.target); !s.ok()) return s;
-  return std::shared_ptr<exporter::Partitioner>(std::make_shared<QnnPartitioner>(o));
+  auto partitioner = std::make_shared<QnnPartitioner>(o);  // sets the library path
+  if (auto s = check_qnn_target(o.target); !s.ok()) return s;
+  return std::shared_ptr<exporter::Partitioner>(partitioner);
 }
 
 }  // namespace

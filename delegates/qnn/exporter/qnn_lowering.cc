@@ -213,32 +213,35 @@ int QnnLowering::out_value(const Node& n) const {
   return n.outputs[0].ref;
 }
 
+namespace {
+
+// The tensor values argument `a` reads (-1 entries: absent optional tensors).
+std::vector<int> tensor_refs(const Arg& a) {
+  if (a.kind == Arg::Kind::Tensor) return {a.ref};
+  if (a.kind == Arg::Kind::Tensors) return a.refs;
+  return {};
+}
+
+}  // namespace
+
 std::string check_quantized_float_op(const QnnLowering& ctx, const Node& n) {
   const int out = ctx.out_value(n);
   if (out < 0) return "not a single-tensor op";
   if (ctx.g.values[out].is_dynamic()) return "dynamic shape";
   if (ctx.float_graph) {
     if (ctx.g.values[out].dtype != ScalarType::Float32) return "fp16 graph: output is not float32";
-    for (const Arg& a : n.args) {
-      std::vector<int> refs;
-      if (a.kind == Arg::Kind::Tensor) refs.push_back(a.ref);
-      if (a.kind == Arg::Kind::Tensors) refs = a.refs;
-      for (int v : refs) {
-        if (v >= 0 && (ctx.g.values[v].dtype != ScalarType::Float32 || ctx.g.values[v].is_dynamic())) {
+  } else if (!ctx.quant.rep(out).valid) {
+    return "float output not quantized (no quantize node reads it)";
+  }
+  for (const Arg& a : n.args) {
+    for (int v : tensor_refs(a)) {
+      if (v < 0) continue;
+      if (ctx.float_graph) {
+        if (ctx.g.values[v].dtype != ScalarType::Float32 || ctx.g.values[v].is_dynamic()) {
           return "fp16 graph: an input is not a static float32 tensor";
         }
+        continue;
       }
-    }
-    return "";
-  }
-  if (!ctx.quant.rep(out).valid) return "float output not quantized (no quantize node reads it)";
-  for (size_t i = 0; i < n.args.size(); ++i) {
-    const Arg& a = n.args[i];
-    std::vector<int> refs;
-    if (a.kind == Arg::Kind::Tensor) refs.push_back(a.ref);
-    if (a.kind == Arg::Kind::Tensors) refs = a.refs;
-    for (int v : refs) {
-      if (v < 0) continue;
       if (ctx.g.values[v].role == ValueRole::Constant) return "float constant operand";
       if (!ctx.quant.rep(v).valid) return "float input not dequantized from int8";
     }

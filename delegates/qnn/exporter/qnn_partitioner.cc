@@ -112,9 +112,8 @@ absl::Status parse_qnn_target_option(const std::string& key, const std::string& 
   return absl::OkStatus();
 }
 
-absl::Status check_qnn_target(const std::string& library, const QnnTarget& target) {
+absl::Status check_qnn_target(const QnnTarget& target) {
   if (target.soc_model == 0 && target.htp_arch == 0) return absl::OkStatus();
-  if (!library.empty()) QnnLibrary::set_library_path(library);
   std::string error;
   const QnnLibrary* lib = QnnLibrary::get(&error);
   if (lib == nullptr) return absl::OkStatus();
@@ -136,6 +135,19 @@ std::string describe_target(const QnnTarget& t) {
   s += t.optimization_level != 0 ? ", optimization level " + std::to_string(t.optimization_level)
                                  : ", the library's optimization level";
   return s;
+}
+
+// The blob's precision: "fp16" for a float graph, "a16w8" when the partition computes on 16-bit
+// activations, else "int8".
+std::string partition_precision(const Graph& g, const QuantAnalysis& analysis, const Partition& p,
+                                const QnnTarget& target) {
+  if (target.fp16) return "fp16";
+  for (int i : p.nodes) {
+    for (int v : g.nodes[static_cast<size_t>(i)].output_values()) {
+      if (analysis.rep(v).valid && analysis.rep(v).dtype == ScalarType::Int16) return "a16w8";
+    }
+  }
+  return "int8";
 }
 
 }  // namespace
@@ -171,6 +183,7 @@ absl::StatusOr<exporter::DelegateBlob> QnnPartitioner::preprocess(const Graph& g
   if (std::string why = ctx.finish_outputs(); !why.empty()) return absl::InvalidArgumentError(why);
   const std::vector<uint8_t> binary = builder.finish();
   if (!builder.ok()) return absl::InvalidArgumentError(builder.error());
+  const std::string precision = partition_precision(g, analysis, p, options_.target);
 
   flatbuffers::FlatBufferBuilder fbb;
   auto io = [&](const std::vector<int>& values, const std::vector<int>& tensors) {
@@ -191,14 +204,14 @@ absl::StatusOr<exporter::DelegateBlob> QnnPartitioner::preprocess(const Graph& g
                              fbb.CreateVector(binary), lib->api_version().core_api.major,
                              lib->api_version().core_api.minor, lib->api_version().backend_api.major,
                              lib->api_version().backend_api.minor, fbb.CreateString(lib->build_id()), options_.target.soc_model,
-                             options_.target.htp_arch, fbb.CreateString(options_.target.fp16 ? "fp16" : "int8"), static_cast<uint32_t>(builder.num_ops()),
+                             options_.target.htp_arch, fbb.CreateString(precision), static_cast<uint32_t>(builder.num_ops()),
                              options_.target.optimization_level);
   fb::FinishBlobBuffer(fbb, root);
   blob.data.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   // `ember inspect` shows this line: what was compiled, by which library, for which target.
   const ApiVersion& v = lib->api_version();
   const std::string summary = "QNN context binary " + std::to_string(binary.size()) + " bytes, " +
-                              std::to_string(builder.num_ops()) + " QNN ops, " + (options_.target.fp16 ? "fp16, " : "quantized, ") +
+                              std::to_string(builder.num_ops()) + " QNN ops, " + precision + ", " +
                               describe_target(options_.target) +
                               "; compiled by QNN " + lib->build_id() + " (core API " +
                               std::to_string(v.core_api.major) + "." + std::to_string(v.core_api.minor) + "); " +

@@ -38,7 +38,7 @@ absl::Status parse_qnn_target_option(const std::string& key, const std::string& 
 // Whether the library accepts `target` (a device opened and closed with its SoC / architecture),
 // so that a wrong target fails the export at once instead of leaving every node portable. OK
 // when no library is installed: preprocess then reports that, as without a target.
-absl::Status check_qnn_target(const std::string& library, const QnnTarget& target);
+absl::Status check_qnn_target(const QnnTarget& target);
 
 class QnnPartitioner final : public exporter::Partitioner {
  public:

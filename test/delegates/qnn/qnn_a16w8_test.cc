@@ -112,6 +112,10 @@ TEST_P(QnnA16w8, RunsOnQnnAsCloseToFloatAsPortableAndCloserThanInt8) {
   ASSERT_EQ(q16.backends.size(), 1u);
   EXPECT_GT(q16.backends[0].ops.count(c.op), 0u) << c.op << " not on QNN";
   EXPECT_TRUE(q16.portable_ops.empty()) << "part of the a16w8 program stayed on the portable kernels";
+  const qnn::fb::Blob* blob = testing::find_qnn_blob(q16.pte);
+  ASSERT_NE(blob, nullptr);
+  ASSERT_NE(blob->precision(), nullptr);
+  EXPECT_EQ(blob->precision()->str(), "a16w8");
 
   const double e_npu = rel_l2(npu, fl), e_portable = rel_l2(portable, fl), e_int8 = rel_l2(npu8, fl);
   std::printf("[%s] rel. L2 to float: QNN a16w8 %.2e, portable a16w8 %.2e, QNN int8 %.2e (%.1fx)\n", c.name, e_npu,

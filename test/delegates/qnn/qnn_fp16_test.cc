@@ -32,13 +32,8 @@ exporter::ExportOptions fp16_options() {
 }
 
 std::string blob_precision(const std::vector<uint8_t>& pte) {
-  for (size_t i = 4; i + 4 <= pte.size(); ++i) {
-    if (std::memcmp(pte.data() + i, "EQNN", 4) == 0) {
-      const qnn::fb::Blob* b = qnn::fb::GetBlob(pte.data() + i - 4);
-      return b->precision() != nullptr ? b->precision()->str() : "";
-    }
-  }
-  return "";
+  const qnn::fb::Blob* b = testing::find_qnn_blob(pte);
+  return b != nullptr && b->precision() != nullptr ? b->precision()->str() : "";
 }
 
 double rel_l2(const exporter::NpyArray& a, const exporter::NpyArray& ref) {

@@ -29,14 +29,6 @@ const std::vector<uint8_t>& qnn_program() {
   return pte;
 }
 
-// Offset of the QNN blob (its FlatBuffer root) in `pte`: 4 bytes before its "EQNN" identifier.
-size_t blob_offset(const std::vector<uint8_t>& pte) {
-  for (size_t i = 4; i + 4 <= pte.size(); ++i) {
-    if (std::memcmp(pte.data() + i, "EQNN", 4) == 0) return i - 4;
-  }
-  return 0;
-}
-
 std::string load_error(const std::vector<uint8_t>& pte) {
   testing::PteRunner runner;
   return runner.load(pte);
@@ -48,7 +40,7 @@ class QnnRobustness : public ::testing::Test {
     EMBER_REQUIRE_QNN();
     ASSERT_FALSE(qnn_program().empty());
     pte_ = qnn_program();
-    offset_ = blob_offset(pte_);
+    offset_ = testing::qnn_blob_offset(pte_);
     ASSERT_GT(offset_, 0u);
     blob_ = qnn::fb::GetMutableBlob(pte_.data() + offset_);
     ASSERT_NE(blob_->context_binary(), nullptr);

@@ -33,13 +33,6 @@ absl::StatusOr<exporter::ExportResult> export_for(const qnn::QnnTarget& target) 
   return exporter::export_pt2_file(testing::repo_path(std::string(kCase) + ".pt2"), o);
 }
 
-const qnn::fb::Blob* find_blob(const std::vector<uint8_t>& pte) {
-  for (size_t i = 4; i + 4 <= pte.size(); ++i) {
-    if (std::memcmp(pte.data() + i, "EQNN", 4) == 0) return qnn::fb::GetBlob(pte.data() + i - 4);
-  }
-  return nullptr;
-}
-
 std::vector<float> run(const std::vector<uint8_t>& pte) {
   testing::PteRunner runner;
   EXPECT_EQ(runner.load(pte), "");
@@ -62,14 +55,16 @@ TEST(QnnTarget, ArchitectureAndOptimizationAreCompiledInAndRecorded) {
   ASSERT_TRUE(v73.ok()) << v73.status();
   ASSERT_EQ(v73->backends.size(), 1u);
 
-  const qnn::fb::Blob* b = find_blob(v73->pte);
+  const qnn::fb::Blob* b = testing::find_qnn_blob(v73->pte);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->htp_arch(), 73u);
   EXPECT_EQ(b->optimization_level(), 3u);
   EXPECT_EQ(b->soc_model(), 0u);
-  const qnn::fb::Blob* d = find_blob(def->pte);
+  const qnn::fb::Blob* d = testing::find_qnn_blob(def->pte);
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->htp_arch(), 0u);
+  ASSERT_NE(d->precision(), nullptr);
+  EXPECT_EQ(d->precision()->str(), "int8");
   // A different context binary: the library compiled for v73.
   ASSERT_NE(b->context_binary(), nullptr);
   ASSERT_NE(d->context_binary(), nullptr);
@@ -96,7 +91,7 @@ TEST(QnnTarget, SocModelIsRecorded) {
   t.soc_model = 57;  // SM8650
   auto r = export_for(t);
   ASSERT_TRUE(r.ok()) << r.status();
-  const qnn::fb::Blob* b = find_blob(r->pte);
+  const qnn::fb::Blob* b = testing::find_qnn_blob(r->pte);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->soc_model(), 57u);
   EXPECT_FALSE(run(r->pte).empty());

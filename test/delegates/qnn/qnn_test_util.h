@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <vector>
 
+#include "delegates/qnn/qnn_blob_generated.h"
 #include "delegates/qnn/qnn_library.h"
 #include "exporter/ir/graph.h"
 #include "gtest/gtest.h"
@@ -24,6 +27,19 @@ namespace testing {
       GTEST_SKIP() << qnn_error_;                                                             \
     }                                                                                         \
   } while (0)
+
+// Offset of the (first) QNN blob in a .pte: its FlatBuffer root, 4 bytes before its "EQNN"
+// identifier; 0 when there is none.
+inline size_t qnn_blob_offset(const std::vector<uint8_t>& pte) {
+  for (size_t i = 4; i + 4 <= pte.size(); ++i) {
+    if (std::memcmp(pte.data() + i, "EQNN", 4) == 0) return i - 4;
+  }
+  return 0;
+}
+inline const qnn::fb::Blob* find_qnn_blob(const std::vector<uint8_t>& pte) {
+  const size_t at = qnn_blob_offset(pte);
+  return at == 0 ? nullptr : qnn::fb::GetBlob(pte.data() + at);
+}
 
 inline double number(const exporter::Arg& a) { return a.kind == exporter::Arg::Kind::Double ? a.d : double(a.i); }
 

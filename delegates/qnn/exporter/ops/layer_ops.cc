@@ -244,6 +244,13 @@ LayerOperands integer_operands(const QnnLowering& ctx, const Node& n, bool conv)
   return l;
 }
 
+// A layer's optional bias: none, or a float32 constant of `channels` values (into l->bias).
+bool read_bias(const QnnLowering& ctx, const Value* bias, int64_t channels, LayerOperands* l) {
+  if (bias != nullptr && (!constant(bias, ScalarType::Float32) || bias->numel() != channels)) return false;
+  l->bias = float_data(ctx, bias);
+  return true;
+}
+
 // The int8 weight behind a dequantize_per_channel(W, scales, zero_points, axis 0, -127|-128, 127,
 // int8) node producing `v`, with its scales; false unless symmetric per output channel.
 bool per_channel_weight(const QnnLowering& ctx, int v, LayerOperands* l) {
@@ -304,11 +311,7 @@ std::string reference_operands(const QnnLowering& ctx, const Node& n, bool conv,
     }
     if (!per_channel_weight(ctx, ctx.arg_value(n, 1), l)) return "weight is not a per-channel int8 dequantize of a constant";
   }
-  const Value* bias = ctx.arg(n, 2);
-  if (bias != nullptr && (!constant(bias, ScalarType::Float32) || bias->numel() != l->weight->sizes[0])) {
-    return "bias is not a float constant";
-  }
-  l->bias = float_data(ctx, bias);
+  if (!read_bias(ctx, ctx.arg(n, 2), l->weight->sizes[0], l)) return "bias is not a float constant";
   if (conv) {
     if (x.sizes.size() != 4 || l->weight->sizes.size() != 4) return "conv2d input is not 4-D";
     l->stride = int_list(n, 3, 2, 1), l->pad = int_list(n, 4, 2, 0), l->dilation = int_list(n, 5, 2, 1);
@@ -350,15 +353,11 @@ std::string weight_only_operands(const QnnLowering& ctx, const Node& n, LayerOpe
     return "not per-channel int8 weights";
   }
   if (!constant(s, ScalarType::Float32) || s->numel() != w->sizes[0]) return "scales are not per output channel";
-  const Value* bias = ctx.arg(n, 5);
-  if (bias != nullptr && (!constant(bias, ScalarType::Float32) || bias->numel() != w->sizes[0])) {
-    return "bias is not a float constant";
-  }
+  if (!read_bias(ctx, ctx.arg(n, 5), w->sizes[0], l)) return "bias is not a float constant";
   if (ctx.g.values[static_cast<size_t>(l->input)].sizes.size() != 2) return "linear input is not 2-D";
   l->weight = w;
   const float* sc = float_data(ctx, s);
   l->scales.assign(sc, sc + s->numel());
-  l->bias = float_data(ctx, bias);
   if (ctx.float_graph) {
     const int8_t* q = reinterpret_cast<const int8_t*>(ctx.g.constants[static_cast<size_t>(w->constant)].data.data());
     const int64_t rows = w->sizes[0], cols = w->sizes[1];

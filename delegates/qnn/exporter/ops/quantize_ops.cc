@@ -9,6 +9,18 @@ namespace {
 
 using exporter::Node;
 
+// Whether `v` is read, and only by nodes of `kernels`.
+bool all_readers_are(const QnnLowering& ctx, int v, std::initializer_list<const char*> kernels) {
+  if (v < 0 || ctx.quant.readers(v).empty()) return false;
+  for (int r : ctx.quant.readers(v)) {
+    const std::string k = ctx.g.nodes[static_cast<size_t>(r)].kernel_name();
+    bool found = false;
+    for (const char* want : kernels) found = found || k == want;
+    if (!found) return false;
+  }
+  return true;
+}
+
 std::string check_quantize(const QnnLowering& ctx, const Node& n) {
   if (ctx.float_graph) return "fp16 graph: quantized ops stay out";
   const int in = ctx.arg_value(n, 0), out = ctx.out_value(n);
@@ -48,10 +60,8 @@ std::string check_dequantize(const QnnLowering& ctx, const Node& n) {
     if (r.dtype == ScalarType::Int16) return "16-bit constant (weights must be 8-bit: quantize them to int8)";
     // A quantized weight goes into the graph as a static tensor only for ops that take one
     // (LayerNorm's gamma / beta); others would read it as an activation.
-    for (int r : ctx.quant.readers(out)) {
-      if (ctx.g.nodes[static_cast<size_t>(r)].kernel_name() != "aten::layer_norm.default") {
-        return "constant operand (a weight of a float op)";
-      }
+    if (!ctx.quant.readers(out).empty() && !all_readers_are(ctx, out, {"aten::layer_norm.default"})) {
+      return "constant operand (a weight of a float op)";
     }
   }
   return "";
@@ -72,11 +82,9 @@ std::string check_dequantize_per_channel(const QnnLowering& ctx, const Node& n) 
     return "not the dequantize of a constant int8 weight";
   }
   if (ctx.quant.readers(out).empty()) return "unread";
-  for (int r : ctx.quant.readers(out)) {
-    const std::string k = ctx.g.nodes[static_cast<size_t>(r)].kernel_name();
-    if (k != "aten::conv2d.default" && k != "aten::linear.default") return "a weight of something else than a layer";
-  }
-  return "";
+  return all_readers_are(ctx, out, {"aten::conv2d.default", "aten::linear.default"})
+             ? ""
+             : "a weight of something else than a layer";
 }
 
 std::string lower_nothing(QnnLowering&, const Node&) { return ""; }
@@ -89,16 +97,6 @@ constexpr const char* kChooseQparamsOp = "quantized_decomposed::choose_qparams.t
 constexpr const char* kQuantizeTensorOp = "quantized_decomposed::quantize_per_tensor.tensor";
 constexpr const char* kDequantizeTensorOp = "quantized_decomposed::dequantize_per_tensor.tensor";
 
-bool all_readers_are(const QnnLowering& ctx, int v, std::initializer_list<const char*> kernels) {
-  if (v < 0 || ctx.quant.readers(v).empty()) return false;
-  for (int r : ctx.quant.readers(v)) {
-    const std::string k = ctx.g.nodes[static_cast<size_t>(r)].kernel_name();
-    bool found = false;
-    for (const char* want : kernels) found = found || k == want;
-    if (!found) return false;
-  }
-  return true;
-}
 
 std::string check_dynamic_qdq(const QnnLowering& ctx, const Node& n) {
   if (!ctx.float_graph) return "dynamic quantization maps to fp16 graphs only (qnn.precision=fp16)";
