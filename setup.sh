@@ -37,3 +37,6 @@ fi
 # Qualcomm's QNN HTP library (the NPU delegate's simulator on x86-64) from the pinned
 # onnxruntime-qnn wheel into ~/.cache/ember/qnn. Cached by version: prints nothing when current.
 "$(dirname "${BASH_SOURCE[0]}")/third_party/qnn/install.sh"
+
+# Bazel's disk cache (.bazelrc) kept under its size limit.
+"$(dirname "${BASH_SOURCE[0]}")/tools/build/trim_disk_cache.sh"
