@@ -183,11 +183,11 @@ TEST(Emit, EveryModelVerifiesAndPlansNearTheLowerBound) {
     EXPECT_TRUE(prog.ok()) << name << ": " << diag.message;
     EXPECT_GE(r->plan.arena_size, r->plan.lower_bound) << name;
     std::printf("[plan] %-18s nodes %4zu -> %4zu instr, arena %9zu B = shared %9zu + inputs/state %8zu; "
-                "lower bound %9zu (%.3fx); by-size %zu, by-first-use %zu\n",
+                "lower bound %9zu (%.3fx); greedy %zu, %d search steps\n",
                 name, r->num_nodes_imported, r->stats.num_instructions, r->plan.arena_size, r->plan.shared_size,
                 r->plan.fixed_size, r->plan.lower_bound,
                 static_cast<double>(r->plan.arena_size) / static_cast<double>(r->plan.lower_bound),
-                r->plan.size_by_size, r->plan.size_by_first_use);
+                r->plan.greedy_size, r->plan.search_steps);
   }
 }
 

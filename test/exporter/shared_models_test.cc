@@ -27,6 +27,7 @@ TEST_P(SharedModel, ExportsRunsAndMatchesPyTorch) {
   std::printf("[plan] %s: arena %zu bytes (shared %zu + inputs/state %zu), lower bound %zu, %s\n",
               GetParam().c_str(), r->plan.arena_size, r->plan.shared_size, r->plan.fixed_size, r->plan.lower_bound,
               r->plan.strategy.c_str());
+  EXPECT_LE(r->plan.arena_size, r->plan.lower_bound * 102 / 100) << "memory plan over 1.02x its lower bound";
   testing::PteRunner runner;
   ASSERT_EQ(runner.load(r->pte), "");
   std::vector<NpyArray> inputs;

@@ -545,10 +545,10 @@ int export_command(int argc, char** argv) {
               "%zu values, %zu segments (%zu bytes)\n",
               out.c_str(), r->pte.size(), r->stats.num_instructions, r->num_nodes_imported, r->conv_bn_folded, r->constants_folded,
               r->stats.num_values, r->stats.num_segments, r->stats.constant_bytes);
-  std::printf("memory plan (%s): arena %zu bytes = shared %zu + inputs/state %zu; lower bound %zu "
-              "(by size %zu, by first use %zu)\n",
-              r->plan.strategy.c_str(), r->plan.arena_size, r->plan.shared_size, r->plan.fixed_size,
-              r->plan.lower_bound, r->plan.size_by_size, r->plan.size_by_first_use);
+  std::printf("memory plan (%s, %d search steps): arena %zu bytes = shared %zu + inputs/state %zu; lower bound "
+              "%zu (best greedy ordering: shared %zu)\n",
+              r->plan.strategy.c_str(), r->plan.search_steps, r->plan.arena_size, r->plan.shared_size,
+              r->plan.fixed_size, r->plan.lower_bound, r->plan.greedy_size);
   if (options.quantize.mode != exporter::QuantizeMode::None) {
     std::printf("%s", exporter::format_quantize_report(r->quantize_report, options.quantize.mode).c_str());
   }
