@@ -7,11 +7,12 @@
 #   pt2_fuzzer  .pt2 bytes -> import -> full export -> Program::load(Full) of the result
 #   tokenizer_fuzzer  tokenizer.json bytes -> load_bpe_tokenizer -> encode/decode fixed texts
 #   weights_index_fuzzer  XNNPACK packed-weights cache index / block header bytes -> parse, re-encode
+#   vk_pipeline_cache_fuzzer  Vulkan pipeline cache file bytes -> parse, re-encode
 # Objects are cached in $EMBER_FUZZ_OUT (default out/fuzz) and rebuilt when a source or one
 # of its headers changes. Needs clang-14 and libclang-rt-14-dev (setup.sh installs them).
 #
 # Usage: tools/fuzz/build_fuzzers.sh   (binaries: out/fuzz/pte_fuzzer, ptd_fuzzer, pt2_fuzzer,
-#   tokenizer_fuzzer, weights_index_fuzzer)
+#   tokenizer_fuzzer, weights_index_fuzzer, vk_pipeline_cache_fuzzer)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -112,6 +113,7 @@ PT2_OBJ=$(objs_for tool test/fuzz/pt2_fuzzer.cc)
 TOKENIZER_OBJS=$(objs_for tool $tokenizer_srcs)
 TOK_OBJ=$(objs_for tool test/fuzz/tokenizer_fuzzer.cc)
 WINDEX_OBJS=$(objs_for runtime delegates/xnnpack/runtime/weights_index.cc test/fuzz/weights_index_fuzzer.cc)
+VKCACHE_OBJS=$(objs_for runtime delegates/vulkan/runtime/pipeline_cache_file.cc test/fuzz/vk_pipeline_cache_fuzzer.cc)
 # The QNN runtime backend: the .pte fuzzer verifies QNN blobs (the fuzzer points the library
 # path nowhere, so Qualcomm's code is never called; see pte_fuzzer.cc).
 QNN_OBJS=$(objs_for runtime delegates/qnn/runtime/qnn_backend.cc delegates/qnn/qnn_library.cc)
@@ -139,4 +141,7 @@ $LINK $PT2_OBJ $EXPORTER_OBJS $RUNTIME_OBJS $KERNEL_OBJS -lzip -lz -lflatbuffers
 $LINK $TOK_OBJ $TOKENIZER_OBJS $RUNTIME_OBJS -lpcre2-8 -lpthread -o "$OUT/tokenizer_fuzzer"
 # shellcheck disable=SC2086
 $LINK $WINDEX_OBJS -o "$OUT/weights_index_fuzzer"
-echo "build_fuzzers: built $OUT/pte_fuzzer $OUT/ptd_fuzzer $OUT/pt2_fuzzer $OUT/tokenizer_fuzzer $OUT/weights_index_fuzzer"
+# shellcheck disable=SC2086
+$LINK $VKCACHE_OBJS -o "$OUT/vk_pipeline_cache_fuzzer"
+echo "build_fuzzers: built $OUT/pte_fuzzer $OUT/ptd_fuzzer $OUT/pt2_fuzzer $OUT/tokenizer_fuzzer $OUT/weights_index_fuzzer" \
+  "$OUT/vk_pipeline_cache_fuzzer"

@@ -20,7 +20,7 @@ EMBER=bazel-bin/tools/ember
 if [ ! -x "$EMBER" ]; then
   bazel build //tools:ember >/dev/null 2>&1 || { echo "make_seeds: cannot build //tools:ember" >&2; exit 1; }
 fi
-mkdir -p "$CORPUS/pte" "$CORPUS/ptd" "$CORPUS/pt2" "$CORPUS/tokenizer" "$CORPUS/weights_index"
+mkdir -p "$CORPUS/pte" "$CORPUS/ptd" "$CORPUS/pt2" "$CORPUS/tokenizer" "$CORPUS/weights_index" "$CORPUS/vk_pipeline_cache"
 
 MODELS="dynamic_mlp small_cnn keyword_lstm"
 OPCASES="add__0 mul__0 nn_functional_conv2d__0 nn_functional_layer_norm__0 cat__0 mean__0
@@ -161,5 +161,19 @@ for name, data in seeds.items():
     open(f"{out}/{name}", "wb").write(data)
 PY
 n_windex=$(ls "$CORPUS/weights_index" | wc -l)
+# Vulkan pipeline cache files (pipeline_cache_file.h): driver data of 32 and 100 bytes, and an
+# empty one. The fuzzer recomputes the data digest itself, so it is left zero here.
+python3 - "$CORPUS/vk_pipeline_cache" <<'PY'
+import struct, sys
+out = sys.argv[1]
+vendor, device, driver, uuid = 0x10DE, 0x2330, 0x8A0C4000, bytes(range(0xA0, 0xB0))
+def cache_file(payload):
+    data = b"" if payload is None else struct.pack("<IIII", 32, 1, vendor, device) + uuid + payload
+    head = b"EMBRVKPC" + struct.pack("<IIII", 1, vendor, device, driver) + uuid + struct.pack("<Q", len(data))
+    return head + bytes(16) + data
+for name, payload in {"header_only.bin": b"", "payload.bin": bytes(range(68)), "empty.bin": None}.items():
+    open(f"{out}/{name}", "wb").write(cache_file(payload))
+PY
 chmod -R u+w "$CORPUS"
-echo "make_seeds: $n_pte .pte, $n_ptd .ptd, $n_pt2 .pt2, $n_tok tokenizer.json and $n_windex weights-index seeds in $CORPUS"
+echo "make_seeds: $n_pte .pte, $n_ptd .ptd, $n_pt2 .pt2, $n_tok tokenizer.json, $n_windex weights-index and" \
+  "$(ls "$CORPUS/vk_pipeline_cache" | wc -l) Vulkan pipeline-cache seeds in $CORPUS"

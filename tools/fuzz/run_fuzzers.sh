@@ -4,7 +4,8 @@
 # out/fuzz/artifacts/<fuzzer>/ (turn it into a test under test/hardening/regressions/).
 # The growing corpora live in out/fuzz/corpus/<fuzzer>/ and are reused by later runs.
 # Usage: tools/fuzz/run_fuzzers.sh [SECONDS] [FUZZER...]
-#   (fuzzers: pte_fuzzer ptd_fuzzer pt2_fuzzer tokenizer_fuzzer weights_index_fuzzer)
+#   (fuzzers: pte_fuzzer ptd_fuzzer pt2_fuzzer tokenizer_fuzzer weights_index_fuzzer
+#    vk_pipeline_cache_fuzzer)
 # Extra libFuzzer flags: EMBER_FUZZ_FLAGS="-jobs=2 -workers=2" tools/fuzz/run_fuzzers.sh 600
 # EMBER_FUZZ_RUNS_<fuzzer> (e.g. EMBER_FUZZ_RUNS_pte_fuzzer): stop after that many inputs (with a
 # fixed -seed and a fresh corpus the run no longer depends on machine speed; SECONDS caps it).
@@ -12,7 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_EACH=${1:-30}
 shift || true
-FUZZERS=${*:-pte_fuzzer ptd_fuzzer pt2_fuzzer tokenizer_fuzzer weights_index_fuzzer}
+FUZZERS=${*:-pte_fuzzer ptd_fuzzer pt2_fuzzer tokenizer_fuzzer weights_index_fuzzer vk_pipeline_cache_fuzzer}
 OUT=${EMBER_FUZZ_OUT:-$(pwd)/out/fuzz}
 export EMBER_FUZZ_OUT=$OUT
 
@@ -27,6 +28,7 @@ for f in $FUZZERS; do
     pt2_fuzzer) seeds=$OUT/seeds/pt2; extra="-max_len=65536 -dict=tools/fuzz/pt2.dict" ;;
     tokenizer_fuzzer) seeds=$OUT/seeds/tokenizer; extra="-max_len=131072 -dict=tools/fuzz/tokenizer.dict" ;;
     weights_index_fuzzer) seeds=$OUT/seeds/weights_index; extra="-max_len=4096" ;;
+    vk_pipeline_cache_fuzzer) seeds=$OUT/seeds/vk_pipeline_cache; extra="-max_len=4096" ;;
     *) echo "run_fuzzers: unknown fuzzer $f"; exit 2 ;;
   esac
   runs_var=EMBER_FUZZ_RUNS_$f

@@ -1,11 +1,149 @@
 #include "delegates/vulkan/runtime/pipeline_cache.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "delegates/vulkan/runtime/vulkan_status.h"
 
 namespace ember {
 namespace vulkan {
+namespace {
+
+std::mutex g_directory_mutex;
+bool g_directory_set = false;
+std::string g_directory;
+
+bool is_off(const char* v) { return v[0] == '\0' || std::strcmp(v, "off") == 0; }
+
+// Reads a whole file of at most `limit` bytes; false when it is absent, unreadable or larger.
+bool read_file(const std::string& path, size_t limit, std::vector<uint8_t>* out, bool* absent) {
+  *absent = false;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    *absent = true;
+    return false;
+  }
+  out->clear();
+  uint8_t chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) {
+    if (out->size() + n > limit) {
+      std::fclose(f);
+      return false;
+    }
+    out->insert(out->end(), chunk, chunk + n);
+  }
+  const bool ok = std::ferror(f) == 0;
+  std::fclose(f);
+  return ok;
+}
+
+// mkdir -p with 0700 for the directories it creates.
+bool make_directories(const std::string& dir) {
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i == dir.size() || dir[i] == '/') {
+      const std::string prefix = dir.substr(0, i);
+      if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) return false;
+    }
+  }
+  struct stat st;
+  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Writes `bytes` to a temporary file beside `path`, then renames it over `path`.
+const char* write_file_atomically(const std::string& dir, const std::string& path, const std::vector<uint8_t>& bytes) {
+  if (!make_directories(dir)) return "cannot create the cache directory";
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return "cannot create a file in the cache directory";
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed) {
+    std::remove(tmp.c_str());
+    return "cannot write the cache file (disk full?)";
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return "cannot rename the cache file into place";
+  }
+  return nullptr;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+void PipelineCache::set_directory(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(g_directory_mutex);
+  g_directory_set = true;
+  g_directory = is_off(dir.c_str()) ? "" : dir;
+}
+
+std::string PipelineCache::directory() {
+  {
+    std::lock_guard<std::mutex> lock(g_directory_mutex);
+    if (g_directory_set) return g_directory;
+  }
+  if (const char* env = std::getenv("EMBER_VULKAN_PIPELINE_CACHE_DIR")) return is_off(env) ? "" : env;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
+    return std::string(xdg) + "/ember/vulkan";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
+    return std::string(home) + "/.cache/ember/vulkan";
+  }
+  return "";
+}
+
+void PipelineCache::attach(VkDevice device, const PipelineCacheIdentity& identity) {
+  device_ = device;
+  identity_ = identity;
+}
+
+void PipelineCache::open_driver_cache_locked() {
+  if (driver_cache_opened_) return;
+  driver_cache_opened_ = true;
+  const std::string dir = directory();
+  std::vector<uint8_t> file;
+  Span<const uint8_t> data;
+  if (dir.empty()) {
+    stats_.load_status = "off";
+  } else {
+    stats_.file = dir + "/" + pipeline_cache_file_name(identity_);
+    bool absent = false;
+    if (!read_file(stats_.file, kPipelineCacheFileHeader + kMaxPipelineCacheData, &file, &absent)) {
+      stats_.load_status = absent ? "no file yet" : "ignored: unreadable or over the size limit";
+    } else {
+      const char* reason = "";
+      data = parse_pipeline_cache_file(file.data(), file.size(), identity_, &reason);
+      stats_.load_status = data.size() > 0 ? "loaded " + std::to_string(data.size()) + " bytes"
+                                           : std::string("ignored: ") + reason;
+    }
+  }
+  VkPipelineCacheCreateInfo ci{};
+  ci.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
+  ci.initialDataSize = data.size();
+  ci.pInitialData = data.size() > 0 ? data.data() : nullptr;
+  if (vkCreatePipelineCache(device_, &ci, nullptr, &driver_cache_) == VK_SUCCESS) {
+    stats_.loaded_bytes = data.size();
+    return;
+  }
+  // A driver that refuses the data it wrote itself: start empty rather than fail.
+  ci.initialDataSize = 0;
+  ci.pInitialData = nullptr;
+  if (data.size() > 0) stats_.load_status = "ignored: the driver refused the data";
+  if (vkCreatePipelineCache(device_, &ci, nullptr, &driver_cache_) != VK_SUCCESS) driver_cache_ = VK_NULL_HANDLE;
+}
 
 Result<ShaderObjects> PipelineCache::shader(ShaderId id, Diagnostic* diag) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -50,27 +188,20 @@ Result<ShaderObjects> PipelineCache::shader_locked(ShaderId id, Diagnostic* diag
   return s;
 }
 
-Result<VkPipeline> PipelineCache::pipeline(ShaderId id, const std::vector<uint32_t>& spec,
-                                           uint32_t workgroup_size, Diagnostic* diag) {
-  std::lock_guard<std::mutex> lock(mutex_);
+std::string PipelineCache::key_string(ShaderId id, const std::vector<uint32_t>& spec, uint32_t workgroup_size) {
   std::string key(1, static_cast<char>(id));
   key.append(reinterpret_cast<const char*>(&workgroup_size), sizeof(workgroup_size));
   key.append(reinterpret_cast<const char*>(spec.data()), spec.size() * sizeof(uint32_t));
-  auto it = pipelines_.find(key);
-  if (it != pipelines_.end()) return it->second;
+  return key;
+}
 
-  EMBER_ASSIGN_OR_RETURN(ShaderObjects s, shader_locked(id, diag));
-  if (driver_cache_ == VK_NULL_HANDLE) {
-    VkPipelineCacheCreateInfo ci{};
-    ci.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
-    if (vkCreatePipelineCache(device_, &ci, nullptr, &driver_cache_) != VK_SUCCESS) {
-      driver_cache_ = VK_NULL_HANDLE;  // optional
-    }
-  }
-  std::vector<uint32_t> data(spec.size() + 1);
-  std::vector<VkSpecializationMapEntry> entries(spec.size() + 1);
-  data[0] = workgroup_size;
-  for (size_t i = 0; i < spec.size(); ++i) data[i + 1] = spec[i];
+// Thread-safe without the lock: the driver synchronises the pipeline cache itself (it was
+// not created with VK_PIPELINE_CACHE_CREATE_EXTERNALLY_SYNCHRONIZED_BIT).
+Result<VkPipeline> PipelineCache::create_pipeline(const ShaderObjects& s, const PipelineKey& key, Diagnostic* diag) {
+  std::vector<uint32_t> data(key.spec.size() + 1);
+  std::vector<VkSpecializationMapEntry> entries(key.spec.size() + 1);
+  data[0] = key.workgroup_size;
+  for (size_t i = 0; i < key.spec.size(); ++i) data[i + 1] = key.spec[i];
   for (uint32_t i = 0; i < entries.size(); ++i) {
     entries[i] = VkSpecializationMapEntry{i, static_cast<uint32_t>(i * sizeof(uint32_t)), sizeof(uint32_t)};
   }
@@ -91,13 +222,124 @@ Result<VkPipeline> PipelineCache::pipeline(ShaderId id, const std::vector<uint32
   VkPipeline p = VK_NULL_HANDLE;
   EMBER_VK_TRY(diag, vkCreateComputePipelines(device_, driver_cache_, 1, &ci, nullptr, &p),
                "creating a compute pipeline");
+  return p;
+}
+
+Result<VkPipeline> PipelineCache::pipeline(ShaderId id, const std::vector<uint32_t>& spec,
+                                           uint32_t workgroup_size, Diagnostic* diag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string key = key_string(id, spec, workgroup_size);
+  auto it = pipelines_.find(key);
+  if (it != pipelines_.end()) return it->second;
+  EMBER_ASSIGN_OR_RETURN(ShaderObjects s, shader_locked(id, diag));
+  open_driver_cache_locked();
+  const auto t0 = std::chrono::steady_clock::now();
+  EMBER_ASSIGN_OR_RETURN(VkPipeline p, create_pipeline(s, PipelineKey{id, spec, workgroup_size}, diag));
+  stats_.create_ms += ms_since(t0);
+  ++stats_.created;
+  ++created_since_save_;
   pipelines_.emplace(std::move(key), p);
   return p;
+}
+
+Error PipelineCache::prepare(const std::vector<PipelineKey>& keys, Diagnostic* diag) {
+  // The lock is held throughout: other graphs wait rather than compile the same pipelines.
+  std::lock_guard<std::mutex> lock(mutex_);
+  struct Job {
+    const PipelineKey* key = nullptr;
+    std::string key_string;
+    ShaderObjects shader;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    Error error = Error::Ok;
+    Diagnostic diag;
+  };
+  std::vector<Job> jobs;
+  for (const PipelineKey& k : keys) {
+    std::string ks = key_string(k.shader, k.spec, k.workgroup_size);
+    if (pipelines_.count(ks) > 0) continue;
+    bool queued = false;
+    for (const Job& j : jobs) queued = queued || j.key_string == ks;
+    if (queued) continue;
+    EMBER_ASSIGN_OR_RETURN(ShaderObjects s, shader_locked(k.shader, diag));
+    Job job;
+    job.key = &k;
+    job.key_string = std::move(ks);
+    job.shader = s;
+    jobs.push_back(std::move(job));
+  }
+  if (jobs.empty()) return Error::Ok;
+  open_driver_cache_locked();
+
+  size_t threads = std::min<size_t>({jobs.size(), std::max(1u, std::thread::hardware_concurrency()), 8});
+  if (const char* env = std::getenv("EMBER_VULKAN_PIPELINE_THREADS")) {
+    const long n = std::strtol(env, nullptr, 10);
+    if (n >= 1 && n <= 64) threads = std::min<size_t>(jobs.size(), static_cast<size_t>(n));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      Result<VkPipeline> p = create_pipeline(jobs[i].shader, *jobs[i].key, &jobs[i].diag);
+      if (p.ok()) {
+        jobs[i].pipeline = *p;
+      } else {
+        jobs[i].error = p.error();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  stats_.create_ms += ms_since(t0);
+
+  Error first_error = Error::Ok;
+  for (Job& j : jobs) {
+    if (j.pipeline == VK_NULL_HANDLE) {
+      if (first_error == Error::Ok) {
+        first_error = j.error;
+        if (diag != nullptr) *diag = j.diag;
+      }
+      continue;
+    }
+    pipelines_.emplace(std::move(j.key_string), j.pipeline);
+    ++stats_.created;
+    ++created_since_save_;
+  }
+  return first_error;
+}
+
+void PipelineCache::save() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (created_since_save_ == 0 || driver_cache_ == VK_NULL_HANDLE || stats_.file.empty()) return;
+  created_since_save_ = 0;
+  size_t size = 0;
+  if (vkGetPipelineCacheData(device_, driver_cache_, &size, nullptr) != VK_SUCCESS || size == 0 ||
+      size > kMaxPipelineCacheData) {
+    stats_.save_status = "not saved: the driver gave no data";
+    return;
+  }
+  std::vector<uint8_t> data(size);
+  if (vkGetPipelineCacheData(device_, driver_cache_, &size, data.data()) != VK_SUCCESS) {
+    stats_.save_status = "not saved: the driver gave no data";
+    return;
+  }
+  data.resize(size);
+  const std::string dir = stats_.file.substr(0, stats_.file.rfind('/'));
+  const char* error = write_file_atomically(dir, stats_.file, encode_pipeline_cache_file(data.data(), size, identity_));
+  stats_.save_status = error == nullptr ? "saved " + std::to_string(size) + " bytes" : std::string("not saved: ") + error;
 }
 
 size_t PipelineCache::num_pipelines() {
   std::lock_guard<std::mutex> lock(mutex_);
   return pipelines_.size();
+}
+
+PipelineCacheStats PipelineCache::stats() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  PipelineCacheStats s = stats_;
+  s.pipelines = pipelines_.size();
+  return s;
 }
 
 }  // namespace vulkan

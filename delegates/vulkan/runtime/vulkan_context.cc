@@ -243,7 +243,12 @@ Error VulkanContext::create(Diagnostic* diag) {
   info.ppEnabledExtensionNames = shader_float16_ ? &f16_ext_name : nullptr;
   EMBER_VK_TRY(diag, vkCreateDevice(physical_, &info, nullptr, &device_), "creating the logical device");
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
-  pipelines_.attach(device_);
+  PipelineCacheIdentity identity;
+  identity.vendor_id = props_.vendorID;
+  identity.device_id = props_.deviceID;
+  identity.driver_version = props_.driverVersion;
+  std::memcpy(identity.cache_uuid, props_.pipelineCacheUUID, sizeof(identity.cache_uuid));
+  pipelines_.attach(device_, identity);
   return Error::Ok;
 }
 
