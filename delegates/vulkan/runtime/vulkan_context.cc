@@ -1,11 +1,13 @@
 #include "delegates/vulkan/runtime/vulkan_context.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "delegates/vulkan/runtime/gpu_profiler.h"
 #include "delegates/vulkan/runtime/vulkan_status.h"
 
 namespace ember {
@@ -103,14 +105,23 @@ void VulkanContext::set_allow_cpu_device(bool allow) { g_allow_cpu_override.stor
 
 namespace {
 
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // The result of looking for a device once per process: whether one exists, and if not, why.
+// The instance it created is kept for the context when a device was found: creating a
+// second one costs a driver as much again (tens of ms on NVIDIA's).
 struct DeviceProbe {
   bool found = false;
   char reason[200] = {0};
+  VkInstance instance = VK_NULL_HANDLE;  // handed to the context once (take_probe_instance)
+  double ms = 0;
 };
 
-const DeviceProbe& probe() {
-  static const DeviceProbe result = [] {
+DeviceProbe& probe() {
+  static DeviceProbe result = [] {
+    const auto t0 = std::chrono::steady_clock::now();
     DeviceProbe p;
     VkInstance instance = VK_NULL_HANDLE;
     const VkResult r = create_instance(&instance);
@@ -123,13 +134,24 @@ const DeviceProbe& probe() {
     }
     DeviceCandidate c;
     p.found = pick_device(instance, &c);
-    vkDestroyInstance(instance, nullptr);
-    if (!p.found) {
+    if (p.found) {
+      p.instance = instance;
+    } else {
+      vkDestroyInstance(instance, nullptr);
       std::snprintf(p.reason, sizeof(p.reason), "the Vulkan driver reports no device with Vulkan 1.1 and a compute queue");
     }
+    p.ms = ms_since(t0);
     return p;
   }();
   return result;
+}
+
+// The probe's instance if it made one and nobody took it yet (under global().mutex).
+VkInstance take_probe_instance() {
+  DeviceProbe& p = probe();
+  VkInstance i = p.instance;
+  p.instance = VK_NULL_HANDLE;
+  return i;
 }
 
 }  // namespace
@@ -180,12 +202,16 @@ Result<VulkanContext*> VulkanContext::get(bool allow_cpu, Diagnostic* diag) {
 }
 
 Error VulkanContext::create(Diagnostic* diag) {
-  VkResult r = create_instance(&instance_);
-  if (r != VK_SUCCESS) {
-    instance_ = VK_NULL_HANDLE;
-    return fail(diag, Error::NotSupported, "vulkan: no usable Vulkan driver (vkCreateInstance: %s)",
-                vk_result_name(r));
+  instance_ = take_probe_instance();
+  if (instance_ == VK_NULL_HANDLE) {
+    VkResult r = create_instance(&instance_);
+    if (r != VK_SUCCESS) {
+      instance_ = VK_NULL_HANDLE;
+      return fail(diag, Error::NotSupported, "vulkan: no usable Vulkan driver (vkCreateInstance: %s)",
+                  vk_result_name(r));
+    }
   }
+  const auto t_instance = std::chrono::steady_clock::now();
   DeviceCandidate c;
   if (!pick_device(instance_, &c)) {
     return fail(diag, Error::NotSupported,
@@ -241,8 +267,16 @@ Error VulkanContext::create(Diagnostic* diag) {
   info.pNext = &s16_on;
   info.enabledExtensionCount = shader_float16_ ? 1 : 0;
   info.ppEnabledExtensionNames = shader_float16_ ? &f16_ext_name : nullptr;
+  const auto t_device = std::chrono::steady_clock::now();
   EMBER_VK_TRY(diag, vkCreateDevice(physical_, &info, nullptr, &device_), "creating the logical device");
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  if (GpuProfiler::requested()) {
+    std::fprintf(stderr,
+                 "ember vulkan context: instance + device list %.2f ms (once per process, the first time a "
+                 "backend asks), then device query %.2f, vkCreateDevice %.2f (%s)\n",
+                 probe().ms, std::chrono::duration<double, std::milli>(t_device - t_instance).count(),
+                 ms_since(t_device), props_.deviceName);
+  }
   PipelineCacheIdentity identity;
   identity.vendor_id = props_.vendorID;
   identity.device_id = props_.deviceID;
