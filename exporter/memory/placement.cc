@@ -251,24 +251,27 @@ Placement place_lifetimes(const std::vector<Lifetime>& lts, const PlacementOptio
   return result;
 }
 
-size_t place_by_size(const std::vector<Lifetime>& lts, std::vector<int64_t>* offsets) {
+namespace {
+
+// One greedy ordering (an index into greedy_orderings) with one fit, no search.
+size_t place_greedy(const std::vector<Lifetime>& lts, size_t ordering, Fit fit, std::vector<int64_t>* offsets) {
   std::vector<std::vector<int>> conflicts = conflict_lists(lts);
-  OrderedPlacer placer(lts, conflicts, Fit::Best);
+  OrderedPlacer placer(lts, conflicts, fit);
   PlacedState state(lts.size());
   uint64_t cost = 0;
-  size_t size = placer.place(greedy_orderings(lts)[0].order, 0, &state, &cost);
+  size_t size = placer.place(greedy_orderings(lts)[ordering].order, 0, &state, &cost);
   *offsets = std::move(state.offsets);
   return size;
 }
 
+}  // namespace
+
+size_t place_by_size(const std::vector<Lifetime>& lts, std::vector<int64_t>* offsets) {
+  return place_greedy(lts, 0, Fit::Best, offsets);  // "largest first"
+}
+
 size_t place_by_first_use(const std::vector<Lifetime>& lts, std::vector<int64_t>* offsets) {
-  std::vector<std::vector<int>> conflicts = conflict_lists(lts);
-  OrderedPlacer placer(lts, conflicts, Fit::First);
-  PlacedState state(lts.size());
-  uint64_t cost = 0;
-  size_t size = placer.place(greedy_orderings(lts)[1].order, 0, &state, &cost);
-  *offsets = std::move(state.offsets);
-  return size;
+  return place_greedy(lts, 1, Fit::First, offsets);  // "first use first"
 }
 
 std::string check_placement(const std::vector<Lifetime>& lts, const std::vector<int64_t>& offsets) {

@@ -19,13 +19,8 @@ threads=${*:-1 2}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$bundle/lib
 E=$bundle/bin/ember
-# The NVIDIA Vulkan driver's manifest (the loader itself travels in the bundle).
-for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
-           /etc/vulkan/icd.d/nvidia_icd.json; do
-  if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd; break; fi
-done
-echo "vulkan driver manifest: ${VK_DRIVER_FILES:-none found}"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
+# shellcheck source=tools/bench/nvidia_vulkan_env.sh
+. "$(dirname "$0")/nvidia_vulkan_env.sh"
 lscpu | grep -E '^(Model name|CPU\(s\))' || true
 
 work=$(mktemp -d)

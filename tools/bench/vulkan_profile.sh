@@ -7,9 +7,8 @@ set -uo pipefail
 bundle=$(cd "$1" && pwd); shift
 export LD_LIBRARY_PATH=$bundle/lib
 E=$bundle/bin/ember
-for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json; do
-  if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd; break; fi
-done
+# shellcheck source=tools/bench/nvidia_vulkan_env.sh
+. "$(dirname "$0")/nvidia_vulkan_env.sh"
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=($(ls "$bundle/models"))
 work=$(mktemp -d)

@@ -15,11 +15,8 @@ set -uo pipefail
 bundle=$(cd "$1" && pwd); models=$(cd "$2" && pwd)
 export LD_LIBRARY_PATH=$bundle/lib
 E=$bundle/bin/ember
-for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
-           /etc/vulkan/icd.d/nvidia_icd.json; do
-  if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd; break; fi
-done
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
+# shellcheck source=tools/bench/nvidia_vulkan_env.sh
+. "$(dirname "$0")/nvidia_vulkan_env.sh"
 work=$(mktemp -d)
 init_ms() {  # pte json-file -> prints init_ms
   python3 -c "import json,sys; print('%.1f' % json.load(open(sys.argv[1]))['init_ms'])" "$1"
