@@ -1,5 +1,6 @@
 #include "delegates/vulkan/runtime/pipeline_cache.h"
 
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -287,10 +288,19 @@ Error PipelineCache::prepare(const std::vector<PipelineKey>& keys, Diagnostic* d
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  // pthreads rather than std::thread: without exceptions a failed std::thread start aborts;
+  // a helper that cannot start just leaves its share to the others and the calling thread.
+  auto run_work = [](void* arg) -> void* {
+    (*static_cast<decltype(work)*>(arg))();
+    return nullptr;
+  };
+  std::vector<pthread_t> helpers;
+  for (size_t t = 1; t < threads; ++t) {
+    pthread_t helper;
+    if (pthread_create(&helper, nullptr, run_work, &work) == 0) helpers.push_back(helper);
+  }
   work();
-  for (std::thread& t : pool) t.join();
+  for (pthread_t helper : helpers) pthread_join(helper, nullptr);
   stats_.create_ms += ms_since(t0);
 
   Error first_error = Error::Ok;
