@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
 
 #include "delegates/vulkan/runtime/vulkan_status.h"
+#include "runtime/platform/platform.h"
 
 namespace ember {
 namespace vulkan {
@@ -79,9 +79,8 @@ const char* write_file_atomically(const std::string& dir, const std::string& pat
   return nullptr;
 }
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+// Milliseconds since `start_ns` on the platform's clock (runtime/platform/platform.h).
+double ms_since(uint64_t start_ns) { return static_cast<double>(platform_monotonic_ns() - start_ns) / 1e6; }
 
 }  // namespace
 
@@ -234,7 +233,7 @@ Result<VkPipeline> PipelineCache::pipeline(ShaderId id, const std::vector<uint32
   if (it != pipelines_.end()) return it->second;
   EMBER_ASSIGN_OR_RETURN(ShaderObjects s, shader_locked(id, diag));
   open_driver_cache_locked();
-  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t t0 = platform_monotonic_ns();
   EMBER_ASSIGN_OR_RETURN(VkPipeline p, create_pipeline(s, PipelineKey{id, spec, workgroup_size}, diag));
   stats_.create_ms += ms_since(t0);
   ++stats_.created;
@@ -276,7 +275,7 @@ Error PipelineCache::prepare(const std::vector<PipelineKey>& keys, Diagnostic* d
     const long n = std::strtol(env, nullptr, 10);
     if (n >= 1 && n <= 64) threads = std::min<size_t>(jobs.size(), static_cast<size_t>(n));
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t t0 = platform_monotonic_ns();
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < jobs.size(); i = next++) {

@@ -1,7 +1,6 @@
 #include "delegates/vulkan/runtime/vulkan_context.h"
 
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +8,7 @@
 
 #include "delegates/vulkan/runtime/gpu_profiler.h"
 #include "delegates/vulkan/runtime/vulkan_status.h"
+#include "runtime/platform/platform.h"
 
 namespace ember {
 namespace vulkan {
@@ -105,9 +105,8 @@ void VulkanContext::set_allow_cpu_device(bool allow) { g_allow_cpu_override.stor
 
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+// Milliseconds since `start_ns` on the platform's clock (runtime/platform/platform.h).
+double ms_since(uint64_t start_ns) { return static_cast<double>(platform_monotonic_ns() - start_ns) / 1e6; }
 
 // The result of looking for a device once per process: whether one exists, and if not, why.
 // The instance it created is kept for the context when a device was found: creating a
@@ -121,7 +120,7 @@ struct DeviceProbe {
 
 DeviceProbe& probe() {
   static DeviceProbe result = [] {
-    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t t0 = platform_monotonic_ns();
     DeviceProbe p;
     VkInstance instance = VK_NULL_HANDLE;
     const VkResult r = create_instance(&instance);
@@ -211,7 +210,7 @@ Error VulkanContext::create(Diagnostic* diag) {
                   vk_result_name(r));
     }
   }
-  const auto t_instance = std::chrono::steady_clock::now();
+  const uint64_t t_instance = platform_monotonic_ns();
   DeviceCandidate c;
   if (!pick_device(instance_, &c)) {
     return fail(diag, Error::NotSupported,
@@ -267,14 +266,14 @@ Error VulkanContext::create(Diagnostic* diag) {
   info.pNext = &s16_on;
   info.enabledExtensionCount = shader_float16_ ? 1 : 0;
   info.ppEnabledExtensionNames = shader_float16_ ? &f16_ext_name : nullptr;
-  const auto t_device = std::chrono::steady_clock::now();
+  const uint64_t t_device = platform_monotonic_ns();
   EMBER_VK_TRY(diag, vkCreateDevice(physical_, &info, nullptr, &device_), "creating the logical device");
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   if (GpuProfiler::requested()) {
     std::fprintf(stderr,
                  "ember vulkan context: instance + device list %.2f ms (once per process, the first time a "
                  "backend asks), then device query %.2f, vkCreateDevice %.2f (%s)\n",
-                 probe().ms, std::chrono::duration<double, std::milli>(t_device - t_instance).count(),
+                 probe().ms, static_cast<double>(t_device - t_instance) / 1e6,
                  ms_since(t_device), props_.deviceName);
   }
   PipelineCacheIdentity identity;

@@ -1,7 +1,6 @@
 #include "delegates/vulkan/runtime/vulkan_graph.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -562,10 +561,8 @@ Result<std::unique_ptr<VulkanGraph>> VulkanGraph::create(VulkanContext* context,
                                                          Span<const CompileSpecView> specs, Diagnostic* diag) {
   std::unique_ptr<VulkanGraph> g(new VulkanGraph(context));
   // Phase times for EMBER_VULKAN_PROFILE=1 (start-up is what a second load should not pay).
-  auto now = [] { return std::chrono::steady_clock::now(); };
-  auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
+  auto now = [] { return platform_monotonic_ns(); };
+  auto ms = [](uint64_t a, uint64_t b) { return static_cast<double>(b - a) / 1e6; };
   const auto t0 = now();
   EMBER_TRY(g->parse(blob, init, specs, diag));
   EMBER_TRY(g->allocate(diag));
