@@ -88,6 +88,46 @@ INSTANTIATE_TEST_SUITE_P(SequenceModels, XnnpackSharedModel,
                          ::testing::Values("bert_tiny", "gpt2_tiny", "tiny_llama", "tiny_llama_kv", "keyword_lstm",
                                            "dynamic_mlp"));
 
+// Winograd F(4x4, 3x3) (on by default for 3x3 stride-1 convolutions of 32+ channels) against
+// the direct convolutions of `--xnnpack-no-winograd`, on every shared image model: each within
+// the shared models' 1e-4 of PyTorch, and the Winograd program within 3x the direct
+// program's error plus 1e-6 (rounding of the transforms, never a wrong tile: that is O(1)).
+// The log lines are the table of docs/benchmarks.md.
+class XnnpackWinogradSharedModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(XnnpackWinogradSharedModel, WithinTheDirectConvolutionsErrorOfPyTorch) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "shared/ data not found";
+  const std::string& model = GetParam();
+  const std::string dir = shared + "/models/" + model;
+  const std::vector<NpyArray> inputs = testing::read_npy_series(dir, "input_");
+  const std::vector<NpyArray> expected = testing::read_npy_series(dir, "output_");
+  ASSERT_FALSE(inputs.empty());
+  ASSERT_FALSE(expected.empty());
+  double err[2] = {0, 0};
+  NpyArray out[2];
+  for (int winograd = 0; winograd < 2; ++winograd) {
+    ExportOptions o;
+    o.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>(0, false, -1, winograd == 1));
+    auto r = export_pt2_file(dir + "/model.pt2", o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    testing::PteRunner runner;
+    ASSERT_EQ(runner.load(r->pte), "");
+    ASSERT_EQ(runner.run(inputs), "");
+    out[winograd] = runner.output(0);
+    err[winograd] = testing::relative_l2(out[winograd], expected[0]);
+  }
+  const double between = testing::relative_l2(out[1], out[0]);
+  std::printf("[winograd] %s: relative L2 vs PyTorch: direct %.3g, Winograd %.3g; Winograd vs direct %.3g\n",
+              model.c_str(), err[0], err[1], between);
+  EXPECT_LE(err[1], 1e-4);
+  EXPECT_LE(err[1], 3 * err[0] + 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(ImageModels, XnnpackWinogradSharedModel,
+                         ::testing::Values("small_cnn", "mobilenet_v2", "mobilenet_v3_small", "resnet18",
+                                           "efficientnet_b0", "squeezenet1_1", "vit_tiny"));
+
 // `ember export --xnnpack-fp16`: the same models in fp16 (XNNPACK runs fp16 on any AVX2 or
 // Arm FP16 CPU) stay within 5e-3 relative L2 of PyTorch's float32 outputs (measured 5e-4 to
 // 1.3e-3; fp16 has an 11-bit significand). The shared mobilenet_v2 is fp16-sensitive: PyTorch

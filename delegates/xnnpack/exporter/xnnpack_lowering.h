@@ -80,6 +80,9 @@ struct XnnLowering {
   // it (in `params`, which lowerings start from), and the blob tensor of its first output.
   bool nhwc = false;
   XnnNodeParams params;
+  // Whether fp32 convolutions that suit it are computed as Winograd F(4x4, 3x3)
+  // (xnnpack_winograd.h); the partitioner's option.
+  bool winograd = true;
   uint32_t result = kInvalidId;
 
   // The mapped blob tensor of activation v (kInvalidId when v is null or unmapped).

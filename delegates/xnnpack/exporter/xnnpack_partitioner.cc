@@ -193,6 +193,7 @@ absl::StatusOr<exporter::DelegateBlob> XnnpackPartitioner::preprocess(const Grap
   XnnBlobBuilder b;
   exporter::ConstantSlots slots(g);
   XnnLowering ctx(g);
+  ctx.winograd = winograd_;
   ctx.b = &b;
   ctx.slots = &slots;
   std::map<int, uint32_t>& id = ctx.id;

@@ -59,8 +59,10 @@ class XnnpackPartitioner final : public exporter::Partitioner {
  public:
   // num_threads > 0 is written as the "num_threads" compile spec, fp16 as "fp16",
   // conv_block_bytes >= 0 as "conv_block_bytes" (< 0: not written, the runtime's default).
-  explicit XnnpackPartitioner(int num_threads = 0, bool fp16 = false, int64_t conv_block_bytes = -1)
-      : num_threads_(num_threads), fp16_(fp16), conv_block_bytes_(conv_block_bytes) {}
+  // winograd: fp32 convolutions that suit it run as Winograd F(4x4, 3x3) (xnnpack_winograd.h).
+  explicit XnnpackPartitioner(int num_threads = 0, bool fp16 = false, int64_t conv_block_bytes = -1,
+                              bool winograd = true)
+      : num_threads_(num_threads), fp16_(fp16), conv_block_bytes_(conv_block_bytes), winograd_(winograd) {}
   std::string backend_id() const override { return "xnnpack"; }
   std::vector<std::vector<int>> claim(const exporter::Graph& g) override;
   absl::StatusOr<exporter::DelegateBlob> preprocess(const exporter::Graph& g, const exporter::Partition& p) override;
@@ -72,6 +74,7 @@ class XnnpackPartitioner final : public exporter::Partitioner {
   int num_threads_;
   bool fp16_;
   int64_t conv_block_bytes_;
+  bool winograd_;
 };
 
 }  // namespace xnnpack

@@ -18,6 +18,9 @@
 // One XNNPACK: the 2024 tree (third_party/xnnpack/local), never /usr/include's 2022 header.
 static_assert(xnn_status_deprecated == 8 && XNN_MAX_TENSOR_DIMS >= 6,
               "xnnpack.h is not XNNPACK 2024: run ./setup.sh and check the include order");
+// The blob's Winograd flag is XNNPACK's (third_party/xnnpack/patches/0005).
+static_assert(ember::xnnpack::kWinogradFlag == XNN_FLAG_WINOGRAD_CONVOLUTION,
+              "XNNPACK without Ember's Winograd patch: run ./setup.sh (third_party/xnnpack/build.sh)");
 
 namespace ember {
 namespace xnnpack {
@@ -331,6 +334,7 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
                                        ? (XNN_FLAG_ALIGN_CORNERS | XNN_FLAG_TENSORFLOW_LEGACY_MODE)
                                    : node->op() == fb::OpType::BatchMatrixMultiply ? XNN_FLAG_TRANSPOSE_B
                                    : node->op() == fb::OpType::StaticReduce        ? XNN_FLAG_KEEP_DIMS
+                                   : node->op() == fb::OpType::Convolution2d       ? kWinogradFlag
                                                                                    : 0;
     if ((node->flags() & ~allowed_flags) != 0 ||
         node->flags() == (XNN_FLAG_ALIGN_CORNERS | XNN_FLAG_TENSORFLOW_LEGACY_MODE)) {
@@ -450,7 +454,7 @@ xnn_status define_node(xnn_subgraph_t sg, const NodeAttrs& a, const fb::Node& no
       *api = "xnn_define_convolution_2d";
       return xnn_define_convolution_2d(sg, a.padding[0], a.padding[1], a.padding[2], a.padding[3], a.kernel[0],
                                        a.kernel[1], a.stride[0], a.stride[1], a.dilation[0], a.dilation[1], a.groups,
-                                       filter_in, filter_out, lo, hi, in0, in1, in2, out, 0);
+                                       filter_in, filter_out, lo, hi, in0, in1, in2, out, a.flags);
     case fb::OpType::DepthwiseConvolution2d:
       *api = "xnn_define_depthwise_convolution_2d";
       return xnn_define_depthwise_convolution_2d(sg, a.padding[0], a.padding[1], a.padding[2], a.padding[3],
@@ -623,6 +627,8 @@ namespace {
 // threads (see blocked_convolution.cc), 0 when it runs whole.
 size_t conv_block(const XnnDelegate* d, const NodeAttrs& a, const fb::Node& node, size_t threads) {
   if (a.op != fb::OpType::Convolution2d || a.groups != 1 || node.inputs()->size() < 2) return 0;
+  // A Winograd convolution blocks its own work (by tiles, then output channels per thread).
+  if ((a.flags & kWinogradFlag) != 0) return 0;
   const uint32_t filter = node.inputs()->Get(1);
   const fb::Tensor* t = d->graph->tensors()->Get(filter);
   if (t->dtype() != fb::DataType::Fp32 || d->constant_data[filter] == nullptr) return 0;

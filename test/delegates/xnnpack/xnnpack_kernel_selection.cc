@@ -7,6 +7,21 @@
 #include "xnnpack/config.h"
 #include "xnnpack/gemm.h"
 #include "xnnpack/hardware-config.h"
+#include "xnnpack/igemm.h"
+
+// XNNPACK's x32 GOI packing microkernels (their header, xnnpack/packw.h, includes generated
+// lists that are not installed), with xnn_packw_gemm_goi_ukernel_fn's signature.
+#define EMBER_DECLARE_PACKW(name)                                                                       \
+  extern "C" void xnn_x32_packw_gemm_goi_ukernel_##name(size_t, size_t, size_t, size_t, size_t, size_t, \
+                                                        const uint32_t*, const uint32_t*, const void*,  \
+                                                        uint32_t*, size_t, const void*);
+#if XNN_ARCH_X86_64
+EMBER_DECLARE_PACKW(x32__avx512f_u4_prfm)
+EMBER_DECLARE_PACKW(x16s4__avx_u4)
+EMBER_DECLARE_PACKW(x16__avx_u4)
+EMBER_DECLARE_PACKW(x8__sse2_u4)
+#endif
+#undef EMBER_DECLARE_PACKW
 
 namespace ember {
 namespace testing {
@@ -52,6 +67,50 @@ const std::vector<Qb4wConfig>& qb4w_configs() {
   };
   return configs;
 }
+
+// gemm-config.c's x86 fp32 branches, most capable first (the FMA3 one with sr = 4 is what it
+// picks on AMD Zen).
+struct F32GemmConfig {
+  const char* name;
+  const char* needs;
+  bool (*supported)(const xnn_hardware_config&);
+  xnn_gemm_ukernel_fn gemm_1, gemm_mr;
+  xnn_igemm_ukernel_fn igemm_1, igemm_mr;
+  xnn_packw_gemm_goi_ukernel_fn pack;
+  uint8_t mr, nr, log2_sr;
+};
+
+#define EMBER_F32_GEMM(one, many) \
+  reinterpret_cast<xnn_gemm_ukernel_fn>(xnn_f32_gemm_minmax_ukernel_##one), \
+      reinterpret_cast<xnn_gemm_ukernel_fn>(xnn_f32_gemm_minmax_ukernel_##many)
+#define EMBER_F32_IGEMM(one, many) \
+  reinterpret_cast<xnn_igemm_ukernel_fn>(xnn_f32_igemm_minmax_ukernel_##one), \
+      reinterpret_cast<xnn_igemm_ukernel_fn>(xnn_f32_igemm_minmax_ukernel_##many)
+#define EMBER_PACKW(name) reinterpret_cast<xnn_packw_gemm_goi_ukernel_fn>(xnn_x32_packw_gemm_goi_ukernel_##name)
+
+const std::vector<F32GemmConfig>& f32_gemm_configs() {
+  static const std::vector<F32GemmConfig> configs = {
+      {"7x32__avx512f_broadcast", "avx512f", [](const xnn_hardware_config& h) { return h.use_x86_avx512f; },
+       EMBER_F32_GEMM(1x32__avx512f_broadcast, 7x32__avx512f_broadcast),
+       EMBER_F32_IGEMM(1x32__avx512f_broadcast, 7x32__avx512f_broadcast), EMBER_PACKW(x32__avx512f_u4_prfm), 7, 32, 0},
+      {"4x16s4__fma3_broadcast", "fma3", [](const xnn_hardware_config& h) { return h.use_x86_fma3; },
+       EMBER_F32_GEMM(1x16s4__fma3_broadcast, 4x16s4__fma3_broadcast),
+       EMBER_F32_IGEMM(1x16s4__fma3_broadcast, 4x16s4__fma3_broadcast), EMBER_PACKW(x16s4__avx_u4), 4, 16, 2},
+      {"5x16__fma3_broadcast", "fma3", [](const xnn_hardware_config& h) { return h.use_x86_fma3; },
+       EMBER_F32_GEMM(1x16__fma3_broadcast, 5x16__fma3_broadcast),
+       EMBER_F32_IGEMM(1x16__fma3_broadcast, 5x16__fma3_broadcast_prfm), EMBER_PACKW(x16__avx_u4), 5, 16, 0},
+      {"5x16__avx_broadcast", "avx", [](const xnn_hardware_config& h) { return h.use_x86_avx; },
+       EMBER_F32_GEMM(1x16__avx_broadcast, 5x16__avx_broadcast),
+       EMBER_F32_IGEMM(1x16__avx_broadcast, 5x16__avx_broadcast), EMBER_PACKW(x16__avx_u4), 5, 16, 0},
+      {"4x8__sse_load1", "sse", [](const xnn_hardware_config&) { return true; },
+       EMBER_F32_GEMM(1x8__sse_load1, 4x8__sse_load1), EMBER_F32_IGEMM(1x8__sse_load1, 4x8__sse_load1),
+       EMBER_PACKW(x8__sse2_u4), 4, 8, 0},
+  };
+  return configs;
+}
+#undef EMBER_F32_GEMM
+#undef EMBER_F32_IGEMM
+#undef EMBER_PACKW
 #endif
 
 const xnn_hardware_config* hardware() {
@@ -176,6 +235,51 @@ ScopedQb4wVariant::~ScopedQb4wVariant() {
   if (saved_ == nullptr) return;
   xnn_gemm_config* saved = static_cast<xnn_gemm_config*>(saved_);
   *const_cast<xnn_gemm_config*>(xnn_init_qd8_f32_qb4w_gemm_config()) = *saved;
+  delete saved;
+}
+
+std::vector<F32GemmVariant> f32_gemm_variants() {
+  std::vector<F32GemmVariant> v;
+#if XNN_ARCH_X86_64
+  const xnn_hardware_config* h = hardware();
+  for (const F32GemmConfig& c : f32_gemm_configs()) v.push_back({c.name, h != nullptr && c.supported(*h), c.needs});
+#endif
+  return v;
+}
+
+ScopedF32GemmVariant::ScopedF32GemmVariant(const std::string& name) {
+#if XNN_ARCH_X86_64
+  const xnn_hardware_config* h = hardware();
+  const xnn_gemm_config* current = xnn_init_f32_gemm_config();
+  if (h == nullptr || current == nullptr) return;
+  for (const F32GemmConfig& c : f32_gemm_configs()) {
+    if (name != c.name || !c.supported(*h)) continue;
+    xnn_gemm_config* config = const_cast<xnn_gemm_config*>(current);
+    xnn_gemm_config* saved = new xnn_gemm_config(*config);
+    std::memset(&config->minmax, 0, sizeof config->minmax);
+    std::memset(&config->linear, 0, sizeof config->linear);
+    std::memset(&config->relu, 0, sizeof config->relu);
+    config->minmax.gemm[0] = xnn_init_hmp_gemm_ukernel(c.gemm_1);
+    config->minmax.gemm[c.mr - 1] = xnn_init_hmp_gemm_ukernel(c.gemm_mr);
+    config->minmax.igemm[0] = xnn_init_hmp_igemm_ukernel(c.igemm_1);
+    config->minmax.igemm[c.mr - 1] = xnn_init_hmp_igemm_ukernel(c.igemm_mr);
+    config->pack_gemm_goi = c.pack;
+    config->mr = c.mr;
+    config->nr = c.nr;
+    config->log2_kr = 0;
+    config->log2_sr = c.log2_sr;
+    saved_ = saved;
+    return;
+  }
+#else
+  (void)name;
+#endif
+}
+
+ScopedF32GemmVariant::~ScopedF32GemmVariant() {
+  if (saved_ == nullptr) return;
+  xnn_gemm_config* saved = static_cast<xnn_gemm_config*>(saved_);
+  *const_cast<xnn_gemm_config*>(xnn_init_f32_gemm_config()) = *saved;
   delete saved;
 }
 

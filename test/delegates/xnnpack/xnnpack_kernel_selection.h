@@ -64,5 +64,28 @@ class ScopedQb4wVariant {
   void* saved_ = nullptr;  // a copy of XNNPACK's configuration
 };
 
+// An x86 fp32 GEMM microkernel family of XNNPACK 2024 (gemm-config.c): the tile shapes and
+// weight packings every fp32 GEMM / IGEMM (and the Winograd convolution's 36 GEMMs) can get.
+struct F32GemmVariant {
+  const char* name;
+  bool supported;
+  const char* needs;
+};
+std::vector<F32GemmVariant> f32_gemm_variants();  // empty where none can be forced (not x86-64)
+
+// Makes XNNPACK's fp32 GEMM configuration (GEMM and IGEMM kernels, packing, tile shape) the
+// variant `name` until destroyed; as ScopedQb4wVariant otherwise.
+class ScopedF32GemmVariant {
+ public:
+  explicit ScopedF32GemmVariant(const std::string& name);
+  ~ScopedF32GemmVariant();
+  ScopedF32GemmVariant(const ScopedF32GemmVariant&) = delete;
+  ScopedF32GemmVariant& operator=(const ScopedF32GemmVariant&) = delete;
+  bool ok() const { return saved_ != nullptr; }
+
+ private:
+  void* saved_ = nullptr;
+};
+
 }  // namespace testing
 }  // namespace ember

@@ -40,6 +40,7 @@ struct ConvCase {
   int64_t n, c, h, w, o, kh, kw, sh, sw, pt, pr, pb, pl, dh, dw, groups;
   bool bias;
   float lo, hi;
+  bool winograd = false;  // the node carries kWinogradFlag (Winograd F(4x4, 3x3) where it applies)
 };
 
 class ConvTest : public ::testing::TestWithParam<ConvCase> {};
@@ -68,6 +69,7 @@ TEST_P(ConvTest, MatchesReference) {
   p.stride = {{uint32_t(k.sh), uint32_t(k.sw)}};
   p.dilation = {{uint32_t(k.dh), uint32_t(k.dw)}};
   p.output_min = k.lo, p.output_max = k.hi;
+  p.flags = k.winograd ? kWinogradFlag : 0;
   uint32_t y = b.conv2d_from_oihw(in, w.data(), size_t(k.o), size_t(k.c / k.groups), size_t(k.kh), size_t(k.kw),
                                   k.bias ? bias.data() : nullptr, p, uint32_t(k.groups));
   b.mark_output(y, fb::Layout::NchwToNhwc);
@@ -87,7 +89,12 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"depthwise_mult2", 1, 3, 8, 7, 6, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 3, true, -kInf, kInf},
                       ConvCase{"pointwise_batch", 3, 7, 5, 3, 11, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, -kInf, kInf},
                       ConvCase{"relu6_fused", 1, 4, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, 0.0f, 6.0f},
-                      ConvCase{"relu_fused_nobias", 1, 2, 6, 5, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, 0.0f, kInf}),
+                      ConvCase{"relu_fused_nobias", 1, 2, 6, 5, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, 0.0f, kInf},
+                      ConvCase{"winograd", 1, 32, 13, 10, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, -kInf, kInf, true},
+                      ConvCase{"winograd_relu6_batch_asym_pad", 2, 33, 9, 17, 35, 3, 3, 1, 1, 2, 0, 1, 1, 1, 1, 1, true,
+                               0.0f, 6.0f, true},
+                      ConvCase{"winograd_flag_on_stride2", 1, 32, 9, 9, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, -kInf,
+                               kInf, true}),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return std::string(info.param.name); });
 
 TEST(XnnpackOps, FullyConnected2dAnd3d) {

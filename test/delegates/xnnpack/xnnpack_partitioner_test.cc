@@ -8,6 +8,8 @@
 
 #include "delegates/xnnpack/exporter/xnnpack_partitioner.h"
 #include "delegates/xnnpack/xnnpack_blob_builder.h"
+#include "delegates/xnnpack/xnnpack_graph_generated.h"
+#include "delegates/xnnpack/xnnpack_shapes.h"
 #include "test/delegates/xnnpack/xnnpack_test_util.h"
 
 namespace ember {
@@ -117,6 +119,60 @@ TEST(XnnpackPartitioner, ClaimsConvReluAndRunsBlob) {
     EXPECT_EQ(n.args[0].refs, (std::vector<int>{x}));
   }
   EXPECT_TRUE(found);
+}
+
+// The flags of the one convolution node the partitioner lowers for conv2d(x [1, C, 12, 12],
+// w [O, C, k, k], stride, padding k / 2) with the Winograd option `winograd`.
+uint32_t conv_node_flags(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, bool winograd) {
+  std::mt19937 rng(5);
+  Graph g;
+  const int x = tensor_value(g, "x", {1, in_channels, 12, 12}, ValueRole::UserInput);
+  g.inputs = {x};
+  exporter::Constant c;
+  c.name = "w";
+  c.sizes = {out_channels, in_channels, kernel, kernel};
+  const std::vector<float> w = random_vector(size_t(out_channels * in_channels * kernel * kernel), rng);
+  c.data.resize(w.size() * 4);
+  std::memcpy(c.data.data(), w.data(), c.data.size());
+  g.constants.push_back(c);
+  const int wv = tensor_value(g, "w", c.sizes, ValueRole::Constant);
+  g.values[wv].constant = 0;
+  Node conv;
+  conv.op = "aten::conv2d";
+  conv.overload = "default";
+  conv.args = {Arg::tensor(x), Arg::tensor(wv), Arg::none(), Arg::int_list({stride, stride}),
+               Arg::int_list({kernel / 2, kernel / 2}), Arg::int_list({1, 1}), Arg::integer(1)};
+  const int64_t out = (12 + 2 * (kernel / 2) - kernel) / stride + 1;
+  const int y = tensor_value(g, "y", {1, out_channels, out, out}, ValueRole::Activation, 0);
+  conv.outputs = {Arg::tensor(y)};
+  g.nodes.push_back(conv);
+  g.outputs = {exporter::GraphOutput{y, false, 0}};
+  XnnpackPartitioner part(0, false, -1, winograd);
+  const std::vector<std::vector<int>> groups = part.claim(g);
+  EXPECT_EQ(groups.size(), 1u);
+  if (groups.size() != 1) return ~0u;
+  absl::StatusOr<exporter::Partition> p = exporter::make_partition(g, groups[0]);
+  EXPECT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<exporter::DelegateBlob> blob = part.preprocess(g, *p);
+  EXPECT_TRUE(blob.ok()) << blob.status();
+  if (!p.ok() || !blob.ok()) return ~0u;
+  const fb::Graph* graph = fb::GetGraph(blob->data.data());
+  for (const fb::Node* n : *graph->nodes()) {
+    if (n->op() == fb::OpType::Convolution2d) return n->flags();
+  }
+  ADD_FAILURE() << "no Convolution2d node";
+  return ~0u;
+}
+
+TEST(XnnpackPartitioner, MarksWinogradConvolutionsByShapeAndOption) {
+  EXPECT_EQ(conv_node_flags(32, 32, 3, 1, true), kWinogradFlag);
+  EXPECT_EQ(conv_node_flags(64, 48, 3, 1, true), kWinogradFlag);
+  EXPECT_EQ(conv_node_flags(64, 48, 3, 1, false), 0u);  // --xnnpack-no-winograd
+  EXPECT_EQ(conv_node_flags(64, 64, 3, 2, true), 0u);   // stride 2
+  EXPECT_EQ(conv_node_flags(16, 64, 3, 1, true), 0u);   // too few input channels to pay
+  EXPECT_EQ(conv_node_flags(64, 16, 3, 1, true), 0u);   // too few output channels
+  EXPECT_EQ(conv_node_flags(64, 64, 5, 1, true), 0u);   // 5x5
+  EXPECT_EQ(conv_node_flags(64, 64, 1, 1, true), 0u);   // pointwise
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // All run in NHWC; filters are permuted ahead of time (OIHW -> OHWI / 1HWO).
 #include "delegates/xnnpack/exporter/graph_access.h"
 #include "delegates/xnnpack/exporter/xnnpack_lowering.h"
+#include "delegates/xnnpack/exporter/xnnpack_winograd.h"
 
 namespace ember {
 namespace xnnpack {
@@ -51,6 +52,12 @@ std::string lower_convolution(XnnLowering& ctx, const Node& n) {
   } else {
     prm.groups = uint32_t(groups);
     filter = ctx.transformed(w, ".ohwi", {O, KH, KW, I}, oihw_to_ohwi(float_data(ctx.g, w), O, I, KH, KW));
+    WinogradShape shape;
+    shape.kernel_h = KH, shape.kernel_w = KW;
+    shape.stride_h = size_t(stride[0]), shape.stride_w = size_t(stride[1]);
+    shape.dilation_h = size_t(dil[0]), shape.dilation_w = size_t(dil[1]);
+    shape.groups = size_t(groups), shape.in_channels = in_channels, shape.out_channels = O;
+    if (ctx.winograd && winograd_suits(shape)) prm.flags |= kWinogradFlag;
   }
   std::vector<uint32_t> ins = {ctx.input(x), filter};
   if (is_const(bias)) ins.push_back(ctx.existing(bias, {O}));
