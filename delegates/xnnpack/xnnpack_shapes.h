@@ -68,9 +68,11 @@ struct NodeAttrs {
 constexpr uint32_t kKeepDimsFlag = 0x40;    // XNN_FLAG_KEEP_DIMS
 constexpr uint32_t kTransposeBFlag = 0x1;   // XNN_FLAG_TRANSPOSE_B
 // XNN_FLAG_WINOGRAD_CONVOLUTION (third_party/xnnpack/patches/0005): an fp32 3x3 stride-1
-// convolution computed as Winograd F(4x4, 3x3). A hint: XNNPACK ignores it on any other
-// convolution or datatype. The exporter sets it per convolution (xnnpack_winograd.h).
+// convolution computed as Winograd F(4x4, 3x3), or F(2x2, 3x3) with
+// XNN_FLAG_WINOGRAD_2X2_TILES too. Hints: XNNPACK ignores them on any other convolution or
+// datatype. The exporter sets them per convolution (exporter/xnnpack_winograd.h).
 constexpr uint32_t kWinogradFlag = 0x400;
+constexpr uint32_t kWinograd2x2Flag = 0x800;
 
 // Bytes per element of a blob dtype (Fp32, QInt32, QCInt32: 4; QInt8, QCInt8, QDInt8: 1;
 // QBInt4: 1, the alignment of its packed bytes, see storage_bytes); 0 when unknown.

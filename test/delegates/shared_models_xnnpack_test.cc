@@ -88,8 +88,8 @@ INSTANTIATE_TEST_SUITE_P(SequenceModels, XnnpackSharedModel,
                          ::testing::Values("bert_tiny", "gpt2_tiny", "tiny_llama", "tiny_llama_kv", "keyword_lstm",
                                            "dynamic_mlp"));
 
-// Winograd F(4x4, 3x3) (on by default for 3x3 stride-1 convolutions of 32+ channels) against
-// the direct convolutions of `--xnnpack-no-winograd`, on every shared image model: each within
+// Winograd convolutions (the default choice of F(4x4) / F(2x2) tiles) against the direct
+// convolutions of `--xnnpack-winograd off`, on every shared image model: each within
 // the shared models' 1e-4 of PyTorch, and the Winograd program within 3x the direct
 // program's error plus 1e-6 (rounding of the transforms, never a wrong tile: that is O(1)).
 // The log lines are the table of docs/benchmarks.md.
@@ -108,7 +108,8 @@ TEST_P(XnnpackWinogradSharedModel, WithinTheDirectConvolutionsErrorOfPyTorch) {
   NpyArray out[2];
   for (int winograd = 0; winograd < 2; ++winograd) {
     ExportOptions o;
-    o.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>(0, false, -1, winograd == 1));
+    o.partitioners.push_back(std::make_shared<xnnpack::XnnpackPartitioner>(
+        0, false, -1, winograd == 1 ? xnnpack::WinogradMode::kAuto : xnnpack::WinogradMode::kOff));
     auto r = export_pt2_file(dir + "/model.pt2", o);
     ASSERT_TRUE(r.ok()) << r.status();
     testing::PteRunner runner;

@@ -27,7 +27,7 @@ PTHREADPOOL_VERSION="0.0~git20240616.560c60d"
 PTHREADPOOL_DEB_VERSION="${PTHREADPOOL_VERSION}-1"
 CPUINFO_DEB_VERSION="0.0~git20250327.39ea79a-1"
 # Bump when the build recipe below changes: part of the cache key.
-RECIPE=9
+RECIPE=11
 
 TARGET="${1:-host}"
 case "${TARGET}" in

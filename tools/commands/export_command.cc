@@ -1,7 +1,7 @@
 // ember export IN.pt2 -o OUT.pte [--backend portable|xnnpack|vulkan|qnn]... [--method NAME]
 // ember export --method NAME=IN.pt2 [--method NAME=IN.pt2]... -o OUT.pte [options as above]
 //                              [--no-fold] [--vulkan-allow-cpu] [--vulkan-fp16] [--xnnpack-threads N]
-//                              [--xnnpack-fp16] [--xnnpack-conv-block-bytes N] [--xnnpack-no-winograd] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--op-schema SIG]... [--op-schemas FILE] [--strict-delegation] [--verbose]
+//                              [--xnnpack-fp16] [--xnnpack-conv-block-bytes N] [--xnnpack-winograd MODE] [--bundle DIR]... [--metadata K=V]... [--keep-qdq] [--op-schema SIG]... [--op-schemas FILE] [--strict-delegation] [--verbose]
 //                              [--quantize int8|a16w8|int8-weight|int4-weight [--calibrate PATH] [--group-size N]
 //                               [--observer minmax|percentile]
 //                               [--percentile P] [--bias-correction] [--quantize-skip PATTERN]...]
@@ -79,10 +79,11 @@ void usage() {
       "                      XNNPACK runs a convolution as output-channel blocks of at most N filter\n"
       "                      bytes when its filters give each thread more than N bytes (blocks stay\n"
       "                      in L2 while XNNPACK's row tiles reread them); 0: never. Default 1 MiB\n"
-      "  --xnnpack-no-winograd\n"
-      "                      compute every fp32 convolution directly. By default 3x3 stride-1\n"
-      "                      convolutions of 32 or more channels run as Winograd F(4x4, 3x3): about\n"
-      "                      2x faster, results within rounding (~2e-6 relative per layer)\n"
+      "  --xnnpack-winograd auto|off|4x4|2x2\n"
+      "                      fp32 3x3 stride-1 convolutions in the Winograd domain: auto (default)\n"
+      "                      picks F(4x4, 3x3) or F(2x2, 3x3) tiles or the direct convolution per\n"
+      "                      layer by channels and output size; off: all direct; 4x4 / 2x2: those\n"
+      "                      tiles wherever it applies. Results within rounding (~2e-6 per layer)\n"
       "  --xnnpack-fp16      XNNPACK delegates run in fp16: weights packed as fp16 (half the memory),\n"
       "                      fp16 activations, native fp16 math on Arm FP16 / x86 AVX512-FP16 CPUs\n"
       "                      (fp32 math on fp16 data on other AVX2 CPUs). Inputs/outputs stay float32;\n"
@@ -97,7 +98,7 @@ void usage() {
       "                      runner's max_seq_len, vocab_size, bos_id, eos_id\n"
       "  --backend-option NAME.KEY=VALUE\n"
       "                      an option of backend NAME (repeatable): xnnpack.threads=N, xnnpack.fp16=1,\n"
-      "                      xnnpack.conv_block_bytes=N, xnnpack.winograd=0, vulkan.allow_cpu=1, vulkan.fp16=1,\n"
+      "                      xnnpack.conv_block_bytes=N, xnnpack.winograd=off, vulkan.allow_cpu=1, vulkan.fp16=1,\n"
       "                      vulkan.min_nodes=N (the --xnnpack-* / --vulkan-* flags set the same)\n"
       "  --op-schema SIG     a custom operator the model calls (torch.library), by its signature:\n"
       "                      'mylib::scaled_tanh(Tensor x, float scale=1.0) -> Tensor' (repeatable).\n"
@@ -248,7 +249,7 @@ int export_command(int argc, char** argv) {
   bool verbose = false, vulkan_allow_cpu = false, vulkan_fp16 = false;
   int xnnpack_threads = 0;
   bool xnnpack_fp16 = false;
-  bool xnnpack_no_winograd = false;
+  const char* xnnpack_winograd = nullptr;  // null: the backend's default (auto)
   int64_t xnnpack_conv_block_bytes = -1;  // -1: the runtime's default
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -331,8 +332,9 @@ int export_command(int argc, char** argv) {
       xnnpack_conv_block_bytes = n;
     } else if (a == "--xnnpack-fp16") {
       xnnpack_fp16 = true;
-    } else if (a == "--xnnpack-no-winograd") {
-      xnnpack_no_winograd = true;
+    } else if (a == "--xnnpack-winograd") {
+      xnnpack_winograd = value("--xnnpack-winograd");
+      if (xnnpack_winograd == nullptr) return 2;
     } else if (a == "--separate-state") {
       options.share_state = false;
     } else if (a == "--external-weights") {
@@ -470,21 +472,21 @@ int export_command(int argc, char** argv) {
       return 2;
     }
   }
-  if (xnnpack_fp16 || xnnpack_conv_block_bytes >= 0 || xnnpack_no_winograd) {
+  if (xnnpack_fp16 || xnnpack_conv_block_bytes >= 0 || xnnpack_winograd != nullptr) {
     bool xnn = false;
     for (const std::string& b : backends) xnn |= b == "xnnpack";
     if (!xnn) {
       std::fprintf(stderr, "ember export: %s needs --backend xnnpack\n",
                    xnnpack_fp16                     ? "--xnnpack-fp16"
                    : xnnpack_conv_block_bytes >= 0 ? "--xnnpack-conv-block-bytes"
-                                                   : "--xnnpack-no-winograd");
+                                                   : "--xnnpack-winograd");
       return 2;
     }
   }
   // The older per-backend flags are options of the registry's backends.
   if (xnnpack_threads > 0) backend_options["xnnpack"]["threads"] = std::to_string(xnnpack_threads);
   if (xnnpack_fp16) backend_options["xnnpack"]["fp16"] = "1";
-  if (xnnpack_no_winograd) backend_options["xnnpack"]["winograd"] = "0";
+  if (xnnpack_winograd != nullptr) backend_options["xnnpack"]["winograd"] = xnnpack_winograd;
   if (xnnpack_conv_block_bytes >= 0) backend_options["xnnpack"]["conv_block_bytes"] = std::to_string(xnnpack_conv_block_bytes);
   if (vulkan_allow_cpu) backend_options["vulkan"]["allow_cpu"] = "1";
   if (vulkan_fp16) backend_options["vulkan"]["fp16"] = "1";

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "delegates/xnnpack/exporter/xnnpack_winograd.h"
 #include "delegates/xnnpack/xnnpack_blob_builder.h"
 #include "exporter/ir/graph.h"
 #include "exporter/partition/delegate_op_table.h"
@@ -80,9 +81,9 @@ struct XnnLowering {
   // it (in `params`, which lowerings start from), and the blob tensor of its first output.
   bool nhwc = false;
   XnnNodeParams params;
-  // Whether fp32 convolutions that suit it are computed as Winograd F(4x4, 3x3)
-  // (xnnpack_winograd.h); the partitioner's option.
-  bool winograd = true;
+  // Which fp32 convolutions run in the Winograd domain (xnnpack_winograd.h); the partitioner's
+  // option.
+  WinogradMode winograd = WinogradMode::kAuto;
   uint32_t result = kInvalidId;
 
   // The mapped blob tensor of activation v (kInvalidId when v is null or unmapped).

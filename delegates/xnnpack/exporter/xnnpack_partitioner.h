@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "delegates/xnnpack/exporter/xnnpack_winograd.h"
 #include "delegates/xnnpack/xnnpack_compile_specs.h"
 #include "exporter/ir/graph.h"
 #include "exporter/partition/partitioner.h"
@@ -59,9 +60,9 @@ class XnnpackPartitioner final : public exporter::Partitioner {
  public:
   // num_threads > 0 is written as the "num_threads" compile spec, fp16 as "fp16",
   // conv_block_bytes >= 0 as "conv_block_bytes" (< 0: not written, the runtime's default).
-  // winograd: fp32 convolutions that suit it run as Winograd F(4x4, 3x3) (xnnpack_winograd.h).
+  // winograd: which fp32 convolutions run in the Winograd domain (exporter/xnnpack_winograd.h).
   explicit XnnpackPartitioner(int num_threads = 0, bool fp16 = false, int64_t conv_block_bytes = -1,
-                              bool winograd = true)
+                              WinogradMode winograd = WinogradMode::kAuto)
       : num_threads_(num_threads), fp16_(fp16), conv_block_bytes_(conv_block_bytes), winograd_(winograd) {}
   std::string backend_id() const override { return "xnnpack"; }
   std::vector<std::vector<int>> claim(const exporter::Graph& g) override;
@@ -74,7 +75,7 @@ class XnnpackPartitioner final : public exporter::Partitioner {
   int num_threads_;
   bool fp16_;
   int64_t conv_block_bytes_;
-  bool winograd_;
+  WinogradMode winograd_;
 };
 
 }  // namespace xnnpack

@@ -74,6 +74,14 @@ constexpr size_t kMaxCachedRuntimes = 4;
 // The registered backend object (also registered under kXnnpackBackendId).
 Backend& xnnpack_backend();
 
+// Winograd convolutions (the blob's kWinogradFlag, exporter/xnnpack_winograd.h) run only on
+// pools of at most this many threads: their transformed filters are 1.8-4x the direct ones'
+// bytes, and with 16 threads sharing the memory bus ResNet18 / ResNet34 ran 1.0x / 0.83x as
+// fast as with direct convolutions, against 1.24x / 1.04x on one thread and 1.14x / 1.18x on
+// four (docs/benchmarks.md, "Winograd"). Above it the flags are dropped when the runtime is
+// defined.
+constexpr size_t kWinogradMaxThreads = 4;
+
 // Counters of one delegate (the handle returned by init), for tests and profiling.
 struct XnnpackDelegateStats {
   uint64_t runtimes_built = 0;   // including the one built at init
@@ -90,6 +98,9 @@ struct XnnpackDelegateStats {
   bool fp16 = false;              // runtimes run in fp16 (compile spec "fp16", see below)
   bool shares_weights = false;    // uses its Program's packed-weights cache
   size_t blocked_convolutions = 0;  // convolutions of the current runtime run as channel blocks
+  // Convolutions of the current runtime in the Winograd domain (their blob nodes carry the
+  // exporter's Winograd flags, and the pool has at most kWinogradMaxThreads threads).
+  size_t winograd_convolutions = 0;
   // Per-operator profiling (only when the method was loaded with an EventTracer that wants
   // delegate operators: runtimes are then created with XNN_FLAG_BASIC_PROFILING).
   bool profiling = false;

@@ -18,8 +18,9 @@
 // One XNNPACK: the 2024 tree (third_party/xnnpack/local), never /usr/include's 2022 header.
 static_assert(xnn_status_deprecated == 8 && XNN_MAX_TENSOR_DIMS >= 6,
               "xnnpack.h is not XNNPACK 2024: run ./setup.sh and check the include order");
-// The blob's Winograd flag is XNNPACK's (third_party/xnnpack/patches/0005).
-static_assert(ember::xnnpack::kWinogradFlag == XNN_FLAG_WINOGRAD_CONVOLUTION,
+// The blob's Winograd flags are XNNPACK's (third_party/xnnpack/patches/0005).
+static_assert(ember::xnnpack::kWinogradFlag == XNN_FLAG_WINOGRAD_CONVOLUTION &&
+                  ember::xnnpack::kWinograd2x2Flag == XNN_FLAG_WINOGRAD_2X2_TILES,
               "XNNPACK without Ember's Winograd patch: run ./setup.sh (third_party/xnnpack/build.sh)");
 
 namespace ember {
@@ -334,7 +335,7 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
                                        ? (XNN_FLAG_ALIGN_CORNERS | XNN_FLAG_TENSORFLOW_LEGACY_MODE)
                                    : node->op() == fb::OpType::BatchMatrixMultiply ? XNN_FLAG_TRANSPOSE_B
                                    : node->op() == fb::OpType::StaticReduce        ? XNN_FLAG_KEEP_DIMS
-                                   : node->op() == fb::OpType::Convolution2d       ? kWinogradFlag
+                                   : node->op() == fb::OpType::Convolution2d       ? (kWinogradFlag | kWinograd2x2Flag)
                                                                                    : 0;
     if ((node->flags() & ~allowed_flags) != 0 ||
         node->flags() == (XNN_FLAG_ALIGN_CORNERS | XNN_FLAG_TENSORFLOW_LEGACY_MODE)) {
@@ -628,7 +629,7 @@ namespace {
 size_t conv_block(const XnnDelegate* d, const NodeAttrs& a, const fb::Node& node, size_t threads) {
   if (a.op != fb::OpType::Convolution2d || a.groups != 1 || node.inputs()->size() < 2) return 0;
   // A Winograd convolution blocks its own work (by tiles, then output channels per thread).
-  if ((a.flags & kWinogradFlag) != 0) return 0;
+  if ((a.flags & kWinogradFlag) != 0 && threads <= kWinogradMaxThreads) return 0;
   const uint32_t filter = node.inputs()->Get(1);
   const fb::Tensor* t = d->graph->tensors()->Get(filter);
   if (t->dtype() != fb::DataType::Fp32 || d->constant_data[filter] == nullptr) return 0;
@@ -665,6 +666,7 @@ Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
   }
   const size_t threads = d->pool != nullptr ? pthreadpool_get_threads_count(d->pool) : 1;
   d->stats.blocked_convolutions = 0;
+  d->stats.winograd_convolutions = 0;
   for (uint32_t i = 0; i < d->num_nodes; ++i) {
     const fb::Node* node = d->graph->nodes()->Get(i);
     const NodeAttrs& a = d->attrs[i];
@@ -684,6 +686,14 @@ Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
     } else if (const size_t block = conv_block(d, a, *node, threads); block != 0) {
       s = define_blocked_convolution(d, guard.subgraph, a, *node, block, &api);
       d->stats.blocked_convolutions++;
+    } else if (a.op == fb::OpType::Convolution2d && (a.flags & kWinogradFlag) != 0) {
+      NodeAttrs attrs = a;
+      if (threads > kWinogradMaxThreads) {
+        attrs.flags &= ~(kWinogradFlag | kWinograd2x2Flag);
+      } else {
+        d->stats.winograd_convolutions++;
+      }
+      s = define_node(guard.subgraph, attrs, *node, d->work_dims, &api);
     } else {
       s = define_node(guard.subgraph, a, *node, d->work_dims, &api);
     }

@@ -40,7 +40,7 @@ struct ConvCase {
   int64_t n, c, h, w, o, kh, kw, sh, sw, pt, pr, pb, pl, dh, dw, groups;
   bool bias;
   float lo, hi;
-  bool winograd = false;  // the node carries kWinogradFlag (Winograd F(4x4, 3x3) where it applies)
+  uint32_t winograd = 0;  // node flags: kWinogradFlag, with kWinograd2x2Flag for F(2x2) tiles
 };
 
 class ConvTest : public ::testing::TestWithParam<ConvCase> {};
@@ -69,7 +69,7 @@ TEST_P(ConvTest, MatchesReference) {
   p.stride = {{uint32_t(k.sh), uint32_t(k.sw)}};
   p.dilation = {{uint32_t(k.dh), uint32_t(k.dw)}};
   p.output_min = k.lo, p.output_max = k.hi;
-  p.flags = k.winograd ? kWinogradFlag : 0;
+  p.flags = k.winograd;
   uint32_t y = b.conv2d_from_oihw(in, w.data(), size_t(k.o), size_t(k.c / k.groups), size_t(k.kh), size_t(k.kw),
                                   k.bias ? bias.data() : nullptr, p, uint32_t(k.groups));
   b.mark_output(y, fb::Layout::NchwToNhwc);
@@ -90,12 +90,51 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"pointwise_batch", 3, 7, 5, 3, 11, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, -kInf, kInf},
                       ConvCase{"relu6_fused", 1, 4, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, 0.0f, 6.0f},
                       ConvCase{"relu_fused_nobias", 1, 2, 6, 5, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, 0.0f, kInf},
-                      ConvCase{"winograd", 1, 32, 13, 10, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, -kInf, kInf, true},
+                      ConvCase{"winograd", 1, 32, 13, 10, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, -kInf, kInf,
+                               kWinogradFlag},
                       ConvCase{"winograd_relu6_batch_asym_pad", 2, 33, 9, 17, 35, 3, 3, 1, 1, 2, 0, 1, 1, 1, 1, 1, true,
-                               0.0f, 6.0f, true},
+                               0.0f, 6.0f, kWinogradFlag},
+                      ConvCase{"winograd_2x2", 1, 40, 7, 9, 36, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, 0.0f, kInf,
+                               kWinogradFlag | kWinograd2x2Flag},
                       ConvCase{"winograd_flag_on_stride2", 1, 32, 9, 9, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, -kInf,
-                               kInf, true}),
+                               kInf, kWinogradFlag}),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return std::string(info.param.name); });
+
+// The exporter's Winograd flags are used on pools of at most kWinogradMaxThreads threads and
+// dropped on larger ones (the direct convolution then runs); both give the reference's result.
+TEST(XnnpackOps, WinogradOnlyOnSmallThreadPools) {
+  std::mt19937 rng(7);
+  const std::vector<int64_t> xs = {1, 64, 56, 56}, ws = {64, 64, 3, 3};
+  std::vector<float> x = random_vector(numel(xs), rng), w = random_vector(numel(ws), rng);
+  std::vector<float> bias = random_vector(64, rng);
+  Conv2dArgs a;
+  a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = 1;
+  std::vector<int64_t> ys;
+  const std::vector<float> expected = ref_conv2d(x, xs, w, ws, bias.data(), a, &ys);
+  for (uint8_t threads : {2, 8}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    XnnBlobBuilder b;
+    uint32_t in = b.input(nhwc(xs), fb::Layout::NchwToNhwc);
+    XnnNodeParams p;
+    p.padding = {{1, 1, 1, 1}};
+    p.flags = kWinogradFlag;
+    b.mark_output(b.conv2d_from_oihw(in, w.data(), 64, 64, 3, 3, bias.data(), p), fb::Layout::NchwToNhwc);
+    Runner r;
+    ASSERT_EQ(r.init(b.build(), {{"num_threads", {threads, 0, 0, 0}}}), Error::Ok) << r.message();
+    EXPECT_EQ(r.stats().num_threads, size_t(threads));  // 231 MFLOP: worth 8 threads (thread_budget.cc)
+    EXPECT_EQ(r.stats().winograd_convolutions, threads <= kWinogradMaxThreads ? 1u : 0u);
+    HostTensor xt(xs), out(ys);
+    xt.fill(x);
+    ASSERT_EQ(r.run({&xt, &out}), Error::Ok) << r.message();
+    const std::vector<float> got = out.values();
+    double num = 0, den = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      num += (double(got[i]) - expected[i]) * (double(got[i]) - expected[i]);
+      den += double(expected[i]) * expected[i];
+    }
+    EXPECT_LT(std::sqrt(num / den), 1e-5);
+  }
+}
 
 TEST(XnnpackOps, FullyConnected2dAnd3d) {
   std::mt19937 rng(1);

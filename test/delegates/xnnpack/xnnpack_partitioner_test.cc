@@ -121,12 +121,13 @@ TEST(XnnpackPartitioner, ClaimsConvReluAndRunsBlob) {
   EXPECT_TRUE(found);
 }
 
-// The flags of the one convolution node the partitioner lowers for conv2d(x [1, C, 12, 12],
+// The flags of the one convolution node the partitioner lowers for conv2d(x [1, C, size, size],
 // w [O, C, k, k], stride, padding k / 2) with the Winograd option `winograd`.
-uint32_t conv_node_flags(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, bool winograd) {
+uint32_t conv_node_flags(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
+                         WinogradMode winograd, int64_t size = 12) {
   std::mt19937 rng(5);
   Graph g;
-  const int x = tensor_value(g, "x", {1, in_channels, 12, 12}, ValueRole::UserInput);
+  const int x = tensor_value(g, "x", {1, in_channels, size, size}, ValueRole::UserInput);
   g.inputs = {x};
   exporter::Constant c;
   c.name = "w";
@@ -142,7 +143,7 @@ uint32_t conv_node_flags(int64_t in_channels, int64_t out_channels, int64_t kern
   conv.overload = "default";
   conv.args = {Arg::tensor(x), Arg::tensor(wv), Arg::none(), Arg::int_list({stride, stride}),
                Arg::int_list({kernel / 2, kernel / 2}), Arg::int_list({1, 1}), Arg::integer(1)};
-  const int64_t out = (12 + 2 * (kernel / 2) - kernel) / stride + 1;
+  const int64_t out = (size + 2 * (kernel / 2) - kernel) / stride + 1;
   const int y = tensor_value(g, "y", {1, out_channels, out, out}, ValueRole::Activation, 0);
   conv.outputs = {Arg::tensor(y)};
   g.nodes.push_back(conv);
@@ -165,14 +166,23 @@ uint32_t conv_node_flags(int64_t in_channels, int64_t out_channels, int64_t kern
 }
 
 TEST(XnnpackPartitioner, MarksWinogradConvolutionsByShapeAndOption) {
-  EXPECT_EQ(conv_node_flags(32, 32, 3, 1, true), kWinogradFlag);
-  EXPECT_EQ(conv_node_flags(64, 48, 3, 1, true), kWinogradFlag);
-  EXPECT_EQ(conv_node_flags(64, 48, 3, 1, false), 0u);  // --xnnpack-no-winograd
-  EXPECT_EQ(conv_node_flags(64, 64, 3, 2, true), 0u);   // stride 2
-  EXPECT_EQ(conv_node_flags(16, 64, 3, 1, true), 0u);   // too few input channels to pay
-  EXPECT_EQ(conv_node_flags(64, 16, 3, 1, true), 0u);   // too few output channels
-  EXPECT_EQ(conv_node_flags(64, 64, 5, 1, true), 0u);   // 5x5
-  EXPECT_EQ(conv_node_flags(64, 64, 1, 1, true), 0u);   // pointwise
+  const WinogradMode kAuto = WinogradMode::kAuto;
+  const uint32_t f2 = kWinogradFlag | kWinograd2x2Flag;
+  // auto: F(4x4) from 32 4x4 output tiles (24x24: 36), else F(2x2) from 32 2x2 tiles.
+  EXPECT_EQ(conv_node_flags(32, 32, 3, 1, kAuto, 24), kWinogradFlag);
+  EXPECT_EQ(conv_node_flags(64, 48, 3, 1, kAuto, 12), f2);  // 9 4x4 tiles, 36 2x2 tiles
+  EXPECT_EQ(conv_node_flags(64, 64, 3, 1, kAuto, 7), 0u);   // 4 and 16: filters too large for so few
+  EXPECT_EQ(conv_node_flags(64, 64, 3, 1, kAuto, 4), 0u);   // 1 and 4
+  EXPECT_EQ(conv_node_flags(16, 64, 3, 1, kAuto, 24), 0u);  // too few input channels to pay
+  EXPECT_EQ(conv_node_flags(64, 16, 3, 1, kAuto, 24), 0u);  // too few output channels
+  EXPECT_EQ(conv_node_flags(64, 64, 3, 2, kAuto, 24), 0u);  // stride 2
+  EXPECT_EQ(conv_node_flags(64, 64, 5, 1, kAuto, 24), 0u);  // 5x5
+  EXPECT_EQ(conv_node_flags(64, 64, 1, 1, kAuto, 24), 0u);  // pointwise
+  // --xnnpack-winograd off / 4x4 / 2x2
+  EXPECT_EQ(conv_node_flags(64, 48, 3, 1, WinogradMode::kOff, 24), 0u);
+  EXPECT_EQ(conv_node_flags(8, 8, 3, 1, WinogradMode::k4x4, 4), kWinogradFlag);
+  EXPECT_EQ(conv_node_flags(8, 8, 3, 1, WinogradMode::k2x2, 24), f2);
+  EXPECT_EQ(conv_node_flags(64, 64, 3, 2, WinogradMode::k4x4, 24), 0u);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-// Winograd F(4x4, 3x3) convolutions (third_party/xnnpack/patches/0005) against a double-precision
-// direct convolution, over many shapes, thread counts, and every x86 fp32 GEMM family this CPU
-// can run (XNNPACK picks one by CPU features; the transforms and the packed-filter offsets must
-// hold for each tile shape and packing: 7x32, 4x16 with sr = 4, 5x16, 4x8).
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) convolutions (third_party/xnnpack/patches/0005) against
+// a double-precision direct convolution, over many shapes, thread counts, and every x86 fp32
+// GEMM family this CPU can run (XNNPACK picks one by CPU features; the transforms and the
+// packed-filter offsets must hold for each tile shape and packing: 7x32, 4x16 with sr = 4,
+// 5x16, 4x8).
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
@@ -68,10 +69,13 @@ std::vector<double> reference(const Shape& s, const std::vector<float>& x, const
   return y;
 }
 
-// Runs shape `s` as a convolution created with XNN_FLAG_WINOGRAD_CONVOLUTION on `threads`
-// threads; fails the test on a wrong result or when the Winograd path was not taken.
-void check(const Shape& s, size_t threads, const char* label) {
-  SCOPED_TRACE(std::string(label) + " threads " + std::to_string(threads) + ": " + describe(s));
+// Runs shape `s` as a convolution created with XNN_FLAG_WINOGRAD_CONVOLUTION (and, for
+// `tile` 2, XNN_FLAG_WINOGRAD_2X2_TILES) on `threads` threads; fails the test on a wrong
+// result or when the Winograd path was not taken.
+void check(const Shape& s, size_t threads, size_t tile, const char* label) {
+  SCOPED_TRACE(std::string(label) + " F(" + std::to_string(tile) + "x" + std::to_string(tile) + ") threads " +
+               std::to_string(threads) + ": " + describe(s));
+  const uint32_t flags = XNN_FLAG_WINOGRAD_CONVOLUTION | (tile == 2 ? XNN_FLAG_WINOGRAD_2X2_TILES : 0);
   std::mt19937 rng(uint32_t(s.n * 131 + s.h * 17 + s.w * 7 + s.c * 3 + s.k));
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> x(s.n * s.h * s.w * s.in_stride + 64), f(s.k * 9 * s.c), b(s.k);
@@ -85,8 +89,7 @@ void check(const Shape& s, size_t threads, const char* label) {
   xnn_operator_t op = nullptr;
   ASSERT_EQ(xnn_create_convolution2d_nhwc_f32(s.pad_top, s.pad_right, s.pad_bottom, s.pad_left, 3, 3, 1, 1, 1, 1, 1,
                                               s.c, s.k, s.in_stride, s.out_stride, f.data(),
-                                              s.bias ? b.data() : nullptr, s.lo, s.hi, XNN_FLAG_WINOGRAD_CONVOLUTION,
-                                              nullptr, nullptr, &op),
+                                              s.bias ? b.data() : nullptr, s.lo, s.hi, flags, nullptr, nullptr, &op),
             xnn_status_success);
   EXPECT_EQ(op->ukernel.type, xnn_microkernel_type_winograd);
   size_t workspace_size = 0, workspace_alignment = 0;
@@ -117,8 +120,8 @@ void check(const Shape& s, size_t threads, const char* label) {
   }
   for (size_t i = s.n * oh * ow * s.out_stride; i < y.size(); ++i) touched_padding += y[i] != kSentinel;
   EXPECT_EQ(touched_padding, 0u) << "wrote outside the output's channels";
-  // Winograd F(4x4, 3x3) in fp32: ~1e-6 relative L2 at these sizes (the direct fp32
-  // convolution: ~1e-7); a wrong tile, offset or transform is O(1).
+  // Winograd in fp32: ~1e-6 relative L2 at these sizes for F(4x4), ~4e-7 for F(2x2) (the
+  // direct fp32 convolution: ~1e-7); a wrong tile, offset or transform is O(1).
   EXPECT_LE(std::sqrt(num / std::max(den, 1e-30)), 2e-5);
 }
 
@@ -152,7 +155,9 @@ std::vector<Shape> shapes() {
 TEST(XnnpackWinograd, MatchesDirectConvolutionAcrossShapesAndThreads) {
   ASSERT_EQ(xnn_initialize(nullptr), xnn_status_success);
   for (const Shape& s : shapes()) {
-    for (size_t threads : {1, 2, 3, 7}) check(s, threads, "default GEMM");
+    for (size_t threads : {1, 2, 3, 7}) {
+      for (size_t tile : {4, 2}) check(s, threads, tile, "default GEMM");
+    }
   }
 }
 
@@ -169,7 +174,7 @@ TEST(XnnpackWinograd, EveryFp32GemmFamilyThisCpuRuns) {
     }
     testing::ScopedF32GemmVariant forced(v.name);
     ASSERT_TRUE(forced.ok()) << v.name;
-    for (size_t i = 0; i < all.size(); i += 3) check(all[i], i % 2 == 0 ? 1 : 3, v.name);
+    for (size_t i = 0; i < all.size(); i += 3) check(all[i], i % 2 == 0 ? 1 : 3, i % 4 < 2 ? 4 : 2, v.name);
     ++ran;
   }
   EXPECT_GT(ran, 0u);
@@ -193,7 +198,9 @@ TEST(XnnpackWinograd, FlagIsAHintOtherConvolutionsIgnore) {
                                                                << " g" << c.groups;
     xnn_delete_operator(op);
   }
-  static_assert(xnnpack::kWinogradFlag == XNN_FLAG_WINOGRAD_CONVOLUTION, "blob flag is XNNPACK's");
+  static_assert(xnnpack::kWinogradFlag == XNN_FLAG_WINOGRAD_CONVOLUTION &&
+                    xnnpack::kWinograd2x2Flag == XNN_FLAG_WINOGRAD_2X2_TILES,
+                "the blob's flags are XNNPACK's");
 }
 
 }  // namespace

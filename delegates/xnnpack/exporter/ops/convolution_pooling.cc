@@ -57,7 +57,13 @@ std::string lower_convolution(XnnLowering& ctx, const Node& n) {
     shape.stride_h = size_t(stride[0]), shape.stride_w = size_t(stride[1]);
     shape.dilation_h = size_t(dil[0]), shape.dilation_w = size_t(dil[1]);
     shape.groups = size_t(groups), shape.in_channels = in_channels, shape.out_channels = O;
-    if (ctx.winograd && winograd_suits(shape)) prm.flags |= kWinogradFlag;
+    if (!n.outputs.empty() && n.outputs[0].kind == Arg::Kind::Tensor && n.outputs[0].ref >= 0) {
+      const Value& y = ctx.g.values[size_t(n.outputs[0].ref)];
+      if (y.sizes.size() == 4) {
+        shape.batch = size_t(y.sizes[0]), shape.out_h = size_t(y.sizes[2]), shape.out_w = size_t(y.sizes[3]);
+      }
+    }
+    prm.flags |= winograd_flags(shape, ctx.winograd);
   }
   std::vector<uint32_t> ins = {ctx.input(x), filter};
   if (is_const(bias)) ins.push_back(ctx.existing(bias, {O}));
