@@ -197,91 +197,103 @@ std::string cpu_features() {
 
 int extra_quantization_params() { return XNN_EXTRA_QUANTIZATION_PARAMS; }
 
-std::vector<Qb4wVariant> qb4w_variants() {
-  std::vector<Qb4wVariant> v;
+namespace {
+
 #if XNN_ARCH_X86_64
+// The variants of `configs` with whether this CPU runs each.
+template <typename Config>
+std::vector<GemmVariant> variants_of(const std::vector<Config>& configs) {
+  std::vector<GemmVariant> v;
   const xnn_hardware_config* h = hardware();
-  for (const Qb4wConfig& q : qb4w_configs()) v.push_back({q.name, h != nullptr && q.supported(*h), q.needs});
-#endif
+  for (const Config& c : configs) v.push_back({c.name, h != nullptr && c.supported(*h), c.needs});
   return v;
+}
+
+// Overwrites XNNPACK's configuration `current` (XNNPACK hands out this one static
+// configuration to every operator it creates) by `apply(config, variant)` for the variant
+// `name` of `configs`; returns a copy of what it was, or null (nothing changed).
+template <typename Config, typename Apply>
+void* force_variant(const xnn_gemm_config* current, const std::vector<Config>& configs, const std::string& name,
+                    Apply apply) {
+  const xnn_hardware_config* h = hardware();
+  if (h == nullptr || current == nullptr) return nullptr;
+  for (const Config& c : configs) {
+    if (name != c.name || !c.supported(*h)) continue;
+    xnn_gemm_config* config = const_cast<xnn_gemm_config*>(current);
+    xnn_gemm_config* saved = new xnn_gemm_config(*config);
+    apply(config, c);
+    return saved;
+  }
+  return nullptr;
+}
+#endif
+
+void restore_config(void* saved, const xnn_gemm_config* current) {
+  if (saved == nullptr) return;
+  *const_cast<xnn_gemm_config*>(current) = *static_cast<xnn_gemm_config*>(saved);
+  delete static_cast<xnn_gemm_config*>(saved);
+}
+
+}  // namespace
+
+std::vector<Qb4wVariant> qb4w_variants() {
+#if XNN_ARCH_X86_64
+  return variants_of(qb4w_configs());
+#else
+  return {};
+#endif
 }
 
 ScopedQb4wVariant::ScopedQb4wVariant(const std::string& name) {
 #if XNN_ARCH_X86_64
-  const xnn_hardware_config* h = hardware();
-  const xnn_gemm_config* current = xnn_init_qd8_f32_qb4w_gemm_config();
-  if (h == nullptr || current == nullptr) return;
-  for (const Qb4wConfig& q : qb4w_configs()) {
-    if (name != q.name || !q.supported(*h)) continue;
-    // XNNPACK hands out this one static configuration to every operator it creates.
-    xnn_gemm_config* config = const_cast<xnn_gemm_config*>(current);
-    xnn_gemm_config* saved = new xnn_gemm_config(*config);
-    std::memset(&config->minmax, 0, sizeof config->minmax);
-    config->minmax.dqgemm[0] = xnn_init_hmp_dqgemm_ukernel(q.one_row);
-    config->minmax.dqgemm[q.mr - 1] = xnn_init_hmp_dqgemm_ukernel(q.many_rows);
-    config->mr = q.mr;
-    config->nr = q.nr;
-    config->log2_kr = q.log2_kr;
-    config->planes = q.planes;
-    saved_ = saved;
-    return;
-  }
+  saved_ = force_variant(xnn_init_qd8_f32_qb4w_gemm_config(), qb4w_configs(), name,
+                         [](xnn_gemm_config* config, const Qb4wConfig& q) {
+                           std::memset(&config->minmax, 0, sizeof config->minmax);
+                           config->minmax.dqgemm[0] = xnn_init_hmp_dqgemm_ukernel(q.one_row);
+                           config->minmax.dqgemm[q.mr - 1] = xnn_init_hmp_dqgemm_ukernel(q.many_rows);
+                           config->mr = q.mr;
+                           config->nr = q.nr;
+                           config->log2_kr = q.log2_kr;
+                           config->planes = q.planes;
+                         });
 #else
   (void)name;
 #endif
 }
 
-ScopedQb4wVariant::~ScopedQb4wVariant() {
-  if (saved_ == nullptr) return;
-  xnn_gemm_config* saved = static_cast<xnn_gemm_config*>(saved_);
-  *const_cast<xnn_gemm_config*>(xnn_init_qd8_f32_qb4w_gemm_config()) = *saved;
-  delete saved;
-}
+ScopedQb4wVariant::~ScopedQb4wVariant() { restore_config(saved_, xnn_init_qd8_f32_qb4w_gemm_config()); }
 
 std::vector<F32GemmVariant> f32_gemm_variants() {
-  std::vector<F32GemmVariant> v;
 #if XNN_ARCH_X86_64
-  const xnn_hardware_config* h = hardware();
-  for (const F32GemmConfig& c : f32_gemm_configs()) v.push_back({c.name, h != nullptr && c.supported(*h), c.needs});
+  return variants_of(f32_gemm_configs());
+#else
+  return {};
 #endif
-  return v;
 }
 
 ScopedF32GemmVariant::ScopedF32GemmVariant(const std::string& name) {
 #if XNN_ARCH_X86_64
-  const xnn_hardware_config* h = hardware();
-  const xnn_gemm_config* current = xnn_init_f32_gemm_config();
-  if (h == nullptr || current == nullptr) return;
-  for (const F32GemmConfig& c : f32_gemm_configs()) {
-    if (name != c.name || !c.supported(*h)) continue;
-    xnn_gemm_config* config = const_cast<xnn_gemm_config*>(current);
-    xnn_gemm_config* saved = new xnn_gemm_config(*config);
-    std::memset(&config->minmax, 0, sizeof config->minmax);
-    std::memset(&config->linear, 0, sizeof config->linear);
-    std::memset(&config->relu, 0, sizeof config->relu);
-    config->minmax.gemm[0] = xnn_init_hmp_gemm_ukernel(c.gemm_1);
-    config->minmax.gemm[c.mr - 1] = xnn_init_hmp_gemm_ukernel(c.gemm_mr);
-    config->minmax.igemm[0] = xnn_init_hmp_igemm_ukernel(c.igemm_1);
-    config->minmax.igemm[c.mr - 1] = xnn_init_hmp_igemm_ukernel(c.igemm_mr);
-    config->pack_gemm_goi = c.pack;
-    config->mr = c.mr;
-    config->nr = c.nr;
-    config->log2_kr = 0;
-    config->log2_sr = c.log2_sr;
-    saved_ = saved;
-    return;
-  }
+  saved_ = force_variant(xnn_init_f32_gemm_config(), f32_gemm_configs(), name,
+                         [](xnn_gemm_config* config, const F32GemmConfig& c) {
+                           std::memset(&config->minmax, 0, sizeof config->minmax);
+                           std::memset(&config->linear, 0, sizeof config->linear);
+                           std::memset(&config->relu, 0, sizeof config->relu);
+                           config->minmax.gemm[0] = xnn_init_hmp_gemm_ukernel(c.gemm_1);
+                           config->minmax.gemm[c.mr - 1] = xnn_init_hmp_gemm_ukernel(c.gemm_mr);
+                           config->minmax.igemm[0] = xnn_init_hmp_igemm_ukernel(c.igemm_1);
+                           config->minmax.igemm[c.mr - 1] = xnn_init_hmp_igemm_ukernel(c.igemm_mr);
+                           config->pack_gemm_goi = c.pack;
+                           config->mr = c.mr;
+                           config->nr = c.nr;
+                           config->log2_kr = 0;
+                           config->log2_sr = c.log2_sr;
+                         });
 #else
   (void)name;
 #endif
 }
 
-ScopedF32GemmVariant::~ScopedF32GemmVariant() {
-  if (saved_ == nullptr) return;
-  xnn_gemm_config* saved = static_cast<xnn_gemm_config*>(saved_);
-  *const_cast<xnn_gemm_config*>(xnn_init_f32_gemm_config()) = *saved;
-  delete saved;
-}
+ScopedF32GemmVariant::~ScopedF32GemmVariant() { restore_config(saved_, xnn_init_f32_gemm_config()); }
 
 }  // namespace testing
 }  // namespace ember

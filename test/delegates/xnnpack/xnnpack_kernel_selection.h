@@ -41,12 +41,15 @@ bool native_fp16_arithmetic();
 // XNNPACK pads past a qd8 tensor's rows. A qd8 kernel of MR rows needs MR - 1.
 int extra_quantization_params();
 
-// An x86 qd8-f32-qb4w microkernel family of XNNPACK 2024 (gemm-config.c).
-struct Qb4wVariant {
+// A GEMM microkernel family of XNNPACK 2024 (gemm-config.c) that a test can force.
+struct GemmVariant {
   const char* name;
   bool supported;  // this CPU can execute it
   const char* needs;  // the CPU features it needs
 };
+
+// An x86 qd8-f32-qb4w microkernel family.
+using Qb4wVariant = GemmVariant;
 std::vector<Qb4wVariant> qb4w_variants();  // empty where no variant can be forced (not x86-64)
 
 // Makes XNNPACK's qd8-f32-qb4w configuration the variant `name` until destroyed (restores the
@@ -64,13 +67,9 @@ class ScopedQb4wVariant {
   void* saved_ = nullptr;  // a copy of XNNPACK's configuration
 };
 
-// An x86 fp32 GEMM microkernel family of XNNPACK 2024 (gemm-config.c): the tile shapes and
-// weight packings every fp32 GEMM / IGEMM (and the Winograd convolution's 36 GEMMs) can get.
-struct F32GemmVariant {
-  const char* name;
-  bool supported;
-  const char* needs;
-};
+// An x86 fp32 GEMM microkernel family: the tile shapes and weight packings every fp32 GEMM /
+// IGEMM (and the Winograd convolution's GEMMs) can get.
+using F32GemmVariant = GemmVariant;
 std::vector<F32GemmVariant> f32_gemm_variants();  // empty where none can be forced (not x86-64)
 
 // Makes XNNPACK's fp32 GEMM configuration (GEMM and IGEMM kernels, packing, tile shape) the
