@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "delegates/vulkan/runtime/vulkan_status.h"
+#include "runtime/platform/cache_files.h"
 #include "runtime/platform/platform.h"
 
 namespace ember {
@@ -45,38 +46,6 @@ bool read_file(const std::string& path, size_t limit, std::vector<uint8_t>* out,
   const bool ok = std::ferror(f) == 0;
   std::fclose(f);
   return ok;
-}
-
-// mkdir -p with 0700 for the directories it creates.
-bool make_directories(const std::string& dir) {
-  for (size_t i = 1; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      const std::string prefix = dir.substr(0, i);
-      if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) return false;
-    }
-  }
-  struct stat st;
-  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// Writes `bytes` to a temporary file beside `path`, then renames it over `path`.
-const char* write_file_atomically(const std::string& dir, const std::string& path, const std::vector<uint8_t>& bytes) {
-  if (!make_directories(dir)) return "cannot create the cache directory";
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return "cannot create a file in the cache directory";
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    std::remove(tmp.c_str());
-    return "cannot write the cache file (disk full?)";
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return "cannot rename the cache file into place";
-  }
-  return nullptr;
 }
 
 // Milliseconds since `start_ns` on the platform's clock (runtime/platform/platform.h).
@@ -335,8 +304,14 @@ void PipelineCache::save() {
   }
   data.resize(size);
   const std::string dir = stats_.file.substr(0, stats_.file.rfind('/'));
-  const char* error = write_file_atomically(dir, stats_.file, encode_pipeline_cache_file(data.data(), size, identity_));
-  stats_.save_status = error == nullptr ? "saved " + std::to_string(size) + " bytes" : std::string("not saved: ") + error;
+  if (!make_directories(dir, 0700)) {
+    stats_.save_status = "not saved: cannot create the cache directory";
+    return;
+  }
+  const std::vector<uint8_t> bytes = encode_pipeline_cache_file(data.data(), size, identity_);
+  const int err = write_file_atomically(stats_.file, bytes.data(), bytes.size());
+  stats_.save_status =
+      err == 0 ? "saved " + std::to_string(size) + " bytes" : std::string("not saved: ") + std::strerror(err);
 }
 
 size_t PipelineCache::num_pipelines() {

@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "delegates/xnnpack/runtime/xnnpack_backend.h"
+#include "runtime/platform/cache_files.h"
 #include "runtime/platform/log.h"
 
 namespace ember {
@@ -46,18 +47,6 @@ std::string hex(const ContentDigest& d) {
   return text;
 }
 
-bool write_all(int fd, const void* data, size_t size) {
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 bool read_all(int fd, void* data, size_t size, off_t offset) {
   uint8_t* p = static_cast<uint8_t*>(data);
   while (size > 0) {
@@ -69,28 +58,6 @@ bool read_all(int fd, void* data, size_t size, off_t offset) {
     offset += n;
   }
   return true;
-}
-
-// Writes `pieces` to `path` whole: a temporary file in the same directory, then rename (atomic
-// on POSIX), so a reader sees the old file, the new one or none, never a part.
-bool write_file_atomically(const std::string& path, const void* a, size_t a_size, const void* b, size_t b_size) {
-  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  const bool ok = write_all(fd, a, a_size) && (b_size == 0 || write_all(fd, b, b_size));
-  if (::close(fd) != 0 || !ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
-bool make_dir(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return true;
-  if (errno != ENOENT) return false;
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos || slash == 0) return false;
-  return make_dir(path.substr(0, slash)) && (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST);
 }
 
 // A valid block file of `digest` and `size` at `path`: mapped read-only (null when not).
@@ -362,7 +329,7 @@ void ProgramFileCache::flush() {
     return;
   }
   const std::string blocks = dir_ + "/blocks";
-  if (!make_dir(blocks)) {
+  if (!make_directories(blocks, 0755)) {
     read_only_ = true;
     warn_once(dir_.c_str(), "cannot create the directory; the cache is read-only for this process");
     pending_.clear();
@@ -373,9 +340,9 @@ void ProgramFileCache::flush() {
     if (block_file_valid(path, p.digest, p.size)) continue;  // another program wrote it
     uint8_t header[kBlockHeaderBytes];
     encode_block_header(p.digest, p.size, header);
-    if (!write_file_atomically(path, header, sizeof(header), p.data, p.size)) {
+    if (const int err = write_file_atomically(path, header, sizeof(header), p.data, p.size); err != 0) {
       read_only_ = true;
-      warn_once(path.c_str(), std::strerror(errno));
+      warn_once(path.c_str(), std::strerror(err));
       pending_.clear();
       return;
     }
@@ -384,9 +351,9 @@ void ProgramFileCache::flush() {
   }
   pending_.clear();
   const std::vector<uint8_t> bytes = encode_index(index_);
-  if (!write_file_atomically(index_path_, bytes.data(), bytes.size(), nullptr, 0)) {
+  if (const int err = write_file_atomically(index_path_, bytes.data(), bytes.size()); err != 0) {
     read_only_ = true;
-    warn_once(index_path_.c_str(), std::strerror(errno));
+    warn_once(index_path_.c_str(), std::strerror(err));
     return;
   }
   stats_.index_writes++;
