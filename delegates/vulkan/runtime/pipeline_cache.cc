@@ -1,8 +1,6 @@
 #include "delegates/vulkan/runtime/pipeline_cache.h"
 
 #include <pthread.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>

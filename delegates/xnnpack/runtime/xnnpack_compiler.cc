@@ -629,7 +629,7 @@ namespace {
 size_t conv_block(const XnnDelegate* d, const NodeAttrs& a, const fb::Node& node, size_t threads) {
   if (a.op != fb::OpType::Convolution2d || a.groups != 1 || node.inputs()->size() < 2) return 0;
   // A Winograd convolution blocks its own work (by tiles, then output channels per thread).
-  if ((a.flags & kWinogradFlag) != 0 && threads <= kWinogradMaxThreads) return 0;
+  if ((a.flags & kWinogradFlag) != 0) return 0;
   const uint32_t filter = node.inputs()->Get(1);
   const fb::Tensor* t = d->graph->tensors()->Get(filter);
   if (t->dtype() != fb::DataType::Fp32 || d->constant_data[filter] == nullptr) return 0;
@@ -669,7 +669,16 @@ Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
   d->stats.winograd_convolutions = 0;
   for (uint32_t i = 0; i < d->num_nodes; ++i) {
     const fb::Node* node = d->graph->nodes()->Get(i);
-    const NodeAttrs& a = d->attrs[i];
+    // The node as this runtime defines it: the exporter's Winograd flags hold only on pools of
+    // at most kWinogradMaxThreads threads (xnnpack_backend.h).
+    NodeAttrs a = d->attrs[i];
+    if (a.op == fb::OpType::Convolution2d && (a.flags & kWinogradFlag) != 0) {
+      if (threads > kWinogradMaxThreads) {
+        a.flags &= ~(kWinogradFlag | kWinograd2x2Flag);
+      } else {
+        d->stats.winograd_convolutions++;
+      }
+    }
     const char* api = "";
     if (a.op == fb::OpType::Copy) {
       api = "xnn_define_copy";
@@ -686,14 +695,6 @@ Error define_subgraph(XnnDelegate* d, SubgraphGuard& guard, Diagnostic* diag) {
     } else if (const size_t block = conv_block(d, a, *node, threads); block != 0) {
       s = define_blocked_convolution(d, guard.subgraph, a, *node, block, &api);
       d->stats.blocked_convolutions++;
-    } else if (a.op == fb::OpType::Convolution2d && (a.flags & kWinogradFlag) != 0) {
-      NodeAttrs attrs = a;
-      if (threads > kWinogradMaxThreads) {
-        attrs.flags &= ~(kWinogradFlag | kWinograd2x2Flag);
-      } else {
-        d->stats.winograd_convolutions++;
-      }
-      s = define_node(guard.subgraph, attrs, *node, d->work_dims, &api);
     } else {
       s = define_node(guard.subgraph, a, *node, d->work_dims, &api);
     }

@@ -57,11 +57,9 @@ std::string lower_convolution(XnnLowering& ctx, const Node& n) {
     shape.stride_h = size_t(stride[0]), shape.stride_w = size_t(stride[1]);
     shape.dilation_h = size_t(dil[0]), shape.dilation_w = size_t(dil[1]);
     shape.groups = size_t(groups), shape.in_channels = in_channels, shape.out_channels = O;
-    if (!n.outputs.empty() && n.outputs[0].kind == Arg::Kind::Tensor && n.outputs[0].ref >= 0) {
-      const Value& y = ctx.g.values[size_t(n.outputs[0].ref)];
-      if (y.sizes.size() == 4) {
-        shape.batch = size_t(y.sizes[0]), shape.out_h = size_t(y.sizes[2]), shape.out_w = size_t(y.sizes[3]);
-      }
+    if (const std::vector<int> outs = n.output_values(); !outs.empty() && ctx.g.values[outs[0]].sizes.size() == 4) {
+      const std::vector<int64_t>& y = ctx.g.values[outs[0]].sizes;
+      shape.batch = size_t(y[0]), shape.out_h = size_t(y[2]), shape.out_w = size_t(y[3]);
     }
     prm.flags |= winograd_flags(shape, ctx.winograd);
   }
