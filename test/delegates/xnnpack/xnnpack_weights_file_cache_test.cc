@@ -511,7 +511,7 @@ TEST_F(WeightsFileCache, XnnpackPeakMemoryStaysNearThePortableProgram) {
 // That is the direct program. With Winograd convolutions (the default) the packed filters of
 // those layers are larger than the program's (36/9 or 16/9 of them): the warm start may hold
 // that difference too, measured as the difference of the two programs' cache files, and
-// nothing else (measured here: 12.2 MiB more cached, warm RSS +0.44 program against +0.18).
+// nothing else (measured here: 12.1 MiB more cached, warm RSS +0.44 program against +0.19).
 TEST_F(WeightsFileCache, ResNet18WarmPeakMemoryStaysNearThePortableProgram) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "ASan's shadow memory makes RSS figures meaningless";
