@@ -63,6 +63,31 @@ int VulkanBlobBuilder::input(const Sizes& sizes, VkDType dtype) {
   return id;
 }
 
+int VulkanBlobBuilder::state_in_slot(const Sizes& sizes, VkDType dtype, int32_t slot) {
+  const int id = constant_in_slot(sizes, dtype, slot);
+  if (id >= 0) tensors_[id].kind = static_cast<uint8_t>(fb::TensorKind::State);
+  return id;
+}
+
+int VulkanBlobBuilder::state(const Sizes& sizes, const std::vector<float>& initial) {
+  const int id = constant(sizes, initial);
+  if (id >= 0) tensors_[id].kind = static_cast<uint8_t>(fb::TensorKind::State);
+  return id;
+}
+
+void VulkanBlobBuilder::state_output() { state_outputs_.push_back(static_cast<uint32_t>(num_outputs_++)); }
+
+void VulkanBlobBuilder::set_dynamic(int id, const std::vector<uint8_t>& dims) {
+  if (!check({id})) return;
+  for (uint8_t d : dims) {
+    if (d >= tensors_[id].sizes.size()) {
+      fail("dynamic dim " + std::to_string(d) + " out of range for " + sizes_str(tensors_[id].sizes));
+      return;
+    }
+  }
+  tensors_[id].dynamic_dims = dims;
+}
+
 int VulkanBlobBuilder::constant(const Sizes& sizes, const std::vector<float>& data) {
   return constant_bytes(sizes, VkDType::Float32, data.data(), data.size() * sizeof(float));
 }
@@ -224,6 +249,44 @@ int VulkanBlobBuilder::softmax(int x, int32_t dim, bool log) {
   return add_node(static_cast<uint8_t>(fb::Shader::Softmax), params, {x}, sizes(x));
 }
 
+int VulkanBlobBuilder::rms_norm(int x, int w, float eps) {
+  if (!check({x, w})) return -1;
+  Sizes out;
+  EMBER_SHAPE(infer_layer_norm(sizes(x), 1, numel(sizes(w)), -1, &out));
+  auto params = [=](flatbuffers::FlatBufferBuilder& f) {
+    return P(fb::Params::LayerNormParams, fb::CreateLayerNormParams(f, 1, eps, /*rms=*/true).o);
+  };
+  return add_node(static_cast<uint8_t>(fb::Shader::LayerNorm), params, {x, w, -1}, out);
+}
+
+int VulkanBlobBuilder::rope(int x, int cos, int sin) {
+  if (!check({x, cos, sin})) return -1;
+  Sizes out;
+  EMBER_SHAPE(infer_rope(sizes(x), sizes(cos), sizes(sin), &out));
+  auto params = [](flatbuffers::FlatBufferBuilder& f) { return P(fb::Params::RopeParams, fb::CreateRopeParams(f).o); };
+  return add_node(static_cast<uint8_t>(fb::Shader::Rope), params, {x, cos, sin}, out);
+}
+
+int VulkanBlobBuilder::attention(int q, int k, int v, int kc, int vc, int pos, float scale) {
+  if (!check({q, k, v, kc, vc, pos})) return -1;
+  for (int c : {kc, vc}) {
+    if (tensors_[c].kind != static_cast<uint8_t>(fb::TensorKind::State)) {
+      fail("attention caches must be state tensors (state_in_slot)");
+      return -1;
+    }
+  }
+  if (tensors_[pos].kind != static_cast<uint8_t>(fb::TensorKind::Input)) {
+    fail("attention positions must be a delegate input (the runtime checks them before each run)");
+    return -1;
+  }
+  Sizes out;
+  EMBER_SHAPE(infer_attention(sizes(q), sizes(k), sizes(v), sizes(kc), sizes(vc), sizes(pos), &out));
+  auto params = [=](flatbuffers::FlatBufferBuilder& f) {
+    return P(fb::Params::AttentionParams, fb::CreateAttentionParams(f, scale).o);
+  };
+  return add_node(static_cast<uint8_t>(fb::Shader::Attention), params, {q, k, v, kc, vc, pos}, out);
+}
+
 int VulkanBlobBuilder::layer_norm(int x, int w, int b, int32_t nd, float eps) {
   if (!check({x, w, b}, true)) return -1;
   Sizes out;
@@ -325,7 +388,7 @@ std::vector<uint8_t> VulkanBlobBuilder::build() const {
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorDef& t = tensors_[i];
     flatbuffers::Offset<fb::ConstantData> c = 0;
-    if (t.kind == static_cast<uint8_t>(fb::TensorKind::Constant)) {
+    if (t.kind == static_cast<uint8_t>(fb::TensorKind::Constant) || t.kind == static_cast<uint8_t>(fb::TensorKind::State)) {
       uint64_t nbytes = static_cast<uint64_t>(numel(t.sizes)) * dsize(t.dtype);
       if (t.segment >= 0) {
         c = fb::CreateConstantData(f, t.segment, t.offset, nbytes);
@@ -342,8 +405,9 @@ std::vector<uint8_t> VulkanBlobBuilder::build() const {
     if (fp16_ && dtype == VkDType::Float16 && (t.kind == static_cast<uint8_t>(fb::TensorKind::Internal) ||
                                                t.kind == static_cast<uint8_t>(fb::TensorKind::Output)))
       dtype = VkDType::Float32;
+    auto dyn = t.dynamic_dims.empty() ? 0 : f.CreateVector(t.dynamic_dims);
     ts.push_back(fb::CreateTensor(f, static_cast<uint32_t>(i), static_cast<fb::DType>(dtype), sizes,
-                                  static_cast<fb::TensorKind>(t.kind), t.io, c));
+                                  static_cast<fb::TensorKind>(t.kind), t.io, c, dyn));
   }
   std::vector<flatbuffers::Offset<fb::Node>> ns;
   for (const NodeDef& n : nodes_) {
@@ -357,7 +421,9 @@ std::vector<uint8_t> VulkanBlobBuilder::build() const {
   auto tv = f.CreateVector(ts);
   auto nv = f.CreateVector(ns);
   auto opts = fb::CreateCompileOptions(f, fp16_);
-  auto g = fb::CreateGraph(f, 1, tv, nv, static_cast<uint32_t>(num_inputs_), static_cast<uint32_t>(num_outputs_), opts);
+  auto so = state_outputs_.empty() ? 0 : f.CreateVector(state_outputs_);
+  auto g = fb::CreateGraph(f, 1, tv, nv, static_cast<uint32_t>(num_inputs_), static_cast<uint32_t>(num_outputs_), opts,
+                           0, so);
   fb::FinishGraphBuffer(f, g);
   return std::vector<uint8_t>(f.GetBufferPointer(), f.GetBufferPointer() + f.GetSize());
 }

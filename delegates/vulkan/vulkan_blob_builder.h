@@ -28,7 +28,7 @@ namespace ember {
 namespace vulkan {
 
 enum class VkDType : uint8_t { Float32 = 0, Float16 = 1, Int32 = 2, Int64 = 3 };
-enum class VkBinary : uint8_t { Add = 0, Sub = 1, Mul = 2, Div = 3 };
+enum class VkBinary : uint8_t { Add = 0, Sub = 1, Mul = 2, Div = 3, SiluMul = 4 /* silu(a) * b */ };
 enum class VkUnary : uint8_t {
   Relu = 0, Clamp = 1, Hardtanh = 2, Hardswish = 3, Sigmoid = 4, Silu = 5, Gelu = 6,
   GeluTanh = 7, Tanh = 8,
@@ -58,8 +58,17 @@ class VulkanBlobBuilder {
   // segment of exporter::DelegateBlob::constants[slot], found through the
   // "ember.constant_segments" compile spec) at `offset`.
   int constant_in_slot(const Sizes& sizes, VkDType dtype, int32_t slot, uint64_t offset = 0);
+  // Mutable state kept on the device (fb::TensorKind::State): initial bytes from constant slot
+  // `slot`; written in place by attention(). Not an argument of the delegate call.
+  int state_in_slot(const Sizes& sizes, VkDType dtype, int32_t slot);
+  int state(const Sizes& sizes, const std::vector<float>& initial);  // initial bytes inline
   // Makes a node's result the next delegate output (not an input or constant: copy first).
   void output(int id);
+  // The next delegate output is the program's copy of a state the delegate keeps on the device
+  // (left alone at run time: Graph.state_outputs).
+  void state_output();
+  // Marks dims of tensor `id` as the graph's dynamic size (sizes holds its bound there).
+  void set_dynamic(int id, const std::vector<uint8_t>& dims);
 
   // --- ops (bias / weight / optional inputs: -1 when absent) ---
   int conv2d(int x, int weight, int bias, std::vector<int32_t> stride, std::vector<int32_t> padding,
@@ -83,6 +92,10 @@ class VulkanBlobBuilder {
   int cat(const std::vector<int>& xs, int32_t dim);
   int slice(int x, int32_t dim, int64_t start, int64_t end, int64_t step = 1);
   int embedding(int weight, int indices);
+  int rms_norm(int x, int weight, float eps);  // x * rsqrt(mean(x^2, -1) + eps) * weight
+  int rope(int x, int cos, int sin);           // rotate-half RoPE (vulkan_graph.fbs RopeParams)
+  // KV-cache attention (AttentionParams): k_cache / v_cache are state_in_slot() tensors.
+  int attention(int q, int k, int v, int k_cache, int v_cache, int pos, float scale);
 
   // fp16 storage (CompileOptions.fp16; see runtime/fp16_storage.h): inputs/outputs stay
   // float32; weights may be Float16 (constant_bytes / constant_in_slot) or float32.
@@ -108,6 +121,7 @@ class VulkanBlobBuilder {
     int32_t segment = -1;
     uint64_t offset = 0;
     std::vector<uint8_t> bytes;
+    std::vector<uint8_t> dynamic_dims;
   };
   using ParamsFn = std::function<std::pair<uint8_t, uint32_t>(flatbuffers::FlatBufferBuilder&)>;
   struct NodeDef {
@@ -126,6 +140,7 @@ class VulkanBlobBuilder {
   std::vector<TensorDef> tensors_;
   std::vector<NodeDef> nodes_;
   size_t num_inputs_ = 0, num_outputs_ = 0;
+  std::vector<uint32_t> state_outputs_;
   bool fp16_ = false;
   std::string error_;
 };

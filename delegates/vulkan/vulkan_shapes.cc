@@ -251,5 +251,28 @@ std::string infer_embedding(const Sizes& weight, const Sizes& indices, Sizes* ou
   return "";
 }
 
+std::string infer_rope(const Sizes& x, const Sizes& cos, const Sizes& sin, Sizes* out) {
+  if (x.size() < 2 || x.back() % 2 != 0) return "rope input must be [..., T, D] with D even, got " + sizes_str(x);
+  const int64_t t = x[x.size() - 2];
+  bool ok = cos.size() >= 2 && cos.size() <= x.size() && cos == sin && cos.back() == x.back() &&
+            (cos[cos.size() - 2] == t || cos[cos.size() - 2] == 1);
+  for (size_t i = 0; ok && i + 2 < cos.size(); ++i) ok = cos[i] == 1;
+  if (!ok) return "rope cos/sin " + sizes_str(cos) + " / " + sizes_str(sin) + " do not fit input " + sizes_str(x);
+  *out = x;
+  return "";
+}
+
+std::string infer_attention(const Sizes& q, const Sizes& k, const Sizes& v, const Sizes& kc, const Sizes& vc,
+                            const Sizes& pos, Sizes* out) {
+  if (q.size() != 4 || k.size() != 4 || kc.size() != 4) return "attention needs 4-D query, key/value and caches";
+  const Sizes kv = {q[0], k[1], q[2], q[3]}, cache = {q[0], k[1], kc[2], q[3]};
+  if (k != kv || v != kv) return "attention key/value " + sizes_str(k) + " do not fit query " + sizes_str(q);
+  if (kc != cache || vc != cache) return "attention caches " + sizes_str(kc) + " do not fit key " + sizes_str(k);
+  if (k[1] < 1 || q[1] % k[1] != 0) return "attention query heads are not a multiple of key/value heads";
+  if (pos != Sizes{q[2]} || q[2] > kc[2]) return "attention positions " + sizes_str(pos) + " do not fit query " + sizes_str(q);
+  *out = q;
+  return "";
+}
+
 }  // namespace vulkan
 }  // namespace ember

@@ -50,6 +50,13 @@ std::string infer_cat(const std::vector<Sizes>& xs, int64_t dim, Sizes* out);
 std::string infer_slice(const Sizes& x, int64_t dim, int64_t* start, int64_t* end, int64_t step,
                         Sizes* out);
 std::string infer_embedding(const Sizes& weight, const Sizes& indices, Sizes* out);
+// x [..., T, D] (D even), cos and sin alike [..., T or 1, D] with every leading dim 1 and rank
+// <= x's; out = x's sizes.
+std::string infer_rope(const Sizes& x, const Sizes& cos, const Sizes& sin, Sizes* out);
+// q [B, H, T, D], k and v [B, Hkv, T, D] (H a multiple of Hkv), caches [B, Hkv, S, D], pos [T]
+// with T <= S; out = q's sizes.
+std::string infer_attention(const Sizes& q, const Sizes& k, const Sizes& v, const Sizes& k_cache,
+                            const Sizes& v_cache, const Sizes& pos, Sizes* out);
 
 }  // namespace vulkan
 }  // namespace ember

@@ -27,7 +27,9 @@ absl::StatusOr<Partition> make_partition(const Graph& g, std::vector<int> nodes)
   for (int i : nodes) {
     for (const Arg& a : g.nodes[i].args) {
       for (int r : a.value_refs()) {
-        if (!produced.count(r) && seen_in.insert(r).second) p.inputs.push_back(r);
+        // Symbolic sizes (a view's SymInts) are not inputs: a backend that claims such a node
+        // takes the sizes from its output value (a delegate call's inputs are tensors).
+        if (!produced.count(r) && g.values[r].type == ValueType::Tensor && seen_in.insert(r).second) p.inputs.push_back(r);
       }
     }
   }

@@ -15,8 +15,8 @@
 namespace ember {
 namespace exporter {
 
-// A claimed subgraph, in graph order. Its inputs are values read by its nodes but produced
-// outside it (including constants); its outputs are values produced inside it and read
+// A claimed subgraph, in graph order. Its inputs are tensors read by its nodes but produced
+// outside it (including constants; symbolic sizes are not inputs); its outputs are values produced inside it and read
 // outside it (or graph outputs).
 struct Partition {
   std::vector<int> nodes;

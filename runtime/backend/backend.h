@@ -69,6 +69,9 @@ class Backend {
   // `args`: the delegate call's inputs then outputs, as the partitioner ordered them.
   virtual Error execute(BackendExecuteContext& context, void* handle, EValue** args,
                         size_t num_args) = 0;
+  // Method::reset_state(): a backend that keeps a method's mutable state itself (a KV cache on
+  // the GPU) restores its initial value here. Default: nothing kept, nothing to do.
+  virtual Error reset_state(void* handle, Diagnostic* diag) { return Error::Ok; }
   // Releases the handle's resources. Called once per successful init.
   virtual void destroy(void* handle) = 0;
 };

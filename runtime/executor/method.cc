@@ -606,6 +606,12 @@ Error Method::reset_state() {
     if (st->nbytes() > 0) std::memcpy(t.data, seg->data() + st->segment_offset(), st->nbytes());
     for (int d = 0; d < t.rank; ++d) t.sizes[d] = t.max_sizes[d];
   }
+  // State a delegate keeps itself (a KV cache on the GPU).
+  for (size_t i = 0; i < num_delegates_; ++i) {
+    if (delegate_backends_[i] == nullptr) continue;
+    const Error e = delegate_backends_[i]->reset_state(delegate_handles_[i], &diag_);
+    if (e != Error::Ok) return e;
+  }
   return Error::Ok;
 }
 

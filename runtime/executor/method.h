@@ -111,7 +111,8 @@ class Method : private internal::MethodData {
 
   Error execute();
   // Restores every mutable-state tensor to its initial value from the program, shared ones
-  // included (so the other methods using them see the reset too).
+  // included (so the other methods using them see the reset too), and the state delegates
+  // keep themselves (Backend::reset_state: a KV cache on the GPU).
   Error reset_state();
   // Thread pool for kernels; null runs single-threaded. Must outlive use. Delegates got
   // the pool given at init (they may bind it into their compiled state).

@@ -35,27 +35,68 @@ int VulkanLowering::t(const Node& n, size_t i) const {
   return it == ids.end() ? -2 : it->second;
 }
 
+namespace {
+std::vector<uint8_t> dynamic_dims(const Value& v) {
+  std::vector<uint8_t> d;
+  for (size_t i = 0; i < v.dynamic_dims.size(); ++i)
+    if (v.dynamic_dims[i]) d.push_back(static_cast<uint8_t>(i));
+  return d;
+}
+}  // namespace
+
 std::string VulkanLowering::finish(const Node& n, int r) {
   if (r < 0) return b.ok() ? std::string("unmapped input") : b.error();
   const Value& o = out(n);
   if (b.sizes(r) != o.sizes) return "shape mismatch " + sizes_str(b.sizes(r)) + " vs " + sizes_str(o.sizes);
+  if (o.is_dynamic()) b.set_dynamic(r, dynamic_dims(o));
   ids[n.outputs[0].ref] = r;
-  return "";
+  return b.ok() ? "" : b.error();
+}
+
+int VulkanLowering::input(int v) {
+  const Value& val = g.values[v];
+  VkDType dt = val.dtype == ScalarType::Int64 ? VkDType::Int64 : val.dtype == ScalarType::Int32 ? VkDType::Int32 : VkDType::Float32;
+  const int id = b.input(val.sizes, dt);
+  if (id >= 0 && val.is_dynamic()) b.set_dynamic(id, dynamic_dims(val));
+  ids[v] = id;
+  return id;
+}
+
+int64_t single_dynamic_bound(const exporter::Graph& g) {
+  int64_t bound = 0;
+  for (const Value& v : g.values) {
+    if (v.type != exporter::ValueType::Tensor) continue;
+    for (size_t d = 0; d < v.dynamic_dims.size() && d < v.sizes.size(); ++d) {
+      if (!v.dynamic_dims[d]) continue;
+      if (bound != 0 && v.sizes[d] != bound) return -1;
+      bound = v.sizes[d];
+    }
+  }
+  return bound;
+}
+
+bool device_state(const exporter::Graph& g, int v) {
+  const Value& val = g.values[v];
+  return val.type == exporter::ValueType::Tensor && val.role == exporter::ValueRole::MutableState &&
+         val.shared_state.empty() && val.constant >= 0 && val.dtype == ScalarType::Float32 && !val.is_dynamic();
 }
 
 namespace {
 
 VulkanOpTable build_table() {
   VulkanOpTable t("Vulkan");
-  add_convolution_pooling_ops(t);
-  add_elementwise_ops(t);
-  add_normalization_ops(t);
-  add_matmul_attention_ops(t);
-  add_shape_ops(t);
+  for (AddOpFamily add : vulkan_op_families()) add(t);
   return t;
 }
 
 }  // namespace
+
+const std::vector<AddOpFamily>& vulkan_op_families() {
+  static const std::vector<AddOpFamily> families = {add_convolution_pooling_ops, add_elementwise_ops,
+                                                    add_normalization_ops, add_matmul_attention_ops, add_shape_ops,
+                                                    add_llm_ops};
+  return families;
+}
 
 const VulkanOpTable& vulkan_op_table() {
   static const VulkanOpTable table = build_table();
@@ -69,12 +110,16 @@ const VulkanOpTraits& op_traits(const Node& n) {
 }
 
 std::string lower_node(VulkanLowering& ctx, const Node& n) {
-  if (n.outputs.size() != 1 || n.outputs[0].kind != Arg::Kind::Tensor) return "not a single-tensor op";
-  const Value& out = ctx.out(n);
-  if (out.is_dynamic()) return "dynamic output shape";
-  if (out.dtype != ScalarType::Float32) return "output is not float32";
   const VulkanOpEntry* e = vulkan_op_table().find(n.kernel_name());
   if (e == nullptr || e->lower == nullptr) return no_shader(n);
+  if (n.outputs.empty() || n.outputs[0].kind != Arg::Kind::Tensor) return "not a single-tensor op";
+  for (size_t i = 1; i < n.outputs.size(); ++i) {
+    if (!e->traits.updates_state || n.outputs[i].kind != Arg::Kind::Tensor || !device_state(ctx.g, n.outputs[i].ref))
+      return "not a single-tensor op";
+  }
+  const Value& out = ctx.out(n);
+  if (out.is_dynamic() && (e->traits.fixed_shape || single_dynamic_bound(ctx.g) <= 0)) return "dynamic output shape";
+  if (out.dtype != ScalarType::Float32) return "output is not float32";
   return e->lower(ctx, n);
 }
 

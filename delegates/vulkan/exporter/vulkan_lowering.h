@@ -6,7 +6,14 @@
 // Support is decided by lowering: the entries have no check (null), and unsupported_reason()
 // lowers the node into a throwaway builder whose inputs are the node's own; the entry's reason
 // is the lowering's. Before an entry's lower runs, lower_node() has checked that the node has one
-// static float32 tensor output (entries may rely on it).
+// float32 tensor output (plus the state it updates, for updates_state ops; entries may rely on
+// it).
+//
+// Dynamic shapes: a graph whose dynamic dims all share one bound (one symbol: a sequence
+// length, a batch) may be delegated; blob tensors carry the dims (set_dynamic) and the runtime
+// re-derives every shape at each size, checking each fits its buffer. Ops whose lowering
+// writes sizes into the blob's params (expand, the causal mask of aten attention) say
+// fixed_shape and take only static tensors.
 #pragma once
 
 #include <map>
@@ -28,6 +35,13 @@ struct VulkanOpTraits {
   bool moves_data_only = false;
   // Reads an integer tensor as indices (embedding rows, index.Tensor).
   bool takes_indices = false;
+  // Its lowering writes tensor sizes into the blob (expand's target, a mask): static tensors only.
+  bool fixed_shape = false;
+  // Its symbolic size arguments are the output's sizes (views): the delegate does not read them.
+  bool sizes_from_output = false;
+  // Updates mutable state in place (its outputs after the first are the state arguments, kept
+  // on the device as State tensors: ember_llm::sdpa_with_kv_cache's KV cache).
+  bool updates_state = false;
 };
 
 // What lowering one partition (or, in unsupported_reason, one node) needs: the graph, the blob
@@ -48,8 +62,10 @@ struct VulkanLowering {
   // n's (single, static, float32) output value.
   const exporter::Value& out(const exporter::Node& n) const { return g.values[n.outputs[0].ref]; }
   // Records blob tensor r as n's output: "" or why not (r < 0: an unmapped input or the
-  // builder's error; a shape other than the graph's).
+  // builder's error; a shape other than the graph's). Marks its dynamic dims.
   std::string finish(const exporter::Node& n, int r);
+  // Maps graph value v (a delegate input: dynamic dims marked) into the blob.
+  int input(int v);
 };
 
 using VulkanOpTable = exporter::DelegateOpTable<VulkanLowering, VulkanOpTraits>;
@@ -69,6 +85,17 @@ void add_elementwise_ops(VulkanOpTable& t);
 void add_normalization_ops(VulkanOpTable& t);
 void add_matmul_attention_ops(VulkanOpTable& t);
 void add_shape_ops(VulkanOpTable& t);
+void add_llm_ops(VulkanOpTable& t);
+// Every family above, in the order the table is built (its one list).
+using AddOpFamily = void (*)(VulkanOpTable&);
+const std::vector<AddOpFamily>& vulkan_op_families();
+
+// The bound every dynamic dim of g shares: 0 when g is static, -1 when dims have different
+// bounds (two symbols: not delegated).
+int64_t single_dynamic_bound(const exporter::Graph& g);
+// State value v can live on the device (a State tensor): float32 mutable state of this method
+// alone (not shared between methods), static, with an initial value.
+bool device_state(const exporter::Graph& g, int v);
 
 // Argument helpers shared by the family files.
 bool static_int(const exporter::Arg& a, int64_t* v);

@@ -36,10 +36,8 @@ TEST(VulkanOpTable, EveryOpRegisteredOnceWithALowering) {
 }
 
 TEST(VulkanOpTable, EveryFamilyRegistersOpsTheSchemaTableKnows) {
-  using AddFamily = void (*)(VulkanOpTable&);
   size_t total = 0;
-  for (AddFamily add : {add_convolution_pooling_ops, add_elementwise_ops, add_normalization_ops,
-                        add_matmul_attention_ops, add_shape_ops}) {
+  for (AddOpFamily add : vulkan_op_families()) {
     VulkanOpTable family("family");
     add(family);
     EXPECT_FALSE(family.ops().empty());
@@ -64,6 +62,16 @@ TEST(VulkanOpTable, TraitsAgreeWithTheOps) {
   EXPECT_FALSE(traits("aten::embedding.default").moves_data_only);  // a gather worth a GPU call
   EXPECT_FALSE(traits("aten::relu.default").moves_data_only);
   EXPECT_FALSE(traits("aten::conv2d.default").takes_indices);
+  // Dynamic shapes: views take sizes from their output; ops that write sizes into the blob
+  // take static tensors only; the KV-cache attention updates state and reads positions.
+  EXPECT_TRUE(traits("aten::view.default").sizes_from_output);
+  EXPECT_FALSE(traits("aten::linear.default").sizes_from_output);
+  EXPECT_TRUE(traits("aten::expand.default").fixed_shape);
+  EXPECT_TRUE(traits("aten::scaled_dot_product_attention.default").fixed_shape);
+  EXPECT_FALSE(traits("aten::linear.default").fixed_shape);
+  EXPECT_TRUE(traits("ember_llm::sdpa_with_kv_cache.default").updates_state);
+  EXPECT_TRUE(traits("ember_llm::sdpa_with_kv_cache.default").takes_indices);
+  EXPECT_FALSE(traits("ember_llm::rms_norm.default").updates_state);
 }
 
 int tensor(Graph& g, Sizes sizes, ScalarType dtype = ScalarType::Float32) {

@@ -1,5 +1,6 @@
 #include "delegates/vulkan/exporter/vulkan_partitioner.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -33,9 +34,9 @@ std::vector<int> tensor_inputs(const Graph& g, const Node& n) {
   return r;
 }
 
-std::string check_value(const Value& v) {
+std::string check_value(const Graph& g, const Value& v, const VulkanOpTraits& traits) {
   if (v.type != exporter::ValueType::Tensor) return "symbolic argument";
-  if (v.is_dynamic()) return "dynamic shape";
+  if (v.is_dynamic() && (traits.fixed_shape || single_dynamic_bound(g) <= 0)) return "dynamic shape";
   if (v.dtype != ScalarType::Float32 && v.dtype != ScalarType::Int64 && v.dtype != ScalarType::Int32)
     return "dtype " + exporter::dtype_name(v.dtype);
   if (static_cast<int>(v.sizes.size()) > kMaxDims) return "rank too high";
@@ -48,9 +49,10 @@ std::string check_value(const Value& v) {
 std::string VulkanPartitioner::unsupported_reason(const Graph& g, int index) {
   const Node& n = g.nodes[index];
   if (n.erased) return "erased";
+  const VulkanOpTraits& traits = op_traits(n);
   for (const Arg& a : n.args)
     for (int v : a.value_refs())
-      if (g.values[v].type != exporter::ValueType::Tensor) return "symbolic argument";
+      if (g.values[v].type != exporter::ValueType::Tensor && !traits.sizes_from_output) return "symbolic argument";
   // Support is decided by lowering the node into a throwaway builder whose inputs are its own.
   static const VulkanPartitionerOptions kDefaults;
   VulkanBlobBuilder b;
@@ -58,14 +60,20 @@ std::string VulkanPartitioner::unsupported_reason(const Graph& g, int index) {
   // Integer tensors are moved (views, slices, ...) or used as indices (embedding rows,
   // index.Tensor); every shader that computes does so on float32 (RAFT's integer coordinate
   // grid reached a unary op, was claimed, and failed at load).
-  const VulkanOpTraits& traits = op_traits(n);
   const bool takes_indices = traits.takes_indices || traits.moves_data_only;
+  std::vector<int> updated;  // state this node updates in place (its extra outputs)
+  for (size_t i = 1; i < n.outputs.size(); ++i) updated.push_back(n.outputs[i].ref);
   for (int v : tensor_inputs(g, n)) {
     if (ctx.ids.count(v)) continue;
-    std::string e = check_value(g.values[v]);
+    if (traits.updates_state && std::find(updated.begin(), updated.end(), v) != updated.end()) {
+      if (!device_state(g, v)) return "state the device cannot keep";
+      ctx.ids[v] = b.state(g.values[v].sizes, std::vector<float>(static_cast<size_t>(g.values[v].numel())));
+      continue;
+    }
+    std::string e = check_value(g, g.values[v], traits);
     if (!e.empty()) return e;
     if (!takes_indices && g.values[v].dtype != ScalarType::Float32) return "an integer tensor input";
-    ctx.ids[v] = b.input(g.values[v].sizes, vk_dtype(g.values[v].dtype));
+    ctx.input(v);
   }
   return lower_node(ctx, n);
 }
@@ -118,7 +126,19 @@ absl::StatusOr<exporter::DelegateBlob> VulkanPartitioner::preprocess(const Graph
       // Weights stay in the program's segments (PyTorch layouts are the shaders' layouts).
       ids[v] = b.constant_in_slot(val.sizes, vk_dtype(val.dtype), static_cast<int32_t>(slots.existing(val.constant)));
     } else {
-      ids[v] = b.input(val.sizes, vk_dtype(val.dtype));
+      ctx.input(v);
+    }
+  }
+  // State the partition's nodes update in place (a KV cache): kept on the device, from its
+  // initial value (the program's constant slot).
+  for (int i : p.nodes) {
+    const Node& n = g.nodes[i];
+    for (size_t k = 1; k < n.outputs.size(); ++k) {
+      const int v = n.outputs[k].ref;
+      if (n.outputs[k].kind != exporter::Arg::Kind::Tensor || ids.count(v)) continue;
+      if (!device_state(g, v)) return absl::InvalidArgumentError("vulkan: node " + std::to_string(i) + " updates state the device cannot keep");
+      const Value& val = g.values[v];
+      ids[v] = b.state_in_slot(val.sizes, VkDType::Float32, static_cast<int32_t>(slots.existing(val.constant)));
     }
   }
   for (int i : p.nodes) {
@@ -126,6 +146,10 @@ absl::StatusOr<exporter::DelegateBlob> VulkanPartitioner::preprocess(const Graph
     if (!e.empty()) return absl::InvalidArgumentError("vulkan: node " + std::to_string(i) + ": " + e);
   }
   for (int v : p.outputs) {
+    if (g.values[v].role == exporter::ValueRole::MutableState) {  // its copy in the program stays as is
+      b.state_output();
+      continue;
+    }
     auto it = ids.find(v);
     if (it == ids.end()) return absl::InternalError("vulkan: partition output not produced");
     b.output(it->second);

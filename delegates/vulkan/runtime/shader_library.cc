@@ -35,6 +35,15 @@ const uint32_t kStridedCopy[] =
 const uint32_t kEmbedding[] =
 #include "delegates/vulkan/shaders/embedding.inc"
     ;
+const uint32_t kRope[] =
+#include "delegates/vulkan/shaders/rope.inc"
+    ;
+const uint32_t kAttention[] =
+#include "delegates/vulkan/shaders/attention.inc"
+    ;
+const uint32_t kCacheWrite[] =
+#include "delegates/vulkan/shaders/cache_write.inc"
+    ;
 
 const uint32_t kConv2dFp16[] =
 #include "delegates/vulkan/shaders/conv2d_fp16.inc"
@@ -66,6 +75,15 @@ const uint32_t kStridedCopyFp16[] =
 const uint32_t kEmbeddingFp16[] =
 #include "delegates/vulkan/shaders/embedding_fp16.inc"
     ;
+const uint32_t kRopeFp16[] =
+#include "delegates/vulkan/shaders/rope_fp16.inc"
+    ;
+const uint32_t kAttentionFp16[] =
+#include "delegates/vulkan/shaders/attention_fp16.inc"
+    ;
+const uint32_t kCacheWriteFp16[] =
+#include "delegates/vulkan/shaders/cache_write_fp16.inc"
+    ;
 
 #define EMBER_SHADER(name, var, bindings, push) \
   ShaderInfo{name, var, sizeof(var) / sizeof(var[0]), bindings, push}
@@ -81,6 +99,9 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("reduce_mean", kReduceMean, 2, 0),
     EMBER_SHADER("strided_copy", kStridedCopy, 2, 112),
     EMBER_SHADER("embedding", kEmbedding, 3, 0),
+    EMBER_SHADER("rope", kRope, 4, 0),
+    EMBER_SHADER("attention", kAttention, 5, 0),
+    EMBER_SHADER("cache_write", kCacheWrite, 3, 0),
     // fp16-storage variants, same order (kFp16Offset + id).
     EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0),
     EMBER_SHADER("matmul_fp16", kMatmulFp16, 4, 0),
@@ -92,6 +113,9 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("reduce_mean_fp16", kReduceMeanFp16, 2, 0),
     EMBER_SHADER("strided_copy_fp16", kStridedCopyFp16, 2, 112),
     EMBER_SHADER("embedding_fp16", kEmbeddingFp16, 3, 0),
+    EMBER_SHADER("rope_fp16", kRopeFp16, 4, 0),
+    EMBER_SHADER("attention_fp16", kAttentionFp16, 5, 0),
+    EMBER_SHADER("cache_write_fp16", kCacheWriteFp16, 3, 0),
 };
 
 }  // namespace

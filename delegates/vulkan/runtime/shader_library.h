@@ -7,13 +7,13 @@
 namespace ember {
 namespace vulkan {
 
-// Ids 0..9 match fb::Shader; kFp16Offset + id is the same shader compiled with
+// Ids 0..11 match fb::Shader (CacheWrite is a dispatch of the Attention node); kFp16Offset + id is the same shader compiled with
 // -DSTORAGE_FP16 (float16_t storage buffers, fp32 arithmetic; see fp16_storage.h).
 enum class ShaderId : uint8_t {
   Conv2d = 0, Matmul = 1, Binary = 2, Unary = 3, Pool2d = 4, Softmax = 5, LayerNorm = 6,
-  ReduceMean = 7, StridedCopy = 8, Embedding = 9,
+  ReduceMean = 7, StridedCopy = 8, Embedding = 9, Rope = 10, Attention = 11, CacheWrite = 12,
 };
-constexpr int kNumBaseShaders = 10;
+constexpr int kNumBaseShaders = 13;
 constexpr int kFp16Offset = kNumBaseShaders;
 constexpr int kNumShaders = 2 * kNumBaseShaders;
 

@@ -35,6 +35,10 @@ class VulkanBackend final : public Backend {
     return static_cast<VulkanGraph*>(handle)->execute(args, num_args, context.diag, &context);
   }
 
+  Error reset_state(void* handle, Diagnostic* diag) override {
+    return handle == nullptr ? Error::Ok : static_cast<VulkanGraph*>(handle)->reset_state(diag);
+  }
+
   void destroy(void* handle) override { delete static_cast<VulkanGraph*>(handle); }
 };
 

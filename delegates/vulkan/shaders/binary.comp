@@ -14,7 +14,7 @@ uint linear_id() {
   return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
 }
 // out = a OP b with broadcasting: per-dim element strides of a and b (0 where broadcast).
-layout(constant_id = 1) const int OP = 0;  // 0 add, 1 sub, 2 mul, 3 div
+layout(constant_id = 1) const int OP = 0;  // 0 add, 1 sub, 2 mul, 3 div, 4 silu(a) * b
 layout(constant_id = 2) const float ALPHA = 1.0;
 layout(push_constant) uniform Params {
   int rank; int numel; int pad0; int pad1;
@@ -39,6 +39,7 @@ void main() {
   if (OP == 0) r = va + ALPHA * vb;
   else if (OP == 1) r = va - ALPHA * vb;
   else if (OP == 2) r = va * vb;
-  else r = va / vb;
+  else if (OP == 3) r = va / vb;
+  else r = va / (1.0 + exp(-va)) * vb;
   y[id] = FLOAT_T(r);
 }

@@ -13,7 +13,8 @@ layout(local_size_x_id = 0) in;
 uint linear_id() {
   return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
 }
-// Layer norm over the last COLS elements of each of ROWS rows, optional affine weight/bias.
+// Layer norm over the last COLS elements of each of ROWS rows, optional affine weight/bias;
+// RMS = 1: RMSNorm (x * rsqrt(mean(x^2) + EPS) * w: no mean subtracted).
 layout(constant_id = 1) const int ROWS = 1;
 layout(constant_id = 2) const int COLS = 1;
 layout(constant_id = 3) const int HAS_W = 0;
@@ -22,6 +23,7 @@ layout(constant_id = 5) const float EPS = 1e-5;
 // COOP = 1 (rows of >= 64 values): one 64-invocation workgroup per row, strided loads and
 // shared-memory reductions; else one invocation per row.
 layout(constant_id = 6) const int COOP = 0;
+layout(constant_id = 7) const int RMS = 0;
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { FLOAT_T w[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { FLOAT_T b[]; };
@@ -45,9 +47,12 @@ void coop() {
   if (row >= uint(ROWS)) return;  // whole workgroup: no barrier is skipped
   int base = int(row) * COLS;
   int lid = int(gl_LocalInvocationIndex);
-  float s = 0.0;
-  for (int c = lid; c < COLS; c += 64) s += float(x[base + c]);
-  float mean = wg_sum(s) / float(COLS);
+  float mean = 0.0;
+  if (RMS == 0) {  // a specialisation constant: the whole workgroup takes the same branch
+    float s = 0.0;
+    for (int c = lid; c < COLS; c += 64) s += float(x[base + c]);
+    mean = wg_sum(s) / float(COLS);
+  }
   float q = 0.0;
   for (int c = lid; c < COLS; c += 64) { float d = float(x[base + c]) - mean; q += d * d; }
   float rstd = inversesqrt(wg_sum(q) / float(COLS) + EPS);
@@ -68,8 +73,10 @@ void main() {
   if (id >= uint(ROWS)) return;
   int base = int(id) * COLS;
   float mean = 0.0;
-  for (int c = 0; c < COLS; ++c) mean += float(x[base + c]);
-  mean /= float(COLS);
+  if (RMS == 0) {
+    for (int c = 0; c < COLS; ++c) mean += float(x[base + c]);
+    mean /= float(COLS);
+  }
   float var = 0.0;
   for (int c = 0; c < COLS; ++c) { float d = float(x[base + c]) - mean; var += d * d; }
   var /= float(COLS);

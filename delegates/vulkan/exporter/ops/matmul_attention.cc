@@ -87,7 +87,9 @@ void add_matmul_attention_ops(VulkanOpTable& t) {
   t.add({"aten::linear.default"}, nullptr, lower_linear);
   t.add({"aten::mm.default", "aten::bmm.default", "aten::matmul.default"}, nullptr, lower_matmul);
   t.add({"aten::addmm.default"}, nullptr, lower_addmm);
-  t.add({"aten::scaled_dot_product_attention.default"}, nullptr, lower_attention);
+  VulkanOpTraits mask_sized;  // the causal mask is a constant of the bound's sizes
+  mask_sized.fixed_shape = true;
+  t.add({"aten::scaled_dot_product_attention.default"}, nullptr, lower_attention, mask_sized);
 }
 
 }  // namespace vulkan

@@ -129,6 +129,20 @@ VulkanOpTraits moves_data() {
   return tr;
 }
 
+// Views take their sizes from the output value (dynamic dims marked), not from their arguments.
+VulkanOpTraits view_traits() {
+  VulkanOpTraits tr = moves_data();
+  tr.sizes_from_output = true;
+  return tr;
+}
+
+// Lowered through sizes written into the blob (expand's target).
+VulkanOpTraits fixed_shape_moves() {
+  VulkanOpTraits tr = moves_data();
+  tr.fixed_shape = true;
+  return tr;
+}
+
 VulkanOpTraits gather(bool moves_data_only) {
   VulkanOpTraits tr;
   tr.moves_data_only = moves_data_only;
@@ -142,12 +156,12 @@ void add_shape_ops(VulkanOpTable& t) {
   t.add({"aten::view.default", "aten::_unsafe_view.default", "aten::reshape.default", "aten::squeeze.dim",
          "aten::squeeze.dims", "aten::squeeze.default", "aten::unsqueeze.default", "aten::unflatten.int",
          "aten::flatten.using_ints", "aten::clone.default", "aten::alias.default"},
-        nullptr, lower_view, moves_data());
+        nullptr, lower_view, view_traits());
   t.add({"aten::permute.default"}, nullptr, lower_permute, moves_data());
   t.add({"aten::transpose.int"}, nullptr, lower_transpose, moves_data());
   t.add({"aten::t.default"}, nullptr, lower_t, moves_data());
-  t.add({"aten::expand.default"}, nullptr, lower_expand, moves_data());
-  t.add({"aten::repeat_interleave.self_int"}, nullptr, lower_repeat_interleave, moves_data());
+  t.add({"aten::expand.default"}, nullptr, lower_expand, fixed_shape_moves());
+  t.add({"aten::repeat_interleave.self_int"}, nullptr, lower_repeat_interleave, fixed_shape_moves());
   t.add({"aten::select.int"}, nullptr, lower_select, moves_data());
   t.add({"aten::slice.Tensor"}, nullptr, lower_slice, moves_data());
   t.add({"aten::cat.default"}, nullptr, lower_cat, moves_data());

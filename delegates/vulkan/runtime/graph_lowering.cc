@@ -1,0 +1,611 @@
+#include "delegates/vulkan/runtime/graph_lowering.h"
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "delegates/vulkan/runtime/shader_library.h"
+
+namespace ember {
+namespace vulkan {
+namespace {
+using TensorInfo = VulkanGraph::TensorInfo;
+using Dispatch = VulkanGraph::Dispatch;
+
+
+
+
+uint32_t fbits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+uint32_t ibits(int64_t v) { return static_cast<uint32_t>(static_cast<int32_t>(v)); }
+
+// The tiled matmul/conv2d shader paths (TILED spec constant): 32x32 output tiles, one
+// 64-invocation workgroup each (the shaders assume kWorkgroupSize == 64).
+constexpr int64_t kTile = 32;
+constexpr int64_t kMinTiledRows = 16;  // below this many output rows the direct loop wins
+static_assert(kWorkgroupSize == 64, "matmul.comp / conv2d.comp tile with 64 invocations");
+int64_t tiles(int64_t n) { return (n + kTile - 1) / kTile; }
+
+
+// A shader path choice that the environment may force ("0" / "1", for measuring one path
+// against the other on a device); unset, `heuristic` decides. Read at init only.
+bool env_choice(const char* name, bool heuristic) {
+  const char* env = std::getenv(name);
+  if (env != nullptr && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
+  return heuristic;
+}
+// EMBER_VULKAN_TILED: the tiled matmul / implicit-GEMM conv2d paths.
+bool use_tiled(bool heuristic) { return env_choice("EMBER_VULKAN_TILED", heuristic); }
+
+std::vector<int64_t> contiguous(const Sizes& s) {
+  std::vector<int64_t> st(s.size());
+  int64_t acc = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+int64_t prod(const Sizes& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= s[i];
+  return p;
+}
+
+template <typename T>
+std::vector<uint8_t> to_bytes(const T& v) {
+  std::vector<uint8_t> b(sizeof(T));
+  std::memcpy(b.data(), &v, sizeof(T));
+  return b;
+}
+
+struct IndexSpacePush {  // layout of the push constants of binary.comp / strided_copy.comp
+  int32_t rank, numel, a, b;
+  int32_t sizes[kMaxDims], s0[kMaxDims], s1[kMaxDims];
+};
+static_assert(sizeof(IndexSpacePush) == 112, "push constant layout");
+
+std::vector<int32_t> ints(const flatbuffers::Vector<int32_t>* v) {
+  std::vector<int32_t> r;
+  if (v != nullptr) r.assign(v->begin(), v->end());
+  return r;
+}
+
+// Lowers one node; keeps the per-node context for messages.
+class Lowering {
+ public:
+  Lowering(std::vector<TensorInfo>& t, LoweringResult* r, bool derive, uint32_t max_shared_bytes, Diagnostic* diag)
+      : t_(t), d_(r->dispatches), positions_(r->positions), derive_(derive), max_shared_(max_shared_bytes),
+        diag_(diag) {}
+
+  Error lower(const fb::Node* n, size_t index) {
+    node_ = n;
+    index_ = index;
+    op_ = fb::EnumNameParams(n->params_type());
+    if (n->params() == nullptr || n->params_type() == fb::Params::NONE) return bad("has no params");
+    if (n->inputs() == nullptr || n->outputs() == nullptr || n->outputs()->size() != 1)
+      return bad("needs an inputs list and exactly one output");
+    out_ = static_cast<int>(n->outputs()->Get(0));
+    if (out_ < 0 || static_cast<size_t>(out_) >= t_.size()) return bad("output tensor id out of range");
+    const TensorInfo& o = t_[out_];
+    if (o.kind != static_cast<uint8_t>(fb::TensorKind::Internal) && o.kind != static_cast<uint8_t>(fb::TensorKind::Output))
+      return bad("writes an input or constant tensor");
+    if (o.available) return bad("writes tensor %d, which another node already produced", out_);
+    for (uint32_t i = 0; i < n->inputs()->size(); ++i) {
+      int id = n->inputs()->Get(i);
+      if (id == -1) continue;
+      if (id < 0 || static_cast<size_t>(id) >= t_.size()) return bad("input tensor id %d out of range", id);
+      if (!t_[id].available) return bad("reads tensor %d before it is produced", id);
+    }
+    Error e = dispatch_op();
+    if (e != Error::Ok) return e;
+    t_[out_].available = true;
+    return Error::Ok;
+  }
+
+ private:
+  Error bad(const char* fmt, ...) __attribute__((format(printf, 2, 3))) {
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return fail(diag_, Error::InvalidProgram, "vulkan blob: node %zu (%s) %s", index_, op_, msg);
+  }
+  Error unsupported(const char* fmt, ...) __attribute__((format(printf, 2, 3))) {
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return fail(diag_, Error::NotSupported, "vulkan: node %zu (%s): %s", index_, op_, msg);
+  }
+  Error shape_error(const std::string& s) { return bad("%s", s.c_str()); }
+
+  size_t num_in() const { return node_->inputs()->size(); }
+  int in(size_t i) const { return i < num_in() ? node_->inputs()->Get(static_cast<uint32_t>(i)) : -1; }
+  const Sizes& sz(int id) const { return t_[id].sizes; }
+  bool is_f32(int id) const { return t_[id].dtype == static_cast<uint8_t>(fb::DType::Float32); }
+
+  Error need_inputs(size_t min, size_t max) {
+    if (num_in() < min || num_in() > max) return bad("has %zu inputs, expected %zu..%zu", num_in(), min, max);
+    for (size_t i = 0; i < min; ++i)
+      if (in(i) < 0) return bad("input %zu is required", i);
+    return Error::Ok;
+  }
+  Error need_f32(std::initializer_list<int> ids) {
+    for (int id : ids)
+      if (id >= 0 && !is_f32(id)) return unsupported("tensor %d is not float32 (only float32 is implemented)", id);
+    return Error::Ok;
+  }
+  Error check_out(const Sizes& expected) {
+    if (derive_) {  // below the bound: the derived sizes, within the buffer
+      const Sizes& bound = t_[out_].bound;
+      if (expected.size() != bound.size() || numel(expected) > numel(bound))
+        return bad("output %d would be %s at this dynamic size, beyond its bound %s", out_, sizes_str(expected).c_str(),
+                   sizes_str(bound).c_str());
+      set_tensor_sizes(t_[out_], expected);
+      return Error::Ok;
+    }
+    if (expected != sz(out_))
+      return bad("output %d has sizes %s, expected %s", out_, sizes_str(sz(out_)).c_str(), sizes_str(expected).c_str());
+    return Error::Ok;
+  }
+  Error need_shader(fb::Shader s) {
+    if (node_->shader() != s)
+      return bad("uses shader %s, expected %s", fb::EnumNameShader(node_->shader()), fb::EnumNameShader(s));
+    return Error::Ok;
+  }
+  void add(ShaderId s, std::vector<uint32_t> spec, std::vector<int> bindings, int64_t invocations,
+           std::vector<uint8_t> push = {}) {
+    Dispatch d{s, std::move(spec), std::move(push), std::move(bindings), static_cast<uint64_t>(invocations)};
+    d_.push_back(std::move(d));
+  }
+  void add_copy(int src, int dst, const Sizes& sizes, const std::vector<int64_t>& ss,
+                const std::vector<int64_t>& ds, int64_t src_off, int64_t dst_off) {
+    IndexSpacePush p{};
+    p.rank = static_cast<int32_t>(sizes.size());
+    p.numel = static_cast<int32_t>(numel(sizes));
+    p.a = static_cast<int32_t>(src_off);
+    p.b = static_cast<int32_t>(dst_off);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      p.sizes[i] = static_cast<int32_t>(sizes[i]);
+      p.s0[i] = static_cast<int32_t>(ss[i]);
+      p.s1[i] = static_cast<int32_t>(ds[i]);
+    }
+    add(ShaderId::StridedCopy, {}, {src, dst}, numel(sizes), to_bytes(p));
+  }
+  Error need_copyable(int a) {
+    if (t_[a].dtype != t_[out_].dtype) return bad("changes the dtype");
+    if (dtype_size(static_cast<fb::DType>(t_[a].dtype)) != 4) return unsupported("only 4-byte element types can be copied");
+    return Error::Ok;
+  }
+
+  Error dispatch_op();
+
+  bool is_kind(int id, fb::TensorKind k) const { return t_[id].kind == static_cast<uint8_t>(k); }
+  bool is_index(int id) const {
+    return t_[id].dtype == static_cast<uint8_t>(fb::DType::Int32) || t_[id].dtype == static_cast<uint8_t>(fb::DType::Int64);
+  }
+
+  std::vector<TensorInfo>& t_;
+  std::vector<Dispatch>& d_;
+  std::vector<std::pair<int, int64_t>>& positions_;
+  bool derive_;
+  uint32_t max_shared_;
+  Diagnostic* diag_;
+  const fb::Node* node_ = nullptr;
+  size_t index_ = 0;
+  const char* op_ = "";
+  int out_ = -1;
+};
+
+Error Lowering::dispatch_op() {
+  Sizes out;
+  std::string e;
+  switch (node_->params_type()) {
+    case fb::Params::Conv2dParams: {
+      const fb::Conv2dParams* p = node_->params_as_Conv2dParams();
+      EMBER_TRY(need_shader(fb::Shader::Conv2d));
+      EMBER_TRY(need_inputs(2, 3));
+      int x = in(0), w = in(1), b = in(2);
+      EMBER_TRY(need_f32({x, w, b, out_}));
+      std::vector<int32_t> st = ints(p->stride()), pd = ints(p->padding()), dl = ints(p->dilation());
+      Window2d win;
+      e = read_pair(st.data(), st.size(), "stride", true, 1, &win.sh, &win.sw);
+      if (e.empty()) e = read_pair(pd.data(), pd.size(), "padding", true, 0, &win.ph, &win.pw);
+      if (e.empty()) e = read_pair(dl.data(), dl.size(), "dilation", true, 1, &win.dh, &win.dw);
+      if (e.empty()) e = infer_conv2d(sz(x), sz(w), b >= 0 ? numel(sz(b)) : -1, win, p->groups(), &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      const Sizes& xs = sz(x);
+      const Sizes& ws = sz(w);
+      bool act = p->activation() == fb::Activation::Clamp;
+      // The implicit-GEMM tiles (TILED) measured slower than the direct loop on an H100 for
+      // every conv of ResNet18/MobileNetV2/SqueezeNet/EfficientNet (docs/benchmarks.md): too few
+      // workgroups for deep K. Kept behind EMBER_VULKAN_TILED=1 for devices where it wins.
+      const int64_t ocg = out[1] / p->groups(), plane = out[2] * out[3];
+      const bool tiled = use_tiled(false) && ocg >= kMinTiledRows && plane >= kMinTiledRows;
+      // Split the reduction 8 ways when it is deep and the outputs are too few to fill a GPU.
+      const int64_t depth = (xs[1] / p->groups()) * ws[2] * ws[3];
+      const bool ksplit = !tiled && env_choice("EMBER_VULKAN_KSPLIT", depth >= 512 && numel(out) < 131072);
+      const int64_t invocations = tiled    ? xs[0] * p->groups() * tiles(ocg) * tiles(plane) * int64_t{kWorkgroupSize}
+                                  : ksplit ? (numel(out) + 7) / 8 * int64_t{kWorkgroupSize}
+                                           : numel(out);
+      add(ShaderId::Conv2d,
+          {ibits(xs[0]), ibits(xs[1]), ibits(xs[2]), ibits(xs[3]), ibits(out[1]), ibits(out[2]),
+           ibits(out[3]), ibits(ws[2]), ibits(ws[3]), ibits(win.sh), ibits(win.sw), ibits(win.ph),
+           ibits(win.pw), ibits(win.dh), ibits(win.dw), ibits(p->groups()), ibits(b >= 0), ibits(act),
+           fbits(p->act_min()), fbits(p->act_max()), ibits(tiled), ibits(ksplit)},
+          {x, w, b >= 0 ? b : w, out_}, invocations);
+      return Error::Ok;
+    }
+    case fb::Params::LinearParams: {
+      const fb::LinearParams* p = node_->params_as_LinearParams();
+      EMBER_TRY(need_shader(fb::Shader::Matmul));
+      EMBER_TRY(need_inputs(2, 3));
+      int x = in(0), w = in(1), b = in(2);
+      EMBER_TRY(need_f32({x, w, b, out_}));
+      e = infer_linear(sz(x), sz(w), b >= 0 ? numel(sz(b)) : -1, &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      int64_t k = sz(w)[1], n = sz(w)[0], m = numel(sz(x)) / k;
+      bool act = p->activation() == fb::Activation::Clamp;
+      const bool tiled = use_tiled(m >= kMinTiledRows);
+      add(ShaderId::Matmul,
+          {1, ibits(m), ibits(k), ibits(n), 0, 0, 1, ibits(b >= 0), ibits(act), fbits(p->act_min()),
+           fbits(p->act_max()), ibits(tiled)},
+          {x, w, b >= 0 ? b : w, out_}, tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize} : numel(out));
+      return Error::Ok;
+    }
+    case fb::Params::MatmulParams: {
+      EMBER_TRY(need_shader(fb::Shader::Matmul));
+      EMBER_TRY(need_inputs(2, 2));
+      int a = in(0), b = in(1);
+      EMBER_TRY(need_f32({a, b, out_}));
+      e = infer_matmul(sz(a), sz(b), &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      const Sizes &as = sz(a), &bs = sz(b);
+      int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+      int64_t batch = prod(out, 0, out.size() - 2);
+      int64_t a_batch = prod(as, 0, as.size() - 2), b_batch = prod(bs, 0, bs.size() - 2);
+      // Each operand's batch must be the full output batch (same dims) or a single matrix.
+      auto batch_stride = [&](const Sizes& s, int64_t nb, int64_t mat, int64_t* stride) {
+        if (nb == 1) { *stride = 0; return true; }
+        Sizes ob(out.begin(), out.end() - 2), sb(s.begin(), s.end() - 2);
+        while (sb.size() < ob.size()) sb.insert(sb.begin(), 1);
+        if (sb != ob) return false;
+        *stride = mat;
+        return true;
+      };
+      int64_t sa = 0, sb = 0;
+      if (!batch_stride(as, a_batch, m * k, &sa) || !batch_stride(bs, b_batch, k * n, &sb))
+        return unsupported("partially broadcast batch dims %s @ %s", sizes_str(as).c_str(), sizes_str(bs).c_str());
+      const bool tiled = use_tiled(m >= kMinTiledRows);
+      add(ShaderId::Matmul,
+          {ibits(batch), ibits(m), ibits(k), ibits(n), ibits(sa), ibits(sb), 0, 0, 0, 0, 0, ibits(tiled)},
+          {a, b, a, out_}, tiled ? batch * tiles(m) * tiles(n) * int64_t{kWorkgroupSize} : numel(out));
+      return Error::Ok;
+    }
+    case fb::Params::BinaryParams: {
+      const fb::BinaryParams* p = node_->params_as_BinaryParams();
+      EMBER_TRY(need_shader(fb::Shader::Binary));
+      EMBER_TRY(need_inputs(2, 2));
+      int a = in(0), b = in(1);
+      EMBER_TRY(need_f32({a, b, out_}));
+      if (static_cast<int>(p->op()) > static_cast<int>(fb::BinaryOp::MAX)) return bad("unknown binary op");
+      e = infer_broadcast(sz(a), sz(b), &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      IndexSpacePush push{};
+      push.rank = static_cast<int32_t>(out.size());
+      push.numel = static_cast<int32_t>(numel(out));
+      for (int which = 0; which < 2; ++which) {
+        const Sizes& s = sz(which == 0 ? a : b);
+        std::vector<int64_t> st = contiguous(s);
+        size_t lead = out.size() - s.size();
+        for (size_t i = 0; i < out.size(); ++i) {
+          int64_t stride = 0;
+          if (i >= lead && s[i - lead] != 1) stride = st[i - lead];
+          (which == 0 ? push.s0 : push.s1)[i] = static_cast<int32_t>(stride);
+        }
+      }
+      for (size_t i = 0; i < out.size(); ++i) push.sizes[i] = static_cast<int32_t>(out[i]);
+      add(ShaderId::Binary, {static_cast<uint32_t>(p->op()), fbits(p->alpha())}, {a, b, out_},
+          numel(out), to_bytes(push));
+      return Error::Ok;
+    }
+    case fb::Params::UnaryParams: {
+      const fb::UnaryParams* p = node_->params_as_UnaryParams();
+      EMBER_TRY(need_shader(fb::Shader::Unary));
+      EMBER_TRY(need_inputs(1, 1));
+      int x = in(0);
+      EMBER_TRY(need_f32({x, out_}));
+      if (static_cast<int>(p->op()) > static_cast<int>(fb::UnaryOp::MAX)) return bad("unknown unary op");
+      EMBER_TRY(check_out(sz(x)));
+      int32_t n = static_cast<int32_t>(numel(sz(x)));
+      add(ShaderId::Unary, {static_cast<uint32_t>(p->op()), fbits(p->min()), fbits(p->max())}, {x, out_},
+          n, to_bytes(n));
+      return Error::Ok;
+    }
+    case fb::Params::Pool2dParams: {
+      const fb::Pool2dParams* p = node_->params_as_Pool2dParams();
+      EMBER_TRY(need_shader(fb::Shader::Pool2d));
+      EMBER_TRY(need_inputs(1, 1));
+      int x = in(0);
+      EMBER_TRY(need_f32({x, out_}));
+      Window2d win;
+      int mode = static_cast<int>(p->mode());
+      if (mode > static_cast<int>(fb::PoolMode::MAX)) return bad("unknown pool mode");
+      if (p->mode() == fb::PoolMode::AdaptiveAvg) {
+        if (sz(out_).size() != 4) return bad("adaptive pool output must be 4-D");
+        e = infer_adaptive_pool2d(sz(x), sz(out_)[2], sz(out_)[3], &out);
+      } else {
+        std::vector<int32_t> k = ints(p->kernel()), st = ints(p->stride()), pd = ints(p->padding()),
+                             dl = ints(p->dilation());
+        e = read_pair(k.data(), k.size(), "kernel", false, 1, &win.kh, &win.kw);
+        if (e.empty()) {
+          if (st.empty()) { win.sh = win.kh; win.sw = win.kw; }
+          else e = read_pair(st.data(), st.size(), "stride", false, 1, &win.sh, &win.sw);
+        }
+        if (e.empty()) e = read_pair(pd.data(), pd.size(), "padding", true, 0, &win.ph, &win.pw);
+        if (e.empty()) e = read_pair(dl.data(), dl.size(), "dilation", true, 1, &win.dh, &win.dw);
+        if (e.empty() && p->mode() == fb::PoolMode::Avg && (win.dh != 1 || win.dw != 1)) e = "avg pool has no dilation";
+        if (e.empty()) e = infer_pool2d(sz(x), win, p->ceil_mode(), &out);
+      }
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      const Sizes& xs = sz(x);
+      add(ShaderId::Pool2d,
+          {ibits(xs[0] * xs[1]), ibits(xs[2]), ibits(xs[3]), ibits(out[2]), ibits(out[3]), ibits(win.kh),
+           ibits(win.kw), ibits(win.sh), ibits(win.sw), ibits(win.ph), ibits(win.pw), ibits(win.dh),
+           ibits(win.dw), ibits(mode), ibits(p->count_include_pad()), ibits(p->divisor_override())},
+          {x, out_}, numel(out));
+      return Error::Ok;
+    }
+    case fb::Params::SoftmaxParams: {
+      const fb::SoftmaxParams* p = node_->params_as_SoftmaxParams();
+      EMBER_TRY(need_shader(fb::Shader::Softmax));
+      EMBER_TRY(need_inputs(1, 1));
+      int x = in(0);
+      EMBER_TRY(need_f32({x, out_}));
+      const Sizes& xs = sz(x);
+      int64_t dim;
+      if (xs.empty()) return unsupported("softmax of a 0-d tensor");
+      if (!normalize_dim(p->dim(), xs.size(), &dim)) return bad("softmax dim %d out of range", p->dim());
+      EMBER_TRY(check_out(xs));
+      int64_t outer = prod(xs, 0, dim), inner = prod(xs, dim + 1, xs.size());
+      const bool coop = xs[dim] >= kWorkgroupSize;  // a workgroup per line (softmax.comp)
+      add(ShaderId::Softmax, {ibits(outer), ibits(xs[dim]), ibits(inner), ibits(p->log()), ibits(coop)}, {x, out_},
+          outer * inner * (coop ? int64_t{kWorkgroupSize} : 1));
+      return Error::Ok;
+    }
+    case fb::Params::LayerNormParams: {
+      const fb::LayerNormParams* p = node_->params_as_LayerNormParams();
+      EMBER_TRY(need_shader(fb::Shader::LayerNorm));
+      EMBER_TRY(need_inputs(1, 3));
+      int x = in(0), w = in(1), b = in(2);
+      EMBER_TRY(need_f32({x, w, b, out_}));
+      if (p->rms() && (w < 0 || b >= 0 || p->normalized_ndim() != 1)) return bad("RMSNorm takes a weight, no bias, 1 dim");
+      e = infer_layer_norm(sz(x), p->normalized_ndim(), w >= 0 ? numel(sz(w)) : -1,
+                           b >= 0 ? numel(sz(b)) : -1, &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      const Sizes& xs = sz(x);
+      int64_t cols = prod(xs, xs.size() - p->normalized_ndim(), xs.size());
+      int64_t rows = numel(xs) / cols;
+      const bool coop = cols >= kWorkgroupSize;  // a workgroup per row (layer_norm.comp)
+      add(ShaderId::LayerNorm,
+          {ibits(rows), ibits(cols), ibits(w >= 0), ibits(b >= 0), fbits(p->eps()), ibits(coop), ibits(p->rms())},
+          {x, w >= 0 ? w : x, b >= 0 ? b : x, out_}, rows * (coop ? int64_t{kWorkgroupSize} : 1));
+      return Error::Ok;
+    }
+    case fb::Params::MeanParams: {
+      const fb::MeanParams* p = node_->params_as_MeanParams();
+      EMBER_TRY(need_shader(fb::Shader::ReduceMean));
+      EMBER_TRY(need_inputs(1, 1));
+      int x = in(0);
+      EMBER_TRY(need_f32({x, out_}));
+      std::vector<int64_t> dims;
+      for (int32_t d : ints(p->dims())) dims.push_back(d);
+      e = infer_mean(sz(x), &dims, p->keepdim(), &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      const Sizes& xs = sz(x);
+      int64_t outer = prod(xs, 0, dims.front()), r = prod(xs, dims.front(), dims.back() + 1),
+              inner = prod(xs, dims.back() + 1, xs.size());
+      add(ShaderId::ReduceMean, {ibits(outer), ibits(r), ibits(inner)}, {x, out_}, outer * inner);
+      return Error::Ok;
+    }
+    case fb::Params::PermuteParams: {
+      const fb::PermuteParams* p = node_->params_as_PermuteParams();
+      EMBER_TRY(need_shader(fb::Shader::StridedCopy));
+      EMBER_TRY(need_inputs(1, 1));
+      int x = in(0);
+      EMBER_TRY(need_copyable(x));
+      std::vector<int64_t> perm;
+      for (int32_t d : ints(p->perm())) perm.push_back(d);
+      e = infer_permute(sz(x), perm, &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      std::vector<int64_t> in_st = contiguous(sz(x)), ss(out.size());
+      for (size_t i = 0; i < out.size(); ++i) {
+        int64_t d;
+        normalize_dim(perm[i], out.size(), &d);
+        ss[i] = in_st[d];
+      }
+      add_copy(x, out_, out, ss, contiguous(out), 0, 0);
+      return Error::Ok;
+    }
+    case fb::Params::ExpandParams: {
+      const fb::ExpandParams* p = node_->params_as_ExpandParams();
+      EMBER_TRY(need_shader(fb::Shader::StridedCopy));
+      EMBER_TRY(need_inputs(1, 1));
+      int x = in(0);
+      EMBER_TRY(need_copyable(x));
+      if (p->sizes() == nullptr) return bad("expand without sizes");
+      Sizes target(p->sizes()->begin(), p->sizes()->end());
+      e = infer_expand(sz(x), target, &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      // Source strides right-aligned with the output; repeated (broadcast) dims read stride 0.
+      const Sizes& xs = sz(x);
+      std::vector<int64_t> in_st = contiguous(xs), ss(out.size(), 0);
+      const size_t lead = out.size() - xs.size();
+      for (size_t i = lead; i < out.size(); ++i) ss[i] = xs[i - lead] == out[i] ? in_st[i - lead] : 0;
+      add_copy(x, out_, out, ss, contiguous(out), 0, 0);
+      return Error::Ok;
+    }
+    case fb::Params::ViewParams: {
+      EMBER_TRY(need_shader(fb::Shader::None));
+      EMBER_TRY(need_inputs(1, 1));
+      int x = in(0);
+      if (t_[x].dtype != t_[out_].dtype) return bad("changes the dtype");
+      if (numel(sz(x)) != numel(sz(out_))) return bad("changes the element count");
+      t_[out_].root = t_[x].root;  // an alias: same buffer, no dispatch
+      return Error::Ok;
+    }
+    case fb::Params::CatParams: {
+      const fb::CatParams* p = node_->params_as_CatParams();
+      EMBER_TRY(need_shader(fb::Shader::StridedCopy));
+      if (num_in() < 1) return bad("needs at least one input");
+      std::vector<Sizes> xs;
+      for (size_t i = 0; i < num_in(); ++i) {
+        if (in(i) < 0) return bad("input %zu is missing", i);
+        EMBER_TRY(need_copyable(in(i)));
+        xs.push_back(sz(in(i)));
+      }
+      e = infer_cat(xs, p->dim(), &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      int64_t dim;
+      normalize_dim(p->dim(), out.size(), &dim);
+      std::vector<int64_t> ost = contiguous(out);
+      int64_t offset = 0;
+      for (size_t i = 0; i < num_in(); ++i) {
+        if (numel(xs[i]) > 0) add_copy(in(i), out_, xs[i], contiguous(xs[i]), ost, 0, offset * ost[dim]);
+        offset += xs[i][dim];
+      }
+      return Error::Ok;
+    }
+    case fb::Params::SliceParams: {
+      const fb::SliceParams* p = node_->params_as_SliceParams();
+      EMBER_TRY(need_shader(fb::Shader::StridedCopy));
+      EMBER_TRY(need_inputs(1, 1));
+      int x = in(0);
+      EMBER_TRY(need_copyable(x));
+      int64_t start = p->start(), end = p->end();
+      e = infer_slice(sz(x), p->dim(), &start, &end, p->step(), &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      int64_t dim;
+      normalize_dim(p->dim(), out.size(), &dim);
+      std::vector<int64_t> ss = contiguous(sz(x));
+      int64_t off = start * ss[dim];
+      ss[dim] *= p->step();
+      add_copy(x, out_, out, ss, contiguous(out), off, 0);
+      return Error::Ok;
+    }
+    case fb::Params::EmbeddingParams: {
+      EMBER_TRY(need_shader(fb::Shader::Embedding));
+      EMBER_TRY(need_inputs(2, 2));
+      int w = in(0), idx = in(1);
+      EMBER_TRY(need_f32({w, out_}));
+      uint8_t it = t_[idx].dtype;
+      if (it != static_cast<uint8_t>(fb::DType::Int32) && it != static_cast<uint8_t>(fb::DType::Int64))
+        return unsupported("embedding indices must be int32 or int64");
+      e = infer_embedding(sz(w), sz(idx), &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      add(ShaderId::Embedding,
+          {ibits(numel(sz(idx))), ibits(sz(w)[1]), ibits(sz(w)[0]),
+           ibits(it == static_cast<uint8_t>(fb::DType::Int64))},
+          {w, idx, out_}, numel(out));
+      return Error::Ok;
+    }
+    case fb::Params::RopeParams: {
+      EMBER_TRY(need_shader(fb::Shader::Rope));
+      EMBER_TRY(need_inputs(3, 3));
+      int x = in(0), c = in(1), s = in(2);
+      EMBER_TRY(need_f32({x, c, s, out_}));
+      e = infer_rope(sz(x), sz(c), sz(s), &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      const Sizes& xs = sz(x);
+      const int64_t t = xs[xs.size() - 2], d = xs.back(), tc = sz(c)[sz(c).size() - 2];
+      add(ShaderId::Rope, {ibits(numel(out)), ibits(t), ibits(d), ibits(tc)}, {x, c, s, out_}, numel(out));
+      return Error::Ok;
+    }
+    case fb::Params::AttentionParams: {
+      const fb::AttentionParams* p = node_->params_as_AttentionParams();
+      EMBER_TRY(need_shader(fb::Shader::Attention));
+      EMBER_TRY(need_inputs(6, 6));
+      int q = in(0), k = in(1), v = in(2), kc = in(3), vc = in(4), pos = in(5);
+      EMBER_TRY(need_f32({q, k, v, kc, vc, out_}));
+      if (!is_kind(kc, fb::TensorKind::State) || !is_kind(vc, fb::TensorKind::State) || kc == vc)
+        return bad("caches must be two state tensors");
+      if (!is_kind(pos, fb::TensorKind::Input) || !is_index(pos))
+        return bad("positions must be an int32/int64 delegate input (checked before each run)");
+      if (!(p->scale() > 0.0f) || !std::isfinite(p->scale())) return bad("scale must be finite and positive");
+      e = infer_attention(sz(q), sz(k), sz(v), sz(kc), sz(vc), sz(pos), &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      const Sizes& qs = sz(q);
+      const int64_t rows = qs[0] * qs[1] * qs[2], t = qs[2], d = qs[3], hkv = sz(k)[1], s = sz(kc)[2];
+      // scores[S] + the query row + the reduction scratch, in workgroup memory.
+      const uint64_t shared = static_cast<uint64_t>(s + d + kWorkgroupSize) * sizeof(float);
+      if (shared > max_shared_)
+        return unsupported("a %lld-row cache needs %llu bytes of shared memory; the device has %u",
+                           static_cast<long long>(s), static_cast<unsigned long long>(shared), max_shared_);
+      const uint32_t idx64 = ibits(t_[pos].dtype == static_cast<uint8_t>(fb::DType::Int64));
+      for (int src : {k, v}) {
+        add(ShaderId::CacheWrite, {ibits(numel(sz(src))), ibits(t), ibits(s), ibits(d), idx64}, {src, pos, src == k ? kc : vc},
+            numel(sz(src)));
+      }
+      add(ShaderId::Attention, {ibits(rows), ibits(qs[1]), ibits(hkv), ibits(t), ibits(s), ibits(d), idx64, fbits(p->scale())},
+          {q, kc, vc, pos, out_}, rows * int64_t{kWorkgroupSize});
+      positions_.push_back({pos, s});
+      return Error::Ok;
+    }
+    default:
+      return unsupported("unknown op (a newer blob?)");
+  }
+}
+
+}  // namespace
+
+size_t dtype_size(fb::DType t) {
+  switch (t) {
+    case fb::DType::Float32: return 4;
+    case fb::DType::Float16: return 2;
+    case fb::DType::Int32: return 4;
+    case fb::DType::Int64: return 8;
+  }
+  return 0;
+}
+
+void set_tensor_sizes(VulkanGraph::TensorInfo& t, const Sizes& sizes) {
+  t.sizes = sizes;
+  t.nbytes = static_cast<size_t>(numel(sizes)) * dtype_size(static_cast<fb::DType>(t.dtype));
+  t.device_nbytes = t.fp16 ? t.nbytes / 2 : t.nbytes;
+}
+
+Error lower_nodes(const fb::Graph& g, bool derive, uint32_t max_shared_bytes, std::vector<VulkanGraph::TensorInfo>& tensors,
+                  LoweringResult* out, Diagnostic* diag) {
+  Lowering lowering(tensors, out, derive, max_shared_bytes, diag);
+  if (g.nodes() != nullptr) {
+    for (uint32_t i = 0; i < g.nodes()->size(); ++i) EMBER_TRY(lowering.lower(g.nodes()->Get(i), i));
+  }
+  return Error::Ok;
+}
+
+}  // namespace vulkan
+}  // namespace ember

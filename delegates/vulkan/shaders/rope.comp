@@ -1,0 +1,35 @@
+#version 450
+// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
+// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
+#ifdef STORAGE_FP16
+#extension GL_EXT_shader_16bit_storage : require
+#define FLOAT_T float16_t
+#else
+#define FLOAT_T float
+#endif
+// Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
+// element count exceeds the X workgroup-count limit (see linear_id()).
+layout(local_size_x_id = 0) in;
+uint linear_id() {
+  return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+}
+// Rotary embedding, rotate-half form, over x [..., T, D]:
+//   y = x * cos[t] + cat(-x[..., D/2:], x[..., :D/2]) * sin[t]   (cos/sin rows [TC, D], TC = T or 1)
+layout(constant_id = 1) const int NUMEL = 1;
+layout(constant_id = 2) const int T = 1;
+layout(constant_id = 3) const int D = 2;
+layout(constant_id = 4) const int TC = 1;
+layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer C { FLOAT_T c[]; };
+layout(std430, set = 0, binding = 2) readonly buffer S { FLOAT_T s[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { FLOAT_T y[]; };
+void main() {
+  uint id = linear_id();
+  if (id >= uint(NUMEL)) return;
+  int i = int(id);
+  int d = i % D;
+  int row = TC == 1 ? 0 : (i / D) % T;
+  int half_d = D / 2;
+  float rot = d < half_d ? -float(x[i + half_d]) : float(x[i - half_d]);
+  y[i] = FLOAT_T(float(x[i]) * float(c[row * D + d]) + rot * float(s[row * D + d]));
+}
