@@ -259,10 +259,14 @@ Error Lowering::dispatch_op() {
       int64_t k = sz(w)[1], n = sz(w)[0], m = numel(sz(x)) / k;
       bool act = p->activation() == fb::Activation::Clamp;
       const bool tiled = use_tiled(m >= kMinTiledRows);
+      // Few rows (LLM decoding): a workgroup per output streams its weight row coalesced.
+      const bool row_dot = !tiled && env_choice("EMBER_VULKAN_ROW_DOT", k >= kWorkgroupSize);
+      const int64_t invocations = tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize}
+                                  : row_dot ? numel(out) * int64_t{kWorkgroupSize} : numel(out);
       add(ShaderId::Matmul,
           {1, ibits(m), ibits(k), ibits(n), 0, 0, 1, ibits(b >= 0), ibits(act), fbits(p->act_min()),
-           fbits(p->act_max()), ibits(tiled)},
-          {x, w, b >= 0 ? b : w, out_}, tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize} : numel(out));
+           fbits(p->act_max()), ibits(tiled ? 1 : row_dot ? 2 : 0)},
+          {x, w, b >= 0 ? b : w, out_}, invocations);
       return Error::Ok;
     }
     case fb::Params::MatmulParams: {

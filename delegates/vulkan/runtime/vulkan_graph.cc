@@ -417,8 +417,28 @@ Error VulkanGraph::record_commands(VkCommandBuffer cb, const std::vector<TensorI
   }
   const VkPhysicalDeviceLimits& lim = context_->properties().limits;
   profiler_.record_start(cb);
+  // A barrier only before a dispatch that reads or writes a buffer written since the last one,
+  // or writes one read since (every shader writes its last binding and reads the others), so
+  // independent dispatches (an attention's q / k / v projections) overlap. With the profiler
+  // on, one after every dispatch (its timestamps time them one by one).
+  std::vector<uint8_t> written(device_.size(), 0), read(device_.size(), 0);
   for (size_t di = 0; di < dispatches.size(); ++di) {
     const Dispatch& d = dispatches[di];
+    bool hazard = di > 0 && profiler_.enabled();
+    for (size_t i = 0; i < d.bindings.size(); ++i) {
+      const size_t buf = static_cast<size_t>(tensors_[static_cast<size_t>(tensors_[d.bindings[i]].root)].buffer);
+      hazard = hazard || written[buf] || (i + 1 == d.bindings.size() && read[buf]);
+    }
+    if (hazard) {
+      barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      std::fill(written.begin(), written.end(), 0);
+      std::fill(read.begin(), read.end(), 0);
+    }
+    for (size_t i = 0; i < d.bindings.size(); ++i) {
+      const size_t buf = static_cast<size_t>(tensors_[static_cast<size_t>(tensors_[d.bindings[i]].root)].buffer);
+      (i + 1 == d.bindings.size() ? written : read)[buf] = 1;
+    }
     const ShaderInfo& info = shader_info(d.shader);
     EMBER_ASSIGN_OR_RETURN(ShaderObjects so, cache.shader(d.shader, diag));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
@@ -432,8 +452,6 @@ Error VulkanGraph::record_commands(VkCommandBuffer cb, const std::vector<TensorI
     uint64_t x = groups < lim.maxComputeWorkGroupCount[0] ? groups : lim.maxComputeWorkGroupCount[0];
     uint64_t y = x == 0 ? 0 : (groups + x - 1) / x;
     if (x > 0) vkCmdDispatch(cb, static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1);
-    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     profiler_.record_after(cb, di);
   }
   if (staged) {

@@ -29,6 +29,9 @@ layout(constant_id = 11) const float ACT_MAX = 0.0;
 // TILED = 1 (chosen by the runtime for M >= 16): one 64-invocation workgroup per 32x32 output
 // tile, operands staged through shared memory 16 k-steps at a time, 4x4 outputs per
 // invocation. Loads are coalesced along each operand's contiguous dimension.
+// TILED = 2 (the runtime's choice for linear layers with fewer rows, as in LLM decoding): one
+// 64-invocation workgroup per output element, the invocations reading consecutive weights of
+// its row (coalesced: the weight matrix streams through once), summed in shared memory.
 layout(constant_id = 12) const int TILED = 0;
 layout(std430, set = 0, binding = 0) readonly buffer A { FLOAT_T a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Bm { FLOAT_T bm[]; };
@@ -92,9 +95,36 @@ void tiled() {
   }
 }
 
+shared float partial[64];
+
+void row_dot() {
+  uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (wg >= uint(BATCH * M * N)) return;  // whole workgroup: no barrier is skipped
+  int n = int(wg % uint(N));
+  int t = int(wg / uint(N));
+  int m = t % M;
+  int bt = t / M;
+  int abase = bt * A_BS + m * K;
+  int row = bt * B_BS + n * K;
+  int lid = int(gl_LocalInvocationIndex);
+  float acc = 0.0;
+  for (int k = lid; k < K; k += 64) acc += float(a[abase + k]) * float(bm[row + k]);
+  partial[lid] = acc;
+  barrier();
+  for (int s = 32; s > 0; s >>= 1) {
+    if (lid < s) partial[lid] += partial[lid + s];
+    barrier();
+  }
+  if (lid == 0) y[wg] = FLOAT_T(epilogue(partial[0], n));
+}
+
 void main() {
-  if (TILED != 0) {
+  if (TILED == 1) {
     tiled();
+    return;
+  }
+  if (TILED == 2) {
+    row_dot();
     return;
   }
   uint id = linear_id();
