@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <random>
 
 #include "delegates/vulkan/exporter/vulkan_partitioner.h"
 #include "delegates/vulkan/runtime/vulkan_backend.h"
@@ -47,6 +49,19 @@ class VulkanSharedModel : public ::testing::TestWithParam<std::string> {
   std::string model_dir() const { return testing::shared_dir() + "/models/" + GetParam(); }
 };
 using VulkanFp16SharedModel = VulkanSharedModel;
+class VulkanSharedModelFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("EMBER_VULKAN_ALLOW_CPU", "1", 1);
+    setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
+    vulkan::set_allow_cpu_device(true);
+  }
+  std::string skip_reason() const {
+    if (testing::shared_dir().empty()) return "shared/ data not found";
+    if (!vulkan::vulkan_backend().is_available()) return "no Vulkan device";
+    return "";
+  }
+};
 
 TEST_P(VulkanSharedModel, ExportsDelegatedRunsAndMatchesPyTorch) {
   if (std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
@@ -108,6 +123,66 @@ TEST_P(VulkanFp16SharedModel, Fp16ExportRunsAndMatchesPyTorch) {
   // BatchNorm statistics (its activations now span a wide range). Ember must do as well.
   const double tolerance = GetParam() == "mobilenet_v2" ? 1.8e-2 : 5e-3;
   ASSERT_NO_FATAL_FAILURE(testing::run_and_compare_with_reference(runner, dir, tolerance, "vulkan fp16", GetParam()));
+}
+
+// Dynamic sizes on the GPU: dynamic_mlp (batch 1..64) at batches 1, 7, 64, 4, 1 on one loaded
+// program against the portable kernels (a variant recorded per new batch, reused after).
+TEST_F(VulkanSharedModelFixture, DynamicMlpMatchesPortableAtEveryBatch) {
+  if (std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::string path = testing::shared_dir() + "/models/dynamic_mlp/model.pt2";
+  auto del = export_vulkan(path, false);
+  ASSERT_TRUE(del.ok()) << del.status();
+  ASSERT_EQ(del->backends.size(), 1u);
+  EXPECT_EQ(del->backends[0].delegates, 1);
+  EXPECT_TRUE(del->portable_ops.empty()) << "dynamic_mlp should run on the GPU alone";
+  auto portable = export_pt2_file(path, ExportOptions());
+  ASSERT_TRUE(portable.ok()) << portable.status();
+  testing::PteRunner a, b;
+  ASSERT_EQ(a.load(portable->pte), "");
+  ASSERT_EQ(b.load(del->pte), "");
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t batch : {1, 7, 64, 4, 1, 64}) {
+    NpyArray x;
+    x.shape = {batch, 32};
+    std::vector<float> v(size_t(batch * 32));
+    for (float& f : v) f = u(rng);
+    x.data.resize(v.size() * 4);
+    std::memcpy(x.data.data(), v.data(), x.data.size());
+    ASSERT_EQ(a.run({x}), "");
+    ASSERT_EQ(b.run({x}), "") << "batch " << batch;
+    NpyArray want = a.output(0), got = b.output(0);
+    EXPECT_EQ(got.shape, want.shape) << "batch " << batch;
+    EXPECT_LE(testing::relative_l2(got, want), 1e-5) << "batch " << batch;
+  }
+}
+
+// The KV-cache decoder as one delegate (cache on the GPU): an 8-token prefill, then one token
+// at position 8 on the same loaded program, against PyTorch's logits for both calls.
+TEST_F(VulkanSharedModelFixture, KvCacheDecoderPrefillThenStepMatchesPyTorch) {
+  if (std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = testing::shared_dir() + "/models/tiny_llama_kv";
+  for (bool fp16 : {false, true}) {
+    if (fp16 && !vulkan::fp16_supported()) continue;
+    auto r = export_vulkan(dir + "/model.pt2", fp16);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->backends.size(), 1u);
+    EXPECT_EQ(r->backends[0].delegates, 1);
+    testing::PteRunner runner;
+    ASSERT_EQ(runner.load(r->pte), "");
+    const double tolerance = fp16 ? 5e-3 : 1e-5;
+    for (const char* call : {"", "step_"}) {
+      std::vector<NpyArray> in = testing::read_npy_series(dir, std::string(call) + "input_");
+      std::vector<NpyArray> want = testing::read_npy_series(dir, std::string(call) + "output_");
+      ASSERT_EQ(in.size(), 2u);
+      ASSERT_EQ(runner.run(in), "") << call;
+      NpyArray got = runner.output(0);
+      EXPECT_EQ(got.shape, want[0].shape) << call;
+      const double err = testing::relative_l2(got, want[0]);
+      std::printf("[vulkan%s] tiny_llama_kv %scall: relative L2 %.3g\n", fp16 ? " fp16" : "", call, err);
+      EXPECT_LE(err, tolerance) << (fp16 ? "fp16 " : "") << call;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, VulkanSharedModel,
