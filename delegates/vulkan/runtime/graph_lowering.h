@@ -31,9 +31,15 @@ struct LoweringResult {
 // Sets t's sizes and its byte counts (fp16 storage halves the device bytes).
 void set_tensor_sizes(VulkanGraph::TensorInfo& t, const Sizes& sizes);
 
+// What the device allows a dispatch (VkPhysicalDeviceLimits).
+struct LoweringLimits {
+  uint32_t max_shared_bytes = 16384;  // maxComputeSharedMemorySize
+  uint32_t max_workgroup = 128;       // min of maxComputeWorkGroupSize[0] and ...Invocations
+};
+
 // Lowers g's nodes over `tensors` (as parsed: inputs, constants and state available, sizes
-// at the current dynamic size). `max_shared_bytes`: the device's compute shared-memory limit.
-Error lower_nodes(const fb::Graph& g, bool derive, uint32_t max_shared_bytes,
+// at the current dynamic size).
+Error lower_nodes(const fb::Graph& g, bool derive, const LoweringLimits& limits,
                   std::vector<VulkanGraph::TensorInfo>& tensors, LoweringResult* out, Diagnostic* diag);
 
 }  // namespace vulkan

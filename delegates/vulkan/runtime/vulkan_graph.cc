@@ -70,7 +70,7 @@ Result<std::unique_ptr<VulkanGraph>> VulkanGraph::create(VulkanContext* context,
   PipelineCache& pipelines = context->pipelines();
   const size_t created_before = pipelines.stats().created;
   std::vector<PipelineKey> keys;
-  for (const Dispatch& d : g->dispatches_) keys.push_back(PipelineKey{d.shader, d.spec, kWorkgroupSize});
+  for (const Dispatch& d : g->dispatches_) keys.push_back(PipelineKey{d.shader, d.spec, d.workgroup});
   EMBER_TRY(pipelines.prepare(keys, diag));
   const auto t_prepared = now();
   const bool traced = init.event_tracer != nullptr;
@@ -328,11 +328,15 @@ Error VulkanGraph::lower(int64_t size, std::vector<TensorInfo>* tensors, std::ve
   }
   LoweringResult r;
   const fb::Graph& g = *fb::GetGraph(graph_data_);
-  EMBER_TRY(lower_nodes(g, size != dynamic_bound_, context_->properties().limits.maxComputeSharedMemorySize, *tensors, &r, diag));
+  const VkPhysicalDeviceLimits& dl = context_->properties().limits;
+  LoweringLimits limits;
+  limits.max_shared_bytes = dl.maxComputeSharedMemorySize;
+  limits.max_workgroup = std::min(dl.maxComputeWorkGroupSize[0], dl.maxComputeWorkGroupInvocations);
+  EMBER_TRY(lower_nodes(g, size != dynamic_bound_, limits, *tensors, &r, diag));
   if (fp16_) use_fp16_shaders(*tensors, r.dispatches);
   const VkPhysicalDeviceLimits& lim = context_->properties().limits;
   for (const Dispatch& d : r.dispatches) {
-    uint64_t groups = (d.invocations + kWorkgroupSize - 1) / kWorkgroupSize;
+    uint64_t groups = (d.invocations + d.workgroup - 1) / d.workgroup;
     uint64_t x = groups < lim.maxComputeWorkGroupCount[0] ? groups : lim.maxComputeWorkGroupCount[0];
     if (x > 0 && (groups + x - 1) / x > lim.maxComputeWorkGroupCount[1]) {
       return fail(diag, Error::NotSupported, "vulkan: a %s dispatch is too large for this device",
@@ -372,7 +376,7 @@ Error VulkanGraph::record(Diagnostic* diag) {
   }
   for (Dispatch& d : dispatches_) {
     EMBER_ASSIGN_OR_RETURN(ShaderObjects so, cache.shader(d.shader, diag));
-    EMBER_ASSIGN_OR_RETURN(d.pipeline, cache.pipeline(d.shader, d.spec, kWorkgroupSize, diag));
+    EMBER_ASSIGN_OR_RETURN(d.pipeline, cache.pipeline(d.shader, d.spec, d.workgroup, diag));
     VkDescriptorSetAllocateInfo ai{};
     ai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
     ai.descriptorPool = descriptor_pool_;
@@ -448,7 +452,7 @@ Error VulkanGraph::record_commands(VkCommandBuffer cb, const std::vector<TensorI
       std::memcpy(push, d.push.data(), d.push.size() < sizeof(push) ? d.push.size() : sizeof(push));
       vkCmdPushConstants(cb, so.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, info.push_constant_bytes, push);
     }
-    uint64_t groups = (d.invocations + kWorkgroupSize - 1) / kWorkgroupSize;
+    uint64_t groups = (d.invocations + d.workgroup - 1) / d.workgroup;
     uint64_t x = groups < lim.maxComputeWorkGroupCount[0] ? groups : lim.maxComputeWorkGroupCount[0];
     uint64_t y = x == 0 ? 0 : (groups + x - 1) / x;
     if (x > 0) vkCmdDispatch(cb, static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1);
@@ -543,17 +547,17 @@ Error VulkanGraph::select_variant(int64_t size, const std::vector<TensorInfo>** 
   std::vector<PipelineKey> keys;
   for (size_t i = 0; i < v.dispatches.size(); ++i) {
     Dispatch& d = v.dispatches[i];
-    if (d.bindings != dispatches_[i].bindings || d.shader != dispatches_[i].shader) {
+    if (d.bindings != dispatches_[i].bindings || d.shader != dispatches_[i].shader || d.workgroup != dispatches_[i].workgroup) {
       return fail(diag, Error::NotSupported, "vulkan: dispatch %zu differs between size %lld and the bound", i,
                   static_cast<long long>(size));
     }
     d.set = dispatches_[i].set;
-    keys.push_back(PipelineKey{d.shader, d.spec, kWorkgroupSize});
+    keys.push_back(PipelineKey{d.shader, d.spec, d.workgroup});
   }
   PipelineCache& pipelines = context_->pipelines();
   EMBER_TRY(pipelines.prepare(keys, diag));
   for (Dispatch& d : v.dispatches) {
-    EMBER_ASSIGN_OR_RETURN(d.pipeline, pipelines.pipeline(d.shader, d.spec, kWorkgroupSize, diag));
+    EMBER_ASSIGN_OR_RETURN(d.pipeline, pipelines.pipeline(d.shader, d.spec, d.workgroup, diag));
   }
   if (variants_.size() >= kMaxVariants) {  // reuse the least recently used one's command buffer
     size_t lru = 0;

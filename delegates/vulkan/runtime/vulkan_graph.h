@@ -92,6 +92,7 @@ class VulkanGraph {
     std::vector<uint8_t> push;
     std::vector<int> bindings;  // tensor ids
     uint64_t invocations = 0;
+    uint32_t workgroup = kWorkgroupSize;  // invocations per workgroup (local_size_x)
     VkPipeline pipeline = VK_NULL_HANDLE;
     VkDescriptorSet set = VK_NULL_HANDLE;
   };

@@ -170,11 +170,12 @@ struct KvRef {
 
 void check_rms_norm(bool fp16) {
   struct Case { Sizes xs; float eps; float scale; };
-  // cols < 64: one invocation per row; cols >= 64: a workgroup per row. Small inputs with a
-  // large eps make eps matter; inputs with a nonzero mean catch a subtracted mean.
+  // cols < 64: one invocation per row; cols >= 64: a workgroup per row (256 invocations from
+  // 1024 columns). Small inputs with a large eps make eps matter; inputs with a nonzero mean
+  // catch a subtracted mean.
   for (const Case& c : {Case{{3, 5, 7}, 1e-6f, 1}, Case{{1, 63}, 1e-5f, 1}, Case{{4, 9}, 1e-3f, 0.02f},
                         Case{{2, 3, 64}, 1e-6f, 1}, Case{{5, 100}, 1e-5f, 1}, Case{{3, 129}, 1e-6f, 1},
-                        Case{{2, 200}, 1e-3f, 0.02f}}) {
+                        Case{{2, 200}, 1e-3f, 0.02f}, Case{{1, 2048}, 1e-5f, 1}, Case{{3, 1100}, 1e-3f, 0.02f}}) {
     const int64_t cols = c.xs.back();
     Floats x = random_floats(static_cast<size_t>(numel(c.xs)), 11 + static_cast<uint32_t>(cols), -0.5f * c.scale,
                              1.5f * c.scale);

@@ -444,7 +444,8 @@ TEST(VulkanOpsTest, SoftmaxAndLogSoftmax) {
 // Rows of 15 (one invocation per row) and of 150 (cooperative workgroup, layer_norm.comp COOP).
 TEST(VulkanOpsTest, LayerNormAffineAndPlain) {
   EMBER_SKIP_WITHOUT_VULKAN();
-  for (const Sizes& xs : {Sizes{2, 3, 5}, Sizes{3, 2, 75}}) {
+  // 150 columns: a 64-invocation workgroup per row; 1500: 256 invocations.
+  for (const Sizes& xs : {Sizes{2, 3, 5}, Sizes{3, 2, 75}, Sizes{2, 3, 500}}) {
     const int64_t cols = xs[1] * xs[2], rows = xs[0];
     Floats x = random_floats(rows * cols, 17, -3, 3), w = random_floats(cols, 18), bias = random_floats(cols, 19);
     for (bool affine : {true, false}) {
