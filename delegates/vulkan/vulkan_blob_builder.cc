@@ -8,7 +8,15 @@ namespace ember {
 namespace vulkan {
 namespace {
 
-size_t dsize(VkDType t) { return t == VkDType::Float16 ? 2 : t == VkDType::Int64 ? 8 : 4; }
+size_t dsize(VkDType t) {
+  switch (t) {
+    case VkDType::Float16: return 2;
+    case VkDType::Int64: return 8;
+    case VkDType::Int8:
+    case VkDType::UInt8: return 1;
+    default: return 4;
+  }
+}
 
 std::pair<uint8_t, uint32_t> P(fb::Params type, uint32_t offset) {
   return {static_cast<uint8_t>(type), offset};
@@ -161,6 +169,21 @@ int VulkanBlobBuilder::linear(int x, int w, int b, VkActivation act) {
              fb::CreateLinearParams(f, act.clamp ? fb::Activation::Clamp : fb::Activation::None, act.min, act.max).o);
   };
   return add_node(static_cast<uint8_t>(fb::Shader::Matmul), params, {x, w, b}, out);
+}
+
+int VulkanBlobBuilder::linear_weight_only(int x, int w, int scales, int b, int bits, int group) {
+  if (!check({x, w, scales}) || !check({x, b}, true)) return -1;
+  Sizes out;
+  EMBER_SHAPE(infer_linear_weight_only(sizes(x), sizes(w), sizes(scales), b >= 0 ? numel(sizes(b)) : -1, bits, group, &out));
+  const VkDType want = bits == 8 ? VkDType::Int8 : VkDType::UInt8;
+  if (tensors_[w].dtype != want) {
+    fail(std::string("weight-only linear: a ") + std::to_string(bits) + "-bit weight must be " + (bits == 8 ? "Int8" : "UInt8"));
+    return -1;
+  }
+  auto params = [=](flatbuffers::FlatBufferBuilder& f) {
+    return P(fb::Params::LinearParams, fb::CreateLinearParams(f, fb::Activation::None, 0, 0, bits, group).o);
+  };
+  return add_node(static_cast<uint8_t>(fb::Shader::Matmul), params, {x, w, b, scales}, out);
 }
 
 int VulkanBlobBuilder::matmul(int a, int b) {

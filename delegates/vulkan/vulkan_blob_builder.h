@@ -27,7 +27,7 @@ class FlatBufferBuilder;
 namespace ember {
 namespace vulkan {
 
-enum class VkDType : uint8_t { Float32 = 0, Float16 = 1, Int32 = 2, Int64 = 3 };
+enum class VkDType : uint8_t { Float32 = 0, Float16 = 1, Int32 = 2, Int64 = 3, Int8 = 4, UInt8 = 5 };
 enum class VkBinary : uint8_t { Add = 0, Sub = 1, Mul = 2, Div = 3, SiluMul = 4 /* silu(a) * b */ };
 enum class VkUnary : uint8_t {
   Relu = 0, Clamp = 1, Hardtanh = 2, Hardswish = 3, Sigmoid = 4, Silu = 5, Gelu = 6,
@@ -74,6 +74,9 @@ class VulkanBlobBuilder {
   int conv2d(int x, int weight, int bias, std::vector<int32_t> stride, std::vector<int32_t> padding,
              std::vector<int32_t> dilation, int groups, VkActivation act = {});
   int linear(int x, int weight, int bias, VkActivation act = {});
+  // Weight-only quantized linear (LinearParams.weight_bits): weight Int8 [N, K] (bits 8) or
+  // UInt8 [N, K / 2] (bits 4, packed), scales float [N, K / group_size].
+  int linear_weight_only(int x, int weight, int scales, int bias, int bits, int group_size);
   int matmul(int a, int b);  // matmul / bmm
   int binary(VkBinary op, int a, int b, float alpha = 1.0f);
   int unary(VkUnary op, int x, float min = -kInf, float max = kInf);

@@ -66,6 +66,23 @@ std::string infer_linear(const Sizes& x, const Sizes& w, int64_t bias_numel, Siz
   return "";
 }
 
+std::string infer_linear_weight_only(const Sizes& x, const Sizes& w, const Sizes& scales, int64_t bias_numel,
+                                     int64_t bits, int64_t group, Sizes* out) {
+  if (bits != 8 && bits != 4) return "weight-only linear: bits must be 8 or 4, got " + std::to_string(bits);
+  if (x.empty() || w.size() != 2) return "weight-only linear: input " + sizes_str(x) + ", weight " + sizes_str(w);
+  const int64_t k = x.back(), n = w[0], per_word = bits == 8 ? 4 : 8;
+  if (w[1] * (bits == 8 ? 1 : 2) != k) return "weight-only linear: input " + sizes_str(x) + " does not fit weight " + sizes_str(w);
+  if (k % per_word != 0) return "weight-only linear: K = " + std::to_string(k) + " is not a multiple of " + std::to_string(per_word);
+  if (group < per_word || group % per_word != 0 || k % group != 0)
+    return "weight-only linear: group size " + std::to_string(group) + " must divide K = " + std::to_string(k) +
+           " and be a multiple of " + std::to_string(per_word);
+  if (scales != Sizes{n, k / group}) return "weight-only linear: scales " + sizes_str(scales) + ", expected [" + std::to_string(n) + ", " + std::to_string(k / group) + "]";
+  if (bias_numel >= 0 && bias_numel != n) return "weight-only linear: bias has " + std::to_string(bias_numel) + " elements, expected " + std::to_string(n);
+  *out = x;
+  out->back() = n;
+  return "";
+}
+
 std::string infer_broadcast(const Sizes& a, const Sizes& b, Sizes* out) {
   size_t r = std::max(a.size(), b.size());
   Sizes o(r);

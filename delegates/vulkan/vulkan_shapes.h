@@ -32,6 +32,10 @@ std::string read_pair(const int32_t* v, size_t n, const char* what, bool allow_e
 std::string infer_conv2d(const Sizes& x, const Sizes& w, int64_t bias_numel, const Window2d& win,
                          int64_t groups, Sizes* out);
 std::string infer_linear(const Sizes& x, const Sizes& w, int64_t bias_numel, Sizes* out);
+// Weight-only quantized linear (bits 8: w [N, K]; bits 4: w [N, K / 2] packed), scales
+// [N, K / group]; K and group as vulkan_graph.fbs LinearParams says.
+std::string infer_linear_weight_only(const Sizes& x, const Sizes& w, const Sizes& scales, int64_t bias_numel,
+                                     int64_t bits, int64_t group, Sizes* out);
 std::string infer_matmul(const Sizes& a, const Sizes& b, Sizes* out);
 std::string infer_broadcast(const Sizes& a, const Sizes& b, Sizes* out);
 // Max/avg pooling (kernel in win.kh/kw). avg ignores dilation (must be 1).

@@ -26,9 +26,11 @@ std::string temp_path(const std::string& name) {
 }
 
 // tiny_llama_kv exported portable or for Vulkan (allowed on a CPU device), written to a file.
-std::string export_kv(bool vulkan, exporter::ExportResult* report) {
+std::string export_kv(bool vulkan, exporter::ExportResult* report,
+                      exporter::QuantizeMode quantize = exporter::QuantizeMode::None) {
   exporter::ExportOptions options;
   options.metadata = {{"max_seq_len", "64"}, {"vocab_size", "512"}};
+  options.quantize.mode = quantize;
   if (vulkan) {
     vulkan::VulkanPartitionerOptions vo;
     vo.allow_cpu = true;
@@ -39,7 +41,8 @@ std::string export_kv(bool vulkan, exporter::ExportResult* report) {
     ADD_FAILURE() << result.status().message();
     return "";
   }
-  const std::string path = temp_path(vulkan ? "kv_vulkan.pte" : "kv_portable.pte");
+  const std::string path =
+      temp_path(std::string(vulkan ? "kv_vulkan" : "kv_portable") + std::to_string(static_cast<int>(quantize)) + ".pte");
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(result->pte.data()), static_cast<std::streamsize>(result->pte.size()));
   if (report != nullptr) *report = std::move(*result);
@@ -111,6 +114,26 @@ TEST_F(VulkanGenerateTest, GreedyTokensEqualThePortableProgramsThroughAConversat
   ASSERT_TRUE(p.reset().ok());
   const std::vector<int32_t> other = {400, 2, 77};
   EXPECT_EQ(greedy(v, other, 16), greedy(p, other, 16));
+}
+
+// Weight-only int8 and int4 (group 32) linear layers, dequantized in the shader: the same
+// greedy tokens as the portable weight-only kernels.
+TEST_F(VulkanGenerateTest, WeightOnlyInt8AndInt4GreedyTokensEqualThePortableProgramsOnes) {
+  for (exporter::QuantizeMode mode : {exporter::QuantizeMode::Int8Weight, exporter::QuantizeMode::Int4Weight}) {
+    exporter::ExportResult r;
+    const std::string vulkan_path = export_kv(true, &r, mode), portable_path = export_kv(false, nullptr, mode);
+    ASSERT_FALSE(vulkan_path.empty());
+    ASSERT_FALSE(portable_path.empty());
+    ASSERT_EQ(r.backends.size(), 1u);
+    EXPECT_EQ(r.backends[0].delegates, 1);
+    EXPECT_EQ(r.backends[0].ops["ember_quantized::linear_weight_only.default"], 15) << static_cast<int>(mode);
+    auto portable = TextGenerator::load(portable_path, nullptr);
+    auto gpu = TextGenerator::load(vulkan_path, nullptr);
+    ASSERT_TRUE(portable.ok()) << portable.error().to_string();
+    ASSERT_TRUE(gpu.ok()) << gpu.error().to_string();
+    const std::vector<int32_t> prompt = {5, 17, 300, 42, 8, 99, 100, 7};
+    EXPECT_EQ(greedy(**gpu, prompt, 20), greedy(**portable, prompt, 20)) << static_cast<int>(mode);
+  }
 }
 
 TEST_F(VulkanGenerateTest, AContextBeyondTheCacheIsRefusedCleanly) {

@@ -35,6 +35,16 @@ int VulkanLowering::t(const Node& n, size_t i) const {
   return it == ids.end() ? -2 : it->second;
 }
 
+VkDType vk_dtype(ScalarType t) {
+  switch (t) {
+    case ScalarType::Int64: return VkDType::Int64;
+    case ScalarType::Int32: return VkDType::Int32;
+    case ScalarType::Int8: return VkDType::Int8;
+    case ScalarType::UInt8: return VkDType::UInt8;
+    default: return VkDType::Float32;
+  }
+}
+
 namespace {
 std::vector<uint8_t> dynamic_dims(const Value& v) {
   std::vector<uint8_t> d;
@@ -55,7 +65,7 @@ std::string VulkanLowering::finish(const Node& n, int r) {
 
 int VulkanLowering::input(int v) {
   const Value& val = g.values[v];
-  VkDType dt = val.dtype == ScalarType::Int64 ? VkDType::Int64 : val.dtype == ScalarType::Int32 ? VkDType::Int32 : VkDType::Float32;
+  const VkDType dt = vk_dtype(val.dtype);
   const int id = b.input(val.sizes, dt);
   if (id >= 0 && val.is_dynamic()) b.set_dynamic(id, dynamic_dims(val));
   ids[v] = id;
@@ -94,7 +104,7 @@ VulkanOpTable build_table() {
 const std::vector<AddOpFamily>& vulkan_op_families() {
   static const std::vector<AddOpFamily> families = {add_convolution_pooling_ops, add_elementwise_ops,
                                                     add_normalization_ops, add_matmul_attention_ops, add_shape_ops,
-                                                    add_llm_ops};
+                                                    add_llm_ops, add_quantized_ops};
   return families;
 }
 

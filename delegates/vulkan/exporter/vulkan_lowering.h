@@ -39,6 +39,8 @@ struct VulkanOpTraits {
   bool fixed_shape = false;
   // Its symbolic size arguments are the output's sizes (views): the delegate does not read them.
   bool sizes_from_output = false;
+  // Reads int8 / packed int4 weight constants (weight-only quantized layers).
+  bool quantized_weights = false;
   // Updates mutable state in place (its outputs after the first are the state arguments, kept
   // on the device as State tensors: ember_llm::sdpa_with_kv_cache's KV cache).
   bool updates_state = false;
@@ -86,6 +88,7 @@ void add_normalization_ops(VulkanOpTable& t);
 void add_matmul_attention_ops(VulkanOpTable& t);
 void add_shape_ops(VulkanOpTable& t);
 void add_llm_ops(VulkanOpTable& t);
+void add_quantized_ops(VulkanOpTable& t);
 // Every family above, in the order the table is built (its one list).
 using AddOpFamily = void (*)(VulkanOpTable&);
 const std::vector<AddOpFamily>& vulkan_op_families();
@@ -96,6 +99,9 @@ int64_t single_dynamic_bound(const exporter::Graph& g);
 // State value v can live on the device (a State tensor): float32 mutable state of this method
 // alone (not shared between methods), static, with an initial value.
 bool device_state(const exporter::Graph& g, int v);
+
+// The blob dtype of a graph dtype (float32 for the float types the partitioner admits).
+VkDType vk_dtype(ScalarType t);
 
 // Argument helpers shared by the family files.
 bool static_int(const exporter::Arg& a, int64_t* v);

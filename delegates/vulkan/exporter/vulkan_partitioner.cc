@@ -17,14 +17,6 @@ using exporter::Graph;
 using exporter::Node;
 using exporter::Value;
 
-VkDType vk_dtype(ScalarType t) {
-  switch (t) {
-    case ScalarType::Int64: return VkDType::Int64;
-    case ScalarType::Int32: return VkDType::Int32;
-    default: return VkDType::Float32;
-  }
-}
-
 // Tensor inputs of a node (value refs that are tensors).
 std::vector<int> tensor_inputs(const Graph& g, const Node& n) {
   std::vector<int> r;
@@ -37,7 +29,9 @@ std::vector<int> tensor_inputs(const Graph& g, const Node& n) {
 std::string check_value(const Graph& g, const Value& v, const VulkanOpTraits& traits) {
   if (v.type != exporter::ValueType::Tensor) return "symbolic argument";
   if (v.is_dynamic() && (traits.fixed_shape || single_dynamic_bound(g) <= 0)) return "dynamic shape";
-  if (v.dtype != ScalarType::Float32 && v.dtype != ScalarType::Int64 && v.dtype != ScalarType::Int32)
+  const bool quantized = (v.dtype == ScalarType::Int8 || v.dtype == ScalarType::UInt8) && traits.quantized_weights &&
+                         v.role == exporter::ValueRole::Constant;
+  if (v.dtype != ScalarType::Float32 && v.dtype != ScalarType::Int64 && v.dtype != ScalarType::Int32 && !quantized)
     return "dtype " + exporter::dtype_name(v.dtype);
   if (static_cast<int>(v.sizes.size()) > kMaxDims) return "rank too high";
   for (int64_t s : v.sizes) if (s == 0) return "zero-size tensor";
@@ -60,7 +54,7 @@ std::string VulkanPartitioner::unsupported_reason(const Graph& g, int index) {
   // Integer tensors are moved (views, slices, ...) or used as indices (embedding rows,
   // index.Tensor); every shader that computes does so on float32 (RAFT's integer coordinate
   // grid reached a unary op, was claimed, and failed at load).
-  const bool takes_indices = traits.takes_indices || traits.moves_data_only;
+  const bool takes_indices = traits.takes_indices || traits.moves_data_only || traits.quantized_weights;
   std::vector<int> updated;  // state this node updates in place (its extra outputs)
   for (size_t i = 1; i < n.outputs.size(); ++i) updated.push_back(n.outputs[i].ref);
   for (int v : tensor_inputs(g, n)) {

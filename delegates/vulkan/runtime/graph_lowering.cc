@@ -190,6 +190,7 @@ class Lowering {
   }
 
   Error dispatch_op();
+  Error linear_weight_only(const fb::LinearParams* p);
 
   bool is_kind(int id, fb::TensorKind k) const { return t_[id].kind == static_cast<uint8_t>(k); }
   bool is_index(int id) const {
@@ -207,6 +208,26 @@ class Lowering {
   const char* op_ = "";
   int out_ = -1;
 };
+
+// Inputs [x, weight (Int8 / UInt8 packed), bias or -1, scales]; LinearParams.weight_bits 8 or 4.
+Error Lowering::linear_weight_only(const fb::LinearParams* p) {
+  EMBER_TRY(need_inputs(2, 4));
+  const int x = in(0), w = in(1), b = in(2), s = in(3);
+  if (num_in() != 4 || s < 0) return bad("needs [x, weight, bias or -1, scales]");
+  EMBER_TRY(need_f32({x, b, s, out_}));
+  if (p->activation() != fb::Activation::None) return unsupported("an activation on a weight-only linear");
+  const int bits = p->weight_bits();
+  const uint8_t want = static_cast<uint8_t>(bits == 8 ? fb::DType::Int8 : fb::DType::UInt8);
+  if ((bits != 8 && bits != 4) || t_[w].dtype != want) return bad("weight of %d bits must be %s", bits, bits == 8 ? "Int8" : "UInt8");
+  Sizes out;
+  const std::string e = infer_linear_weight_only(sz(x), sz(w), sz(s), b >= 0 ? numel(sz(b)) : -1, bits, p->group_size(), &out);
+  if (!e.empty()) return shape_error(e);
+  EMBER_TRY(check_out(out));
+  const int64_t k = sz(x).back(), n = out.back(), m = numel(sz(x)) / k;
+  add(ShaderId::LinearWq, {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0)},
+      {x, w, b >= 0 ? b : x, s, out_}, m * n * int64_t{kWorkgroupSize});
+  return Error::Ok;
+}
 
 Error Lowering::dispatch_op() {
   Sizes out;
@@ -251,6 +272,7 @@ Error Lowering::dispatch_op() {
     case fb::Params::LinearParams: {
       const fb::LinearParams* p = node_->params_as_LinearParams();
       EMBER_TRY(need_shader(fb::Shader::Matmul));
+      if (p->weight_bits() != 0) return linear_weight_only(p);
       EMBER_TRY(need_inputs(2, 3));
       int x = in(0), w = in(1), b = in(2);
       EMBER_TRY(need_f32({x, w, b, out_}));
@@ -596,6 +618,8 @@ size_t dtype_size(fb::DType t) {
     case fb::DType::Float16: return 2;
     case fb::DType::Int32: return 4;
     case fb::DType::Int64: return 8;
+    case fb::DType::Int8:
+    case fb::DType::UInt8: return 1;
   }
   return 0;
 }

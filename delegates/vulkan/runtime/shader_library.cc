@@ -44,6 +44,9 @@ const uint32_t kAttention[] =
 const uint32_t kCacheWrite[] =
 #include "delegates/vulkan/shaders/cache_write.inc"
     ;
+const uint32_t kLinearWq[] =
+#include "delegates/vulkan/shaders/linear_wq.inc"
+    ;
 
 const uint32_t kConv2dFp16[] =
 #include "delegates/vulkan/shaders/conv2d_fp16.inc"
@@ -84,6 +87,9 @@ const uint32_t kAttentionFp16[] =
 const uint32_t kCacheWriteFp16[] =
 #include "delegates/vulkan/shaders/cache_write_fp16.inc"
     ;
+const uint32_t kLinearWqFp16[] =
+#include "delegates/vulkan/shaders/linear_wq_fp16.inc"
+    ;
 
 #define EMBER_SHADER(name, var, bindings, push) \
   ShaderInfo{name, var, sizeof(var) / sizeof(var[0]), bindings, push}
@@ -102,6 +108,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("rope", kRope, 4, 0),
     EMBER_SHADER("attention", kAttention, 5, 0),
     EMBER_SHADER("cache_write", kCacheWrite, 3, 0),
+    EMBER_SHADER("linear_wq", kLinearWq, 5, 0),
     // fp16-storage variants, same order (kFp16Offset + id).
     EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0),
     EMBER_SHADER("matmul_fp16", kMatmulFp16, 4, 0),
@@ -116,6 +123,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("rope_fp16", kRopeFp16, 4, 0),
     EMBER_SHADER("attention_fp16", kAttentionFp16, 5, 0),
     EMBER_SHADER("cache_write_fp16", kCacheWriteFp16, 3, 0),
+    EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 5, 0),
 };
 
 }  // namespace

@@ -29,6 +29,8 @@ ScalarType to_scalar_type(uint8_t t) {
     case fb::DType::Float16: return ScalarType::Float16;
     case fb::DType::Int32: return ScalarType::Int32;
     case fb::DType::Int64: return ScalarType::Int64;
+    case fb::DType::Int8: return ScalarType::Int8;
+    case fb::DType::UInt8: return ScalarType::UInt8;
   }
   return ScalarType::Float32;
 }

@@ -444,9 +444,74 @@ TEST(VulkanLlmOpsTest, DynamicSizeVariantsEvictLeastRecentlyUsed) {
 
 // --- fp16 storage ---
 
+// --- weight-only quantized linear (linear_wq.comp) ---
+
+// w[n][k] = q[n][k] * scales[n][k / group]; bits 4 packed two per byte (value + 8, low nibble
+// first), as kernels/portable/quantized/weight_only_ops.cc reads them.
+void check_linear_weight_only(bool fp16) {
+  struct Case { int bits; int64_t m, k, n, group; bool bias; };
+  for (const Case& c : {Case{8, 1, 64, 5, 64, true}, Case{8, 3, 96, 7, 32, false}, Case{8, 1, 2048, 33, 2048, false},
+                        Case{4, 1, 64, 6, 32, true}, Case{4, 5, 128, 9, 8, false}, Case{4, 2, 1024, 17, 32, true}}) {
+    const uint32_t seed = static_cast<uint32_t>(c.k * 31 + c.n + c.bits);
+    Floats x = random_floats(static_cast<size_t>(c.m * c.k), seed, -1, 1);
+    Floats scales = random_floats(static_cast<size_t>(c.n * (c.k / c.group)), seed + 1, 0.001f, 0.02f);
+    Floats bias = random_floats(static_cast<size_t>(c.n), seed + 2);
+    const int lo = c.bits == 8 ? -127 : -8, span = c.bits == 8 ? 255 : 16;
+    Floats r = random_floats(static_cast<size_t>(c.n * c.k), seed + 3, 0, 1);
+    std::vector<int> q(r.size());
+    for (size_t i = 0; i < r.size(); ++i) q[i] = lo + std::min(span - 1, static_cast<int>(r[i] * span));
+    std::vector<uint8_t> bytes(c.bits == 8 ? q.size() : q.size() / 2, 0);
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (c.bits == 8) bytes[i] = static_cast<uint8_t>(static_cast<int8_t>(q[i]));
+      else bytes[i / 2] |= static_cast<uint8_t>((q[i] + 8) << (i % 2 ? 4 : 0));
+    }
+    const Sizes ws = c.bits == 8 ? Sizes{c.n, c.k} : Sizes{c.n, c.k / 2};
+    VulkanBlobBuilder b;
+    const int xi = b.input({c.m, c.k});
+    const int wi = b.constant_bytes(ws, c.bits == 8 ? VkDType::Int8 : VkDType::UInt8, bytes.data(), bytes.size());
+    const int y = b.linear_weight_only(xi, wi, b.constant({c.n, c.k / c.group}, scales),
+                                       c.bias ? b.constant({c.n}, bias) : -1, c.bits, static_cast<int>(c.group));
+    b.output(y);
+    b.set_fp16(fp16);
+    Floats got;
+    ASSERT_TRUE(run1(b, {HostTensor::f32({c.m, c.k}, x)}, y, &got)) << c.bits << " bits, K " << c.k;
+    Floats want(static_cast<size_t>(c.m * c.n));
+    for (int64_t m = 0; m < c.m; ++m)
+      for (int64_t n = 0; n < c.n; ++n) {
+        double acc = c.bias ? bias[n] : 0.0;
+        for (int64_t k = 0; k < c.k; ++k)
+          acc += static_cast<double>(x[m * c.k + k]) * q[n * c.k + k] * scales[n * (c.k / c.group) + k / c.group];
+        want[m * c.n + n] = static_cast<float>(acc);
+      }
+    EXPECT_TRUE(near(got, want, fp16 ? kTol16 : kTol32)) << c.bits << " bits, M " << c.m << " K " << c.k << " group " << c.group;
+  }
+}
+
+TEST(VulkanLlmOpsTest, WeightOnlyLinearInt8AndInt4) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  check_linear_weight_only(false);
+}
+
+TEST(VulkanLlmOpsTest, WeightOnlyLinearRefusesBadLayouts) {
+  VulkanBlobBuilder b;  // K not a multiple of 8 for packed int4
+  std::vector<uint8_t> w(3 * 6, 0);
+  const int x = b.input({1, 12});
+  EXPECT_EQ(b.linear_weight_only(x, b.constant_bytes({3, 6}, VkDType::UInt8, w.data(), w.size()),
+                                 b.constant({3, 3}, Floats(9, 1.0f)), -1, 4, 4),
+            -1);
+  EXPECT_NE(b.error().find("multiple of 8"), std::string::npos) << b.error();
+  VulkanBlobBuilder c;  // an int8 weight where 4 bits were declared
+  std::vector<uint8_t> w8(3 * 16, 0);
+  EXPECT_EQ(c.linear_weight_only(c.input({1, 16}), c.constant_bytes({3, 16}, VkDType::Int8, w8.data(), w8.size()),
+                                 c.constant({3, 2}, Floats(6, 1.0f)), -1, 4, 8),
+            -1);
+  EXPECT_FALSE(c.ok());
+}
+
 TEST(VulkanLlmOpsTest, Fp16RmsNormRopeAttention) {
   EMBER_SKIP_WITHOUT_FP16();
   check_rms_norm(true);
+  check_linear_weight_only(true);
   check_rope(true);
   check_kv_attention({1, 4, 2, 5, 9, 16, 0.25f, true}, true);
   check_kv_attention({1, 2, 2, 5, 70, 8, 0.3f, false}, true);
