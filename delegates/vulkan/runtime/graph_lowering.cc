@@ -224,8 +224,12 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   if (!e.empty()) return shape_error(e);
   EMBER_TRY(check_out(out));
   const int64_t k = sz(x).back(), n = out.back(), m = numel(sz(x)) / k;
+  // linear_wq.comp: 32 invocations per output, WG / 32 outputs per workgroup (8 where the device
+  // allows 256-invocation workgroups).
+  const uint32_t wg = limits_.max_workgroup >= kLongRowWorkgroup ? kLongRowWorkgroup : kWorkgroupSize;
+  const int64_t per_group = wg / 32, groups = m * ((n + per_group - 1) / per_group);
   add(ShaderId::LinearWq, {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0)},
-      {x, w, b >= 0 ? b : x, s, out_}, m * n * int64_t{kWorkgroupSize});
+      {x, w, b >= 0 ? b : x, s, out_}, groups * int64_t{wg}, {}, wg);
   return Error::Ok;
 }
 

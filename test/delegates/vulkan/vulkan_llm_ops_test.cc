@@ -451,7 +451,8 @@ TEST(VulkanLlmOpsTest, DynamicSizeVariantsEvictLeastRecentlyUsed) {
 void check_linear_weight_only(bool fp16) {
   struct Case { int bits; int64_t m, k, n, group; bool bias; };
   for (const Case& c : {Case{8, 1, 64, 5, 64, true}, Case{8, 3, 96, 7, 32, false}, Case{8, 1, 2048, 33, 2048, false},
-                        Case{4, 1, 64, 6, 32, true}, Case{4, 5, 128, 9, 8, false}, Case{4, 2, 1024, 17, 32, true}}) {
+                        Case{4, 1, 64, 6, 32, true}, Case{4, 5, 128, 9, 8, false}, Case{4, 2, 1024, 17, 32, true},
+                        Case{4, 2, 2560, 5, 32, false}, Case{8, 1, 3000, 3, 1000, true}}) {  // past one 2048-value chunk
     const uint32_t seed = static_cast<uint32_t>(c.k * 31 + c.n + c.bits);
     Floats x = random_floats(static_cast<size_t>(c.m * c.k), seed, -1, 1);
     Floats scales = random_floats(static_cast<size_t>(c.n * (c.k / c.group)), seed + 1, 0.001f, 0.02f);
