@@ -288,12 +288,14 @@ Error Lowering::dispatch_op() {
       const bool tiled = use_tiled(m >= kMinTiledRows);
       // Few rows (LLM decoding): a workgroup per output streams its weight row coalesced.
       const bool row_dot = !tiled && env_choice("EMBER_VULKAN_ROW_DOT", k >= kWorkgroupSize);
+      // row_dot: 32 invocations per output, WG / 32 outputs per workgroup.
+      const uint32_t wg = row_dot && limits_.max_workgroup >= kLongRowWorkgroup ? kLongRowWorkgroup : kWorkgroupSize;
       const int64_t invocations = tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize}
-                                  : row_dot ? numel(out) * int64_t{kWorkgroupSize} : numel(out);
+                                  : row_dot ? m * ((n + wg / 32 - 1) / (wg / 32)) * int64_t{wg} : numel(out);
       add(ShaderId::Matmul,
           {1, ibits(m), ibits(k), ibits(n), 0, 0, 1, ibits(b >= 0), ibits(act), fbits(p->act_min()),
            fbits(p->act_max()), ibits(tiled ? 1 : row_dot ? 2 : 0)},
-          {x, w, b >= 0 ? b : w, out_}, invocations);
+          {x, w, b >= 0 ? b : w, out_}, invocations, {}, wg);
       return Error::Ok;
     }
     case fb::Params::MatmulParams: {

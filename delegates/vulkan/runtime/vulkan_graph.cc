@@ -549,7 +549,7 @@ Error VulkanGraph::select_variant(int64_t size, const std::vector<TensorInfo>** 
   std::vector<PipelineKey> keys;
   for (size_t i = 0; i < v.dispatches.size(); ++i) {
     Dispatch& d = v.dispatches[i];
-    if (d.bindings != dispatches_[i].bindings || d.shader != dispatches_[i].shader || d.workgroup != dispatches_[i].workgroup) {
+    if (d.bindings != dispatches_[i].bindings || d.shader != dispatches_[i].shader) {  // the set layout: the shader's
       return fail(diag, Error::NotSupported, "vulkan: dispatch %zu differs between size %lld and the bound", i,
                   static_cast<long long>(size));
     }

@@ -29,9 +29,9 @@ layout(constant_id = 11) const float ACT_MAX = 0.0;
 // TILED = 1 (chosen by the runtime for M >= 16): one 64-invocation workgroup per 32x32 output
 // tile, operands staged through shared memory 16 k-steps at a time, 4x4 outputs per
 // invocation. Loads are coalesced along each operand's contiguous dimension.
-// TILED = 2 (the runtime's choice for linear layers with fewer rows, as in LLM decoding): one
-// 64-invocation workgroup per output element, the invocations reading consecutive weights of
-// its row (coalesced: the weight matrix streams through once), summed in shared memory.
+// TILED = 2 (the runtime's choice for linear layers with fewer rows, as in LLM decoding): 32
+// invocations per output element reading consecutive weights of its row (coalesced: the weight
+// matrix streams through once per row of x), summed in shared memory; see row_dot().
 layout(constant_id = 12) const int TILED = 0;
 layout(std430, set = 0, binding = 0) readonly buffer A { FLOAT_T a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Bm { FLOAT_T bm[]; };
@@ -95,27 +95,44 @@ void tiled() {
   }
 }
 
-shared float partial[64];
+// Row-dot (TILED = 2): WG / 32 outputs of one row of x per workgroup, 32 invocations each
+// reading consecutive weights of their row; x staged in shared memory XCHUNK values at a time.
+const int LANES = 32;
+const int XCHUNK = 2048;
+shared float xs[XCHUNK];
+shared float partial[256];
 
 void row_dot() {
+  const int wg_size = int(gl_WorkGroupSize.x);
+  const int rows = wg_size / LANES;
+  const int row_groups = (N + rows - 1) / rows;
   uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
-  if (wg >= uint(BATCH * M * N)) return;  // whole workgroup: no barrier is skipped
-  int n = int(wg % uint(N));
-  int t = int(wg / uint(N));
+  if (wg >= uint(BATCH * M * row_groups)) return;  // whole workgroup: no barrier is skipped
+  int t = int(wg) / row_groups;
   int m = t % M;
   int bt = t / M;
+  int lid = int(gl_LocalInvocationIndex);
+  int lane = lid % LANES;
+  int n = (int(wg) % row_groups) * rows + lid / LANES;
   int abase = bt * A_BS + m * K;
   int row = bt * B_BS + n * K;
-  int lid = int(gl_LocalInvocationIndex);
   float acc = 0.0;
-  for (int k = lid; k < K; k += 64) acc += float(a[abase + k]) * float(bm[row + k]);
+  for (int c0 = 0; c0 < K; c0 += XCHUNK) {
+    int len = min(XCHUNK, K - c0);
+    barrier();
+    for (int i = lid; i < len; i += wg_size) xs[i] = float(a[abase + c0 + i]);
+    barrier();
+    if (n < N) {
+      for (int k = lane; k < len; k += LANES) acc += xs[k] * float(bm[row + c0 + k]);
+    }
+  }
   partial[lid] = acc;
   barrier();
-  for (int s = 32; s > 0; s >>= 1) {
-    if (lid < s) partial[lid] += partial[lid + s];
+  for (int s = LANES / 2; s > 0; s >>= 1) {
+    if (lane < s) partial[lid] += partial[lid + s];
     barrier();
   }
-  if (lid == 0) y[wg] = FLOAT_T(epilogue(partial[0], n));
+  if (lane == 0 && n < N) y[(bt * M + m) * N + n] = FLOAT_T(epilogue(partial[lid], n));
 }
 
 void main() {

@@ -493,6 +493,30 @@ TEST(VulkanLlmOpsTest, WeightOnlyLinearInt8AndInt4) {
   check_linear_weight_only(false);
 }
 
+// Float linear layers with few rows take the row-dot path (matmul.comp TILED = 2): rows of x
+// staged 2048 values at a time, 8 outputs per workgroup (N not a multiple of 8 here).
+TEST(VulkanLlmOpsTest, RowDotLinearShortAndLongRows) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  struct Case { int64_t m, k, n; bool bias; };
+  for (const Case& c : {Case{1, 64, 3, true}, Case{3, 700, 13, false}, Case{2, 5000, 9, true}, Case{15, 2049, 17, false}}) {
+    Floats x = random_floats(static_cast<size_t>(c.m * c.k), 71, -1, 1), w = random_floats(static_cast<size_t>(c.n * c.k), 72),
+           bias = random_floats(static_cast<size_t>(c.n), 73);
+    VulkanBlobBuilder b;
+    const int y = b.linear(b.input({c.m, c.k}), b.constant({c.n, c.k}, w), c.bias ? b.constant({c.n}, bias) : -1);
+    b.output(y);
+    Floats got;
+    ASSERT_TRUE(run1(b, {HostTensor::f32({c.m, c.k}, x)}, y, &got));
+    Floats want(static_cast<size_t>(c.m * c.n));
+    for (int64_t m = 0; m < c.m; ++m)
+      for (int64_t n = 0; n < c.n; ++n) {
+        double acc = c.bias ? bias[n] : 0.0;
+        for (int64_t k = 0; k < c.k; ++k) acc += static_cast<double>(x[m * c.k + k]) * w[n * c.k + k];
+        want[m * c.n + n] = static_cast<float>(acc);
+      }
+    EXPECT_TRUE(near(got, want, kTol32)) << "M " << c.m << " K " << c.k << " N " << c.n;
+  }
+}
+
 TEST(VulkanLlmOpsTest, WeightOnlyLinearRefusesBadLayouts) {
   VulkanBlobBuilder b;  // K not a multiple of 8 for packed int4
   std::vector<uint8_t> w(3 * 6, 0);
