@@ -33,22 +33,7 @@ absl::StatusOr<ExportResult> export_vulkan(const std::string& pt2, bool fp16) {
   return export_pt2_file(pt2, options);
 }
 
-class VulkanSharedModel : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    setenv("EMBER_VULKAN_ALLOW_CPU", "1", 1);
-    setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
-    vulkan::set_allow_cpu_device(true);
-  }
-  // Why this test cannot run here, or "" (then model_dir() is the model's directory).
-  std::string skip_reason() const {
-    if (testing::shared_dir().empty()) return "shared/ data not found";
-    if (!vulkan::vulkan_backend().is_available()) return "no Vulkan device";
-    return "";
-  }
-  std::string model_dir() const { return testing::shared_dir() + "/models/" + GetParam(); }
-};
-using VulkanFp16SharedModel = VulkanSharedModel;
+// Skips without ../shared or a Vulkan device; allows lavapipe.
 class VulkanSharedModelFixture : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -56,12 +41,19 @@ class VulkanSharedModelFixture : public ::testing::Test {
     setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
     vulkan::set_allow_cpu_device(true);
   }
+  // Why this test cannot run here, or "".
   std::string skip_reason() const {
     if (testing::shared_dir().empty()) return "shared/ data not found";
     if (!vulkan::vulkan_backend().is_available()) return "no Vulkan device";
     return "";
   }
 };
+
+class VulkanSharedModel : public VulkanSharedModelFixture, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::string model_dir() const { return testing::shared_dir() + "/models/" + GetParam(); }
+};
+using VulkanFp16SharedModel = VulkanSharedModel;
 
 TEST_P(VulkanSharedModel, ExportsDelegatedRunsAndMatchesPyTorch) {
   if (std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
@@ -141,14 +133,8 @@ TEST_F(VulkanSharedModelFixture, DynamicMlpMatchesPortableAtEveryBatch) {
   ASSERT_EQ(a.load(portable->pte), "");
   ASSERT_EQ(b.load(del->pte), "");
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(-1, 1);
   for (int64_t batch : {1, 7, 64, 4, 1, 64}) {
-    NpyArray x;
-    x.shape = {batch, 32};
-    std::vector<float> v(size_t(batch * 32));
-    for (float& f : v) f = u(rng);
-    x.data.resize(v.size() * 4);
-    std::memcpy(x.data.data(), v.data(), x.data.size());
+    NpyArray x = testing::random_npy(rng, {batch, 32});
     ASSERT_EQ(a.run({x}), "");
     ASSERT_EQ(b.run({x}), "") << "batch " << batch;
     NpyArray want = a.output(0), got = b.output(0);

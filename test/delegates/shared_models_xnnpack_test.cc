@@ -179,14 +179,8 @@ TEST(XnnpackDynamicShapes, DynamicMlpDelegatedMatchesPortableAtEveryBatch) {
   ASSERT_EQ(a.load(portable->pte), "");
   ASSERT_EQ(b.load(del->pte), "");
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(-1, 1);
   for (int64_t batch : {1, 7, 64, 4, 1}) {
-    NpyArray x;
-    x.shape = {batch, 32};
-    std::vector<float> v(size_t(batch * 32));
-    for (float& f : v) f = u(rng);
-    x.data.resize(v.size() * 4);
-    std::memcpy(x.data.data(), v.data(), x.data.size());
+    NpyArray x = testing::random_npy(rng, {batch, 32});
     ASSERT_EQ(a.run({x}), "");
     ASSERT_EQ(b.run({x}), "") << "batch " << batch;
     NpyArray want = a.output(0), got = b.output(0);

@@ -2,7 +2,9 @@
 // sized from MethodMeta and allocated with std::vector, and runs it on host arrays.
 #pragma once
 
+#include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -104,6 +106,21 @@ class PteRunner {
 };
 
 // ||a - b|| / ||b|| (both converted to double); 1e30 on a shape mismatch.
+// A float32 array of `shape` with values uniform in [-1, 1) from `rng` (dynamic-shape tests).
+inline exporter::NpyArray random_npy(std::mt19937& rng, std::vector<int64_t> shape) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  exporter::NpyArray x;
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  x.shape = std::move(shape);
+  x.data.resize(static_cast<size_t>(n) * sizeof(float));
+  for (int64_t i = 0; i < n; ++i) {
+    const float f = u(rng);
+    std::memcpy(x.data.data() + i * sizeof(float), &f, sizeof(f));
+  }
+  return x;
+}
+
 inline double relative_l2(const exporter::NpyArray& a, const exporter::NpyArray& b) {
   if (a.shape != b.shape) return 1e30;
   double num = 0, den = 0;

@@ -28,12 +28,6 @@ namespace vulkan {
 namespace testing {
 namespace {
 
-#define EMBER_SKIP_WITHOUT_FP16()                                                               \
-  do {                                                                                          \
-    if (!::ember::vulkan::testing::vulkan_usable()) GTEST_SKIP() << "no Vulkan device";         \
-    if (!::ember::vulkan::fp16_supported()) GTEST_SKIP() << "device lacks storageBuffer16BitAccess"; \
-  } while (0)
-
 constexpr double kTol = 4e-3;  // relative L2 against float32 (measured: 1e-4 .. 1.2e-3)
 
 double rel_l2(const Floats& got, const Floats& want) {

@@ -18,12 +18,6 @@ namespace vulkan {
 namespace testing {
 namespace {
 
-#define EMBER_SKIP_WITHOUT_FP16()                                                                  \
-  do {                                                                                             \
-    if (!::ember::vulkan::testing::vulkan_usable()) GTEST_SKIP() << "no Vulkan device";            \
-    if (!::ember::vulkan::fp16_supported()) GTEST_SKIP() << "device lacks storageBuffer16BitAccess"; \
-  } while (0)
-
 constexpr float kTol32 = 1e-5f;  // near(): |got - want| <= tol * (1 + |want|)
 constexpr float kTol16 = 2e-3f;
 

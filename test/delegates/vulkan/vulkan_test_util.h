@@ -41,19 +41,19 @@ struct HostTensor {
   static HostTensor f32(Sizes s, const Floats& v) {
     HostTensor t{ScalarType::Float32, std::move(s), {}};
     t.bytes.resize(v.size() * 4);
-    std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+    if (!v.empty()) std::memcpy(t.bytes.data(), v.data(), t.bytes.size());  // empty: no data pointer
     return t;
   }
   static HostTensor i64(Sizes s, const std::vector<int64_t>& v) {
     HostTensor t{ScalarType::Int64, std::move(s), {}};
     t.bytes.resize(v.size() * 8);
-    std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+    if (!v.empty()) std::memcpy(t.bytes.data(), v.data(), t.bytes.size());  // empty: no data pointer
     return t;
   }
   static HostTensor i32(Sizes s, const std::vector<int32_t>& v) {
     HostTensor t{ScalarType::Int32, std::move(s), {}};
     t.bytes.resize(v.size() * 4);
-    std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+    if (!v.empty()) std::memcpy(t.bytes.data(), v.data(), t.bytes.size());  // empty: no data pointer
     return t;
   }
 };
@@ -88,6 +88,13 @@ inline bool vulkan_usable() { return vulkan_backend().is_available(); }
 #define EMBER_SKIP_WITHOUT_VULKAN()                                                  \
   do {                                                                               \
     if (!::ember::vulkan::testing::vulkan_usable()) GTEST_SKIP() << "no Vulkan device"; \
+  } while (0)
+
+// fp16 storage graphs also need 16-bit storage buffers (storageBuffer16BitAccess).
+#define EMBER_SKIP_WITHOUT_FP16()                                                                  \
+  do {                                                                                             \
+    if (!::ember::vulkan::testing::vulkan_usable()) GTEST_SKIP() << "no Vulkan device";            \
+    if (!::ember::vulkan::fp16_supported()) GTEST_SKIP() << "device lacks storageBuffer16BitAccess"; \
   } while (0)
 
 // A backend handle that is destroyed with the object.
