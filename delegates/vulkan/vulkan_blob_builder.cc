@@ -272,6 +272,20 @@ int VulkanBlobBuilder::softmax(int x, int32_t dim, bool log) {
   return add_node(static_cast<uint8_t>(fb::Shader::Softmax), params, {x}, sizes(x));
 }
 
+int VulkanBlobBuilder::embedding_weight_only(int w, int scales, int idx, int bits, int group) {
+  if (!check({w, scales, idx})) return -1;
+  Sizes out;
+  EMBER_SHAPE(infer_embedding_weight_only(sizes(w), sizes(scales), sizes(idx), bits, group, &out));
+  if (tensors_[w].dtype != (bits == 8 ? VkDType::Int8 : VkDType::UInt8)) {
+    fail("weight-only embedding: the weight's dtype does not match its bits");
+    return -1;
+  }
+  auto params = [=](flatbuffers::FlatBufferBuilder& f) {
+    return P(fb::Params::EmbeddingParams, fb::CreateEmbeddingParams(f, bits, group).o);
+  };
+  return add_node(static_cast<uint8_t>(fb::Shader::Embedding), params, {w, idx, scales}, out);
+}
+
 int VulkanBlobBuilder::rms_norm(int x, int w, float eps) {
   if (!check({x, w})) return -1;
   Sizes out;

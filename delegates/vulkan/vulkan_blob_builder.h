@@ -95,6 +95,9 @@ class VulkanBlobBuilder {
   int cat(const std::vector<int>& xs, int32_t dim);
   int slice(int x, int32_t dim, int64_t start, int64_t end, int64_t step = 1);
   int embedding(int weight, int indices);
+  // Weight-only quantized rows (EmbeddingParams.weight_bits): weight Int8 [V, D] or UInt8
+  // [V, D / 2] (packed as linear_weight_only's), scales float [V, D / group_size].
+  int embedding_weight_only(int weight, int scales, int indices, int bits, int group_size);
   int rms_norm(int x, int weight, float eps);  // x * rsqrt(mean(x^2, -1) + eps) * weight
   int rope(int x, int cos, int sin);           // rotate-half RoPE (vulkan_graph.fbs RopeParams)
   // KV-cache attention (AttentionParams): k_cache / v_cache are state_in_slot() tensors.

@@ -268,6 +268,19 @@ std::string infer_embedding(const Sizes& weight, const Sizes& indices, Sizes* ou
   return "";
 }
 
+std::string infer_embedding_weight_only(const Sizes& weight, const Sizes& scales, const Sizes& indices, int64_t bits,
+                                        int64_t group, Sizes* out) {
+  if (weight.size() != 2) return "weight-only embedding: weight " + sizes_str(weight) + " is not 2-D";
+  const int64_t d = weight[1] * (bits == 4 ? 2 : 1);
+  Sizes row{1, d};  // the rows as a 1 x D input, checked like a linear layer's K
+  Sizes ignored;
+  const std::string e = infer_linear_weight_only(row, weight, scales, -1, bits, group, &ignored);
+  if (!e.empty()) return "weight-only embedding: " + e.substr(e.find(':') + 2);
+  *out = indices;
+  out->push_back(d);
+  return "";
+}
+
 std::string infer_rope(const Sizes& x, const Sizes& cos, const Sizes& sin, Sizes* out) {
   if (x.size() < 2 || x.back() % 2 != 0) return "rope input must be [..., T, D] with D even, got " + sizes_str(x);
   const int64_t t = x[x.size() - 2];

@@ -54,6 +54,10 @@ std::string infer_cat(const std::vector<Sizes>& xs, int64_t dim, Sizes* out);
 std::string infer_slice(const Sizes& x, int64_t dim, int64_t* start, int64_t* end, int64_t step,
                         Sizes* out);
 std::string infer_embedding(const Sizes& weight, const Sizes& indices, Sizes* out);
+// Weight-only quantized embedding: weight [V, D] (bits 8) or [V, D / 2] (bits 4), scales
+// [V, D / group] (group and D as for infer_linear_weight_only's K).
+std::string infer_embedding_weight_only(const Sizes& weight, const Sizes& scales, const Sizes& indices, int64_t bits,
+                                        int64_t group, Sizes* out);
 // x [..., T, D] (D even), cos and sin alike [..., T or 1, D] with every leading dim 1 and rank
 // <= x's; out = x's sizes.
 std::string infer_rope(const Sizes& x, const Sizes& cos, const Sizes& sin, Sizes* out);

@@ -116,8 +116,9 @@ TEST_F(VulkanGenerateTest, GreedyTokensEqualThePortableProgramsThroughAConversat
   EXPECT_EQ(greedy(v, other, 16), greedy(p, other, 16));
 }
 
-// Weight-only int8 and int4 (group 32) linear layers, dequantized in the shader: the same
-// greedy tokens as the portable weight-only kernels.
+// Weight-only int8 and int4 (group 32) linear layers and token embedding, dequantized in the
+// shader: the same greedy tokens as the portable weight-only kernels, nothing left on the CPU
+// but the views' sequence length.
 TEST_F(VulkanGenerateTest, WeightOnlyInt8AndInt4GreedyTokensEqualThePortableProgramsOnes) {
   for (exporter::QuantizeMode mode : {exporter::QuantizeMode::Int8Weight, exporter::QuantizeMode::Int4Weight}) {
     exporter::ExportResult r;
@@ -127,6 +128,8 @@ TEST_F(VulkanGenerateTest, WeightOnlyInt8AndInt4GreedyTokensEqualThePortableProg
     ASSERT_EQ(r.backends.size(), 1u);
     EXPECT_EQ(r.backends[0].delegates, 1);
     EXPECT_EQ(r.backends[0].ops["ember_quantized::linear_weight_only.default"], 15) << static_cast<int>(mode);
+    EXPECT_EQ(r.backends[0].ops["ember_quantized::embedding_weight_only.default"], 1) << static_cast<int>(mode);
+    EXPECT_EQ(r.portable_ops, (std::map<std::string, int>{{"aten::sym_size.int", 1}})) << static_cast<int>(mode);
     auto portable = TextGenerator::load(portable_path, nullptr);
     auto gpu = TextGenerator::load(vulkan_path, nullptr);
     ASSERT_TRUE(portable.ok()) << portable.error().to_string();

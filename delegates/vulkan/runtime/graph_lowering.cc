@@ -191,6 +191,7 @@ class Lowering {
 
   Error dispatch_op();
   Error linear_weight_only(const fb::LinearParams* p);
+  Error embedding_weight_only(const fb::EmbeddingParams* p);
 
   bool is_kind(int id, fb::TensorKind k) const { return t_[id].kind == static_cast<uint8_t>(k); }
   bool is_index(int id) const {
@@ -230,6 +231,27 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   const int64_t per_group = wg / 32, groups = m * ((n + per_group - 1) / per_group);
   add(ShaderId::LinearWq, {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0)},
       {x, w, b >= 0 ? b : x, s, out_}, groups * int64_t{wg}, {}, wg);
+  return Error::Ok;
+}
+
+// Inputs [weight (Int8 / UInt8 packed), indices, scales]; EmbeddingParams.weight_bits 8 or 4.
+Error Lowering::embedding_weight_only(const fb::EmbeddingParams* p) {
+  EMBER_TRY(need_inputs(3, 3));
+  const int w = in(0), idx = in(1), s = in(2);
+  EMBER_TRY(need_f32({s, out_}));
+  const int bits = p->weight_bits();
+  const uint8_t want = static_cast<uint8_t>(bits == 8 ? fb::DType::Int8 : fb::DType::UInt8);
+  if ((bits != 8 && bits != 4) || t_[w].dtype != want) return bad("weight of %d bits must be %s", bits, bits == 8 ? "Int8" : "UInt8");
+  if (!is_index(idx)) return unsupported("embedding indices must be int32 or int64");
+  Sizes out;
+  const std::string e = infer_embedding_weight_only(sz(w), sz(s), sz(idx), bits, p->group_size(), &out);
+  if (!e.empty()) return shape_error(e);
+  EMBER_TRY(check_out(out));
+  const int64_t d = out.back();
+  add(ShaderId::EmbeddingWq,
+      {ibits(numel(sz(idx))), ibits(d), ibits(sz(w)[0]), ibits(t_[idx].dtype == static_cast<uint8_t>(fb::DType::Int64)),
+       ibits(bits), ibits(p->group_size())},
+      {w, idx, s, out_}, numel(out));
   return Error::Ok;
 }
 
@@ -552,6 +574,7 @@ Error Lowering::dispatch_op() {
     }
     case fb::Params::EmbeddingParams: {
       EMBER_TRY(need_shader(fb::Shader::Embedding));
+      if (node_->params_as_EmbeddingParams()->weight_bits() != 0) return embedding_weight_only(node_->params_as_EmbeddingParams());
       EMBER_TRY(need_inputs(2, 2));
       int w = in(0), idx = in(1);
       EMBER_TRY(need_f32({w, out_}));

@@ -44,6 +44,9 @@ const uint32_t kAttention[] =
 const uint32_t kCacheWrite[] =
 #include "delegates/vulkan/shaders/cache_write.inc"
     ;
+const uint32_t kEmbeddingWq[] =
+#include "delegates/vulkan/shaders/embedding_wq.inc"
+    ;
 const uint32_t kLinearWq[] =
 #include "delegates/vulkan/shaders/linear_wq.inc"
     ;
@@ -87,6 +90,9 @@ const uint32_t kAttentionFp16[] =
 const uint32_t kCacheWriteFp16[] =
 #include "delegates/vulkan/shaders/cache_write_fp16.inc"
     ;
+const uint32_t kEmbeddingWqFp16[] =
+#include "delegates/vulkan/shaders/embedding_wq_fp16.inc"
+    ;
 const uint32_t kLinearWqFp16[] =
 #include "delegates/vulkan/shaders/linear_wq_fp16.inc"
     ;
@@ -109,6 +115,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("attention", kAttention, 5, 0),
     EMBER_SHADER("cache_write", kCacheWrite, 3, 0),
     EMBER_SHADER("linear_wq", kLinearWq, 5, 0),
+    EMBER_SHADER("embedding_wq", kEmbeddingWq, 4, 0),
     // fp16-storage variants, same order (kFp16Offset + id).
     EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0),
     EMBER_SHADER("matmul_fp16", kMatmulFp16, 4, 0),
@@ -124,6 +131,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("attention_fp16", kAttentionFp16, 5, 0),
     EMBER_SHADER("cache_write_fp16", kCacheWriteFp16, 3, 0),
     EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 5, 0),
+    EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0),
 };
 
 }  // namespace

@@ -13,8 +13,9 @@ enum class ShaderId : uint8_t {
   Conv2d = 0, Matmul = 1, Binary = 2, Unary = 3, Pool2d = 4, Softmax = 5, LayerNorm = 6,
   ReduceMean = 7, StridedCopy = 8, Embedding = 9, Rope = 10, Attention = 11, CacheWrite = 12,
   LinearWq = 13,  // a dispatch of Matmul nodes with quantized weights (LinearParams.weight_bits)
+  EmbeddingWq = 14,  // of Embedding nodes with quantized weights (EmbeddingParams.weight_bits)
 };
-constexpr int kNumBaseShaders = 14;
+constexpr int kNumBaseShaders = 15;
 constexpr int kFp16Offset = kNumBaseShaders;
 constexpr int kNumShaders = 2 * kNumBaseShaders;
 

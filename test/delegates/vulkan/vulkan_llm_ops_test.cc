@@ -511,6 +511,44 @@ TEST(VulkanLlmOpsTest, RowDotLinearShortAndLongRows) {
   }
 }
 
+// Quantized token rows (embedding_wq.comp): int8 and packed int4, int64 and int32 indices, one
+// out of range (a zero row, as the float embedding gives).
+TEST(VulkanLlmOpsTest, WeightOnlyEmbeddingRows) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  for (int bits : {8, 4}) {
+    for (bool idx64 : {true, false}) {
+      const int64_t v = 11, d = 24, group = 8;
+      Floats scales = random_floats(static_cast<size_t>(v * (d / group)), 81 + bits, 0.01f, 0.1f);
+      Floats r = random_floats(static_cast<size_t>(v * d), 82, 0, 1);
+      std::vector<int> q(r.size());
+      for (size_t i = 0; i < r.size(); ++i) q[i] = bits == 8 ? -127 + std::min(254, static_cast<int>(r[i] * 255)) : -8 + std::min(15, static_cast<int>(r[i] * 16));
+      std::vector<uint8_t> bytes(bits == 8 ? q.size() : q.size() / 2, 0);
+      for (size_t i = 0; i < q.size(); ++i) {
+        if (bits == 8) bytes[i] = static_cast<uint8_t>(static_cast<int8_t>(q[i]));
+        else bytes[i / 2] |= static_cast<uint8_t>((q[i] + 8) << (i % 2 ? 4 : 0));
+      }
+      const std::vector<int64_t> rows = {3, 0, 10, -1, 42, 7};  // -1: the last row; 42: out of range
+      VulkanBlobBuilder b;
+      const int w = b.constant_bytes(bits == 8 ? Sizes{v, d} : Sizes{v, d / 2}, bits == 8 ? VkDType::Int8 : VkDType::UInt8,
+                                     bytes.data(), bytes.size());
+      const int idx = b.input({2, 3}, idx64 ? VkDType::Int64 : VkDType::Int32);
+      const int y = b.embedding_weight_only(w, b.constant({v, d / group}, scales), idx, bits, static_cast<int>(group));
+      b.output(y);
+      ASSERT_EQ(b.sizes(y), (Sizes{2, 3, d}));
+      std::vector<int32_t> rows32(rows.begin(), rows.end());
+      Floats got;
+      ASSERT_TRUE(run1(b, {idx64 ? HostTensor::i64({2, 3}, rows) : HostTensor::i32({2, 3}, rows32)}, y, &got));
+      Floats want;
+      for (int64_t row : rows) {
+        const int64_t rr = row < 0 ? row + v : row;
+        for (int64_t k = 0; k < d; ++k)
+          want.push_back(rr >= v ? 0.0f : static_cast<float>(q[rr * d + k] * static_cast<double>(scales[rr * (d / group) + k / group])));
+      }
+      EXPECT_TRUE(near(got, want, kTol32)) << bits << " bits, int" << (idx64 ? 64 : 32) << " indices";
+    }
+  }
+}
+
 TEST(VulkanLlmOpsTest, WeightOnlyLinearRefusesBadLayouts) {
   VulkanBlobBuilder b;  // K not a multiple of 8 for packed int4
   std::vector<uint8_t> w(3 * 6, 0);
