@@ -175,18 +175,7 @@ TEST(XnnpackDynamicShapes, DynamicMlpDelegatedMatchesPortableAtEveryBatch) {
   EXPECT_TRUE(del->portable_ops.empty()) << "dynamic_mlp should run on XNNPACK alone";
   auto portable = export_pt2_file(path, ExportOptions());
   ASSERT_TRUE(portable.ok()) << portable.status();
-  testing::PteRunner a, b;
-  ASSERT_EQ(a.load(portable->pte), "");
-  ASSERT_EQ(b.load(del->pte), "");
-  std::mt19937 rng(7);
-  for (int64_t batch : {1, 7, 64, 4, 1}) {
-    NpyArray x = testing::random_npy(rng, {batch, 32});
-    ASSERT_EQ(a.run({x}), "");
-    ASSERT_EQ(b.run({x}), "") << "batch " << batch;
-    NpyArray want = a.output(0), got = b.output(0);
-    EXPECT_EQ(got.shape, want.shape) << "batch " << batch;
-    EXPECT_LE(testing::relative_l2(got, want), 1e-5) << "batch " << batch;
-  }
+  testing::expect_same_outputs_at_batches(portable->pte, del->pte, {1, 7, 64, 4, 1}, 32, 1e-5);
 }
 
 // ---- op-level differential test: XNNPACK delegate vs portable kernel ----

@@ -55,5 +55,24 @@ inline void run_and_compare_with_reference(PteRunner& runner, const std::string&
   if (inputs_out != nullptr) *inputs_out = std::move(inputs);
 }
 
+// Loads the `portable` and `delegated` programs (one input [B, features], B dynamic) and runs
+// both at each batch in turn, on one loaded method each, with random inputs: the delegate's
+// output has the portable one's shape and is within `tol` relative L2 of it.
+inline void expect_same_outputs_at_batches(const std::vector<uint8_t>& portable, const std::vector<uint8_t>& delegated,
+                                           const std::vector<int64_t>& batches, int64_t features, double tol) {
+  PteRunner a, b;
+  ASSERT_EQ(a.load(portable), "");
+  ASSERT_EQ(b.load(delegated), "");
+  std::mt19937 rng(7);
+  for (int64_t batch : batches) {
+    exporter::NpyArray x = random_npy(rng, {batch, features});
+    ASSERT_EQ(a.run({x}), "");
+    ASSERT_EQ(b.run({x}), "") << "batch " << batch;
+    exporter::NpyArray want = a.output(0), got = b.output(0);
+    EXPECT_EQ(got.shape, want.shape) << "batch " << batch;
+    EXPECT_LE(relative_l2(got, want), tol) << "batch " << batch;
+  }
+}
+
 }  // namespace testing
 }  // namespace ember
