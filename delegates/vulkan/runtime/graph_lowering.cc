@@ -194,6 +194,17 @@ class Lowering {
   Error embedding_weight_only(const fb::EmbeddingParams* p);
 
   bool is_kind(int id, fb::TensorKind k) const { return t_[id].kind == static_cast<uint8_t>(k); }
+  bool is_int64(int id) const { return t_[id].dtype == static_cast<uint8_t>(fb::DType::Int64); }
+  // The workgroup of the shaders that take 64 or 256 invocations: 256 where the device allows.
+  uint32_t wide_workgroup() const {
+    return limits_.max_workgroup >= kLongRowWorkgroup ? kLongRowWorkgroup : kWorkgroupSize;
+  }
+  // Weight `w` of a weight-only quantized node: Int8 for 8 bits, UInt8 (packed) for 4.
+  Error need_quantized_weight(int w, int bits) {
+    const uint8_t want = static_cast<uint8_t>(bits == 8 ? fb::DType::Int8 : fb::DType::UInt8);
+    if ((bits != 8 && bits != 4) || t_[w].dtype != want) return bad("weight of %d bits must be %s", bits, bits == 8 ? "Int8" : "UInt8");
+    return Error::Ok;
+  }
   bool is_index(int id) const {
     return t_[id].dtype == static_cast<uint8_t>(fb::DType::Int32) || t_[id].dtype == static_cast<uint8_t>(fb::DType::Int64);
   }
@@ -218,8 +229,7 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   EMBER_TRY(need_f32({x, b, s, out_}));
   if (p->activation() != fb::Activation::None) return unsupported("an activation on a weight-only linear");
   const int bits = p->weight_bits();
-  const uint8_t want = static_cast<uint8_t>(bits == 8 ? fb::DType::Int8 : fb::DType::UInt8);
-  if ((bits != 8 && bits != 4) || t_[w].dtype != want) return bad("weight of %d bits must be %s", bits, bits == 8 ? "Int8" : "UInt8");
+  EMBER_TRY(need_quantized_weight(w, bits));
   Sizes out;
   const std::string e = infer_linear_weight_only(sz(x), sz(w), sz(s), b >= 0 ? numel(sz(b)) : -1, bits, p->group_size(), &out);
   if (!e.empty()) return shape_error(e);
@@ -227,7 +237,7 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   const int64_t k = sz(x).back(), n = out.back(), m = numel(sz(x)) / k;
   // linear_wq.comp: 32 invocations per output, WG / 32 outputs per workgroup (8 where the device
   // allows 256-invocation workgroups).
-  const uint32_t wg = limits_.max_workgroup >= kLongRowWorkgroup ? kLongRowWorkgroup : kWorkgroupSize;
+  const uint32_t wg = wide_workgroup();
   const int64_t per_group = wg / 32, groups = m * ((n + per_group - 1) / per_group);
   add(ShaderId::LinearWq, {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0)},
       {x, w, b >= 0 ? b : x, s, out_}, groups * int64_t{wg}, {}, wg);
@@ -240,8 +250,7 @@ Error Lowering::embedding_weight_only(const fb::EmbeddingParams* p) {
   const int w = in(0), idx = in(1), s = in(2);
   EMBER_TRY(need_f32({s, out_}));
   const int bits = p->weight_bits();
-  const uint8_t want = static_cast<uint8_t>(bits == 8 ? fb::DType::Int8 : fb::DType::UInt8);
-  if ((bits != 8 && bits != 4) || t_[w].dtype != want) return bad("weight of %d bits must be %s", bits, bits == 8 ? "Int8" : "UInt8");
+  EMBER_TRY(need_quantized_weight(w, bits));
   if (!is_index(idx)) return unsupported("embedding indices must be int32 or int64");
   Sizes out;
   const std::string e = infer_embedding_weight_only(sz(w), sz(s), sz(idx), bits, p->group_size(), &out);
@@ -249,8 +258,7 @@ Error Lowering::embedding_weight_only(const fb::EmbeddingParams* p) {
   EMBER_TRY(check_out(out));
   const int64_t d = out.back();
   add(ShaderId::EmbeddingWq,
-      {ibits(numel(sz(idx))), ibits(d), ibits(sz(w)[0]), ibits(t_[idx].dtype == static_cast<uint8_t>(fb::DType::Int64)),
-       ibits(bits), ibits(p->group_size())},
+      {ibits(numel(sz(idx))), ibits(d), ibits(sz(w)[0]), ibits(is_int64(idx)), ibits(bits), ibits(p->group_size())},
       {w, idx, s, out_}, numel(out));
   return Error::Ok;
 }
@@ -311,7 +319,7 @@ Error Lowering::dispatch_op() {
       // Few rows (LLM decoding): a workgroup per output streams its weight row coalesced.
       const bool row_dot = !tiled && env_choice("EMBER_VULKAN_ROW_DOT", k >= kWorkgroupSize);
       // row_dot: 32 invocations per output, WG / 32 outputs per workgroup.
-      const uint32_t wg = row_dot && limits_.max_workgroup >= kLongRowWorkgroup ? kLongRowWorkgroup : kWorkgroupSize;
+      const uint32_t wg = row_dot ? wide_workgroup() : kWorkgroupSize;
       const int64_t invocations = tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize}
                                   : row_dot ? m * ((n + wg / 32 - 1) / (wg / 32)) * int64_t{wg} : numel(out);
       add(ShaderId::Matmul,
@@ -460,7 +468,7 @@ Error Lowering::dispatch_op() {
       const bool coop = cols >= kWorkgroupSize;  // a workgroup per row (layer_norm.comp)
       // Long rows (an LLM's hidden size) get 256 invocations: a decode step normalises one row,
       // and 64 invocations walking 2048 values measured ~18 us on an H200.
-      const uint32_t wg = coop && cols >= 1024 && limits_.max_workgroup >= kLongRowWorkgroup ? kLongRowWorkgroup : kWorkgroupSize;
+      const uint32_t wg = coop && cols >= 1024 ? wide_workgroup() : kWorkgroupSize;
       add(ShaderId::LayerNorm,
           {ibits(rows), ibits(cols), ibits(w >= 0), ibits(b >= 0), fbits(p->eps()), ibits(coop), ibits(p->rms())},
           {x, w >= 0 ? w : x, b >= 0 ? b : x, out_}, rows * (coop ? int64_t{wg} : 1), {}, wg);
@@ -578,15 +586,12 @@ Error Lowering::dispatch_op() {
       EMBER_TRY(need_inputs(2, 2));
       int w = in(0), idx = in(1);
       EMBER_TRY(need_f32({w, out_}));
-      uint8_t it = t_[idx].dtype;
-      if (it != static_cast<uint8_t>(fb::DType::Int32) && it != static_cast<uint8_t>(fb::DType::Int64))
-        return unsupported("embedding indices must be int32 or int64");
+      if (!is_index(idx)) return unsupported("embedding indices must be int32 or int64");
       e = infer_embedding(sz(w), sz(idx), &out);
       if (!e.empty()) return shape_error(e);
       EMBER_TRY(check_out(out));
       add(ShaderId::Embedding,
-          {ibits(numel(sz(idx))), ibits(sz(w)[1]), ibits(sz(w)[0]),
-           ibits(it == static_cast<uint8_t>(fb::DType::Int64))},
+          {ibits(numel(sz(idx))), ibits(sz(w)[1]), ibits(sz(w)[0]), ibits(is_int64(idx))},
           {w, idx, out_}, numel(out));
       return Error::Ok;
     }
@@ -624,7 +629,7 @@ Error Lowering::dispatch_op() {
       if (shared > limits_.max_shared_bytes)
         return unsupported("a %lld-row cache needs %llu bytes of shared memory; the device has %u",
                            static_cast<long long>(s), static_cast<unsigned long long>(shared), limits_.max_shared_bytes);
-      const uint32_t idx64 = ibits(t_[pos].dtype == static_cast<uint8_t>(fb::DType::Int64));
+      const uint32_t idx64 = ibits(is_int64(pos));
       for (int src : {k, v}) {
         add(ShaderId::CacheWrite, {ibits(numel(sz(src))), ibits(t), ibits(s), ibits(d), idx64}, {src, pos, src == k ? kc : vc},
             numel(sz(src)));

@@ -266,15 +266,20 @@ Error VulkanGraph::allocate(Diagnostic* diag) {
   cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   cp.queueFamilyIndex = context_->queue_family();
   EMBER_VK_TRY(diag, vkCreateCommandPool(dev, &cp, nullptr, &command_pool_), "creating a command pool");
+  EMBER_TRY(new_command_buffer(&command_buffer_, diag));
+  VkFenceCreateInfo fi{};
+  fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  EMBER_VK_TRY(diag, vkCreateFence(dev, &fi, nullptr, &fence_), "creating a fence");
+  return Error::Ok;
+}
+
+Error VulkanGraph::new_command_buffer(VkCommandBuffer* cb, Diagnostic* diag) {
   VkCommandBufferAllocateInfo ca{};
   ca.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
   ca.commandPool = command_pool_;
   ca.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ca.commandBufferCount = 1;
-  EMBER_VK_TRY(diag, vkAllocateCommandBuffers(dev, &ca, &command_buffer_), "allocating a command buffer");
-  VkFenceCreateInfo fi{};
-  fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  EMBER_VK_TRY(diag, vkCreateFence(dev, &fi, nullptr, &fence_), "creating a fence");
+  EMBER_VK_TRY(diag, vkAllocateCommandBuffers(context_->device(), &ca, cb), "allocating a command buffer");
   return Error::Ok;
 }
 
@@ -306,14 +311,7 @@ Error VulkanGraph::upload(const std::vector<int>& consts, VkCommandBuffer cb, Di
 
 Error VulkanGraph::reset_state(Diagnostic* diag) {
   if (states_.empty()) return Error::Ok;
-  if (!device_.host_visible() && transfer_buffer_ == VK_NULL_HANDLE) {
-    VkCommandBufferAllocateInfo ca{};
-    ca.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-    ca.commandPool = command_pool_;
-    ca.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ca.commandBufferCount = 1;
-    EMBER_VK_TRY(diag, vkAllocateCommandBuffers(context_->device(), &ca, &transfer_buffer_), "allocating a command buffer");
-  }
+  if (!device_.host_visible() && transfer_buffer_ == VK_NULL_HANDLE) EMBER_TRY(new_command_buffer(&transfer_buffer_, diag));
   return upload(states_, transfer_buffer_, diag);
 }
 
@@ -330,13 +328,12 @@ Error VulkanGraph::lower(int64_t size, std::vector<TensorInfo>* tensors, std::ve
   }
   LoweringResult r;
   const fb::Graph& g = *fb::GetGraph(graph_data_);
-  const VkPhysicalDeviceLimits& dl = context_->properties().limits;
+  const VkPhysicalDeviceLimits& lim = context_->properties().limits;
   LoweringLimits limits;
-  limits.max_shared_bytes = dl.maxComputeSharedMemorySize;
-  limits.max_workgroup = std::min(dl.maxComputeWorkGroupSize[0], dl.maxComputeWorkGroupInvocations);
+  limits.max_shared_bytes = lim.maxComputeSharedMemorySize;
+  limits.max_workgroup = std::min(lim.maxComputeWorkGroupSize[0], lim.maxComputeWorkGroupInvocations);
   EMBER_TRY(lower_nodes(g, size != dynamic_bound_, limits, *tensors, &r, diag));
   if (fp16_) use_fp16_shaders(*tensors, r.dispatches);
-  const VkPhysicalDeviceLimits& lim = context_->properties().limits;
   for (const Dispatch& d : r.dispatches) {
     uint64_t groups = (d.invocations + d.workgroup - 1) / d.workgroup;
     uint64_t x = groups < lim.maxComputeWorkGroupCount[0] ? groups : lim.maxComputeWorkGroupCount[0];
@@ -426,13 +423,13 @@ Error VulkanGraph::record_commands(VkCommandBuffer cb, const std::vector<TensorI
   // A barrier only before a dispatch that reads or writes a buffer written since the last one,
   // or writes one read since (every shader writes its last binding and reads the others), so
   // independent dispatches (an attention's q / k / v projections) overlap. With the profiler
-  // on, one after every dispatch (its timestamps time them one by one).
+  // on, one between every two dispatches (its timestamps time them one by one).
   std::vector<uint8_t> written(device_.size(), 0), read(device_.size(), 0);
   for (size_t di = 0; di < dispatches.size(); ++di) {
     const Dispatch& d = dispatches[di];
     bool hazard = di > 0 && profiler_.enabled();
     for (size_t i = 0; i < d.bindings.size(); ++i) {
-      const size_t buf = static_cast<size_t>(tensors_[static_cast<size_t>(tensors_[d.bindings[i]].root)].buffer);
+      const size_t buf = buffer_index(d.bindings[i]);
       hazard = hazard || written[buf] || (i + 1 == d.bindings.size() && read[buf]);
     }
     if (hazard) {
@@ -441,10 +438,7 @@ Error VulkanGraph::record_commands(VkCommandBuffer cb, const std::vector<TensorI
       std::fill(written.begin(), written.end(), 0);
       std::fill(read.begin(), read.end(), 0);
     }
-    for (size_t i = 0; i < d.bindings.size(); ++i) {
-      const size_t buf = static_cast<size_t>(tensors_[static_cast<size_t>(tensors_[d.bindings[i]].root)].buffer);
-      (i + 1 == d.bindings.size() ? written : read)[buf] = 1;
-    }
+    for (size_t i = 0; i < d.bindings.size(); ++i) (i + 1 == d.bindings.size() ? written : read)[buffer_index(d.bindings[i])] = 1;
     const ShaderInfo& info = shader_info(d.shader);
     EMBER_ASSIGN_OR_RETURN(ShaderObjects so, cache.shader(d.shader, diag));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
@@ -569,12 +563,7 @@ Error VulkanGraph::select_variant(int64_t size, const std::vector<TensorInfo>** 
     EMBER_VK_TRY(diag, vkResetCommandBuffer(v.command_buffer, 0), "resetting a command buffer");
     variants_.erase(variants_.begin() + static_cast<long>(lru));
   } else {
-    VkCommandBufferAllocateInfo ca{};
-    ca.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-    ca.commandPool = command_pool_;
-    ca.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ca.commandBufferCount = 1;
-    EMBER_VK_TRY(diag, vkAllocateCommandBuffers(context_->device(), &ca, &v.command_buffer), "allocating a command buffer");
+    EMBER_TRY(new_command_buffer(&v.command_buffer, diag));
   }
   Error e = record_commands(v.command_buffer, v.tensors, v.dispatches, diag);
   variants_.push_back(std::move(v));  // kept even on failure: its command buffer is the pool's

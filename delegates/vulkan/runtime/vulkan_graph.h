@@ -3,7 +3,7 @@
 // lower nodes to dispatches (graph_lowering.h), allocate buffers at the bound of the graph's
 // dynamic size, upload the weights and initial state once, and record the whole graph into
 // one command buffer. execute: copy inputs in, submit, wait on a fence, copy outputs out (no
-// heap allocation, no recording).
+// heap allocation and no recording at a size seen before; see below).
 //
 // Dynamic size: a blob may mark dims of its tensors as the graph's one dynamic size (a
 // sequence length; fb Tensor.dynamic_dims). execute reads it from the inputs; at the bound it
@@ -120,9 +120,11 @@ class VulkanGraph {
   // The variant for `size` (made on first use); fills *tensors / *cb.
   Error select_variant(int64_t size, const std::vector<TensorInfo>** tensors, VkCommandBuffer* cb, Diagnostic* diag);
   Error check_positions(EValue** args, Diagnostic* diag) const;
-  const DeviceBuffer& device_buffer(int tensor) const {
-    return device_[static_cast<size_t>(tensors_[tensors_[tensor].root].buffer)];
-  }
+  // The device buffer behind `tensor` (its root's: views share it; the same at every size).
+  size_t buffer_index(int tensor) const { return static_cast<size_t>(tensors_[tensors_[tensor].root].buffer); }
+  const DeviceBuffer& device_buffer(int tensor) const { return device_[buffer_index(tensor)]; }
+  // A primary command buffer from command_pool_.
+  Error new_command_buffer(VkCommandBuffer* cb, Diagnostic* diag);
 
   VulkanContext* context_;
   bool fp16_ = false;         // blob CompileOptions.fp16: fp16 storage (fp16_storage.h)
