@@ -221,6 +221,22 @@ class Lowering {
   int out_ = -1;
 };
 
+// linear_wq.comp's invocations per output row: enough that each issues at most 4 loads of its
+// row (`loads` of 16 or 4 bytes) at once, then more while the whole dispatch has fewer than
+// ~128k invocations (decoding is latency-bound: more rows in flight), up to the workgroup.
+// EMBER_VULKAN_WQ_THREADS=N forces N (a power of two dividing the workgroup), for tuning.
+int64_t weight_only_threads(int64_t m, int64_t loads, int64_t n, uint32_t wg) {
+  static const long forced = [] {
+    const char* v = std::getenv("EMBER_VULKAN_WQ_THREADS");
+    return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
+  }();
+  if (forced > 0 && forced <= wg && (forced & (forced - 1)) == 0) return forced;
+  int64_t threads = 1;
+  while (threads < wg && threads * 4 < loads) threads *= 2;
+  while (threads < wg && threads < loads && m * n * threads < 131072) threads *= 2;
+  return threads;
+}
+
 // Inputs [x, weight (Int8 / UInt8 packed), bias or -1, scales]; LinearParams.weight_bits 8 or 4.
 Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   EMBER_TRY(need_inputs(2, 4));
@@ -235,12 +251,14 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   if (!e.empty()) return shape_error(e);
   EMBER_TRY(check_out(out));
   const int64_t k = sz(x).back(), n = out.back(), m = numel(sz(x)) / k;
-  // linear_wq.comp: 32 invocations per output, WG / 32 outputs per workgroup (8 where the device
-  // allows 256-invocation workgroups).
+  const int per_word = bits == 8 ? 4 : 8;
+  const int vec = (k / per_word) % 4 == 0 ? 4 : 1;
   const uint32_t wg = wide_workgroup();
-  const int64_t per_group = wg / 32, groups = m * ((n + per_group - 1) / per_group);
-  add(ShaderId::LinearWq, {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0)},
-      {x, w, b >= 0 ? b : x, s, out_}, groups * int64_t{wg}, {}, wg);
+  const int64_t threads = weight_only_threads(m, k / per_word / vec, n, wg);
+  const int64_t per_group = wg / threads, groups = m * ((n + per_group - 1) / per_group);
+  add(ShaderId::LinearWq,
+      {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(threads), ibits(vec), 0},
+      {x, w, b >= 0 ? b : x, s, out_, x}, groups * int64_t{wg}, {}, wg);
   return Error::Ok;
 }
 
