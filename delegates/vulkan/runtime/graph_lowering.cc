@@ -1,5 +1,6 @@
 #include "delegates/vulkan/runtime/graph_lowering.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "delegates/vulkan/runtime/dispatch_fusion.h"
 #include "delegates/vulkan/runtime/shader_library.h"
 
 namespace ember {
@@ -83,8 +85,21 @@ std::vector<int32_t> ints(const flatbuffers::Vector<int32_t>* v) {
 // Lowers one node; keeps the per-node context for messages.
 class Lowering {
  public:
-  Lowering(std::vector<TensorInfo>& t, LoweringResult* r, bool derive, const LoweringLimits& limits, Diagnostic* diag)
-      : t_(t), d_(r->dispatches), positions_(r->positions), derive_(derive), limits_(limits), diag_(diag) {}
+  Lowering(std::vector<TensorInfo>& t, LoweringResult* r, bool derive, const LoweringLimits& limits,
+           const fb::Graph& g, const FusionPlan& plan, Diagnostic* diag)
+      : g_nodes_(g.nodes()), t_(t), d_(r->dispatches), positions_(r->positions), derive_(derive), limits_(limits), plan_(plan),
+        node_dispatch_(plan.norm_source.size(), -1), diag_(diag) {}
+
+  // Drops the dispatches a fusion made redundant (after the last node).
+  void compact() {
+    size_t kept = 0;
+    for (size_t i = 0; i < d_.size(); ++i)
+      if (i >= dead_.size() || !dead_[i]) {
+        if (kept != i) d_[kept] = std::move(d_[i]);
+        ++kept;
+      }
+    d_.resize(kept);
+  }
 
   Error lower(const fb::Node* n, size_t index) {
     node_ = n;
@@ -191,6 +206,7 @@ class Lowering {
 
   Error dispatch_op();
   Error linear_weight_only(const fb::LinearParams* p);
+  bool fuse_into_linear(const fb::BinaryParams* p, int a, int b);
   Error embedding_weight_only(const fb::EmbeddingParams* p);
 
   bool is_kind(int id, fb::TensorKind k) const { return t_[id].kind == static_cast<uint8_t>(k); }
@@ -209,11 +225,15 @@ class Lowering {
     return t_[id].dtype == static_cast<uint8_t>(fb::DType::Int32) || t_[id].dtype == static_cast<uint8_t>(fb::DType::Int64);
   }
 
+  const flatbuffers::Vector<flatbuffers::Offset<fb::Node>>* g_nodes_;
   std::vector<TensorInfo>& t_;
   std::vector<Dispatch>& d_;
   std::vector<std::pair<int, int64_t>>& positions_;
   bool derive_;
   const LoweringLimits& limits_;
+  const FusionPlan& plan_;
+  std::vector<int> node_dispatch_;  // node -> its weight-only linear dispatch (fusion targets)
+  std::vector<bool> dead_;          // dispatches a fusion made redundant
   Diagnostic* diag_;
   const fb::Node* node_ = nullptr;
   size_t index_ = 0;
@@ -256,9 +276,22 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   const uint32_t wg = wide_workgroup();
   const int64_t threads = weight_only_threads(m, k / per_word / vec, n, wg);
   const int64_t per_group = wg / threads, groups = m * ((n + per_group - 1) / per_group);
+  // A folded RMSNorm (dispatch_fusion.h): read its input and weight, normalise here.
+  int xin = x, gamma = x;
+  float eps = 0.0f;
+  const int norm = plan_.norm_source[index_];
+  if (norm >= 0) {
+    const fb::Node* rms = g_nodes_->Get(static_cast<uint32_t>(norm));
+    xin = rms->inputs()->Get(0);
+    gamma = rms->inputs()->Get(1);
+    eps = rms->params_as_LayerNormParams()->eps();
+    if (sz(xin) != sz(x) || numel(sz(gamma)) != k) return bad("its RMSNorm input does not match");
+  }
   add(ShaderId::LinearWq,
-      {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(threads), ibits(vec), 0},
-      {x, w, b >= 0 ? b : x, s, out_, x}, groups * int64_t{wg}, {}, wg);
+      {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(threads), ibits(vec), 0,
+       ibits(norm >= 0), fbits(eps), 0},
+      {xin, w, b >= 0 ? b : x, s, out_, x, gamma, w, s}, groups * int64_t{wg}, {}, wg);
+  node_dispatch_[index_] = static_cast<int>(d_.size()) - 1;
   return Error::Ok;
 }
 
@@ -279,6 +312,47 @@ Error Lowering::embedding_weight_only(const fb::EmbeddingParams* p) {
       {ibits(numel(sz(idx))), ibits(d), ibits(sz(w)[0]), ibits(is_int64(idx)), ibits(bits), ibits(p->group_size())},
       {w, idx, s, out_}, numel(out));
   return Error::Ok;
+}
+
+// linear_wq.comp's specialisation constants (after the workgroup size) and bindings that
+// fusion rewrites.
+enum LinearWqSpec { kWqHasBias = 5, kWqHasResidual = 8, kWqGated = 11 };
+enum LinearWqBinding { kWqWeight = 1, kWqScales = 3, kWqOut = 4, kWqResidual = 5, kWqWeight2 = 7, kWqScales2 = 8 };
+
+// This add or silu_mul (inputs a, b, shapes checked) runs inside the weight-only linear
+// dispatch(es) the fusion plan names: patches them and returns true. The plan is structural, so
+// the same patches happen at every dynamic size.
+bool Lowering::fuse_into_linear(const fb::BinaryParams* p, int a, int b) {
+  if (sz(a) != sz(b)) return false;
+  const size_t i = index_;
+  if (p->op() == fb::BinaryOp::Add && plan_.residual_linear[i] >= 0) {
+    const int di = node_dispatch_[static_cast<size_t>(plan_.residual_linear[i])];
+    if (di < 0) return false;
+    Dispatch& d = d_[static_cast<size_t>(di)];
+    d.spec[kWqHasResidual] = 1;
+    d.bindings[kWqResidual] = plan_.residual_input[i] == 0 ? a : b;
+    d.bindings[kWqOut] = out_;
+    return true;
+  }
+  if (p->op() == fb::BinaryOp::SiluMul && plan_.gate_linear[i] >= 0) {
+    const int dg = node_dispatch_[static_cast<size_t>(plan_.gate_linear[i])];
+    const int du = node_dispatch_[static_cast<size_t>(plan_.up_linear[i])];
+    if (dg < 0 || du < 0) return false;
+    const Dispatch gate = d_[static_cast<size_t>(dg)], up = d_[static_cast<size_t>(du)];
+    // The same x, normalisation and shape; neither with bias or residual.
+    if (gate.spec != up.spec || gate.bindings[0] != up.bindings[0] || gate.spec[kWqHasBias] != 0) return false;
+    Dispatch& d = d_[static_cast<size_t>(std::max(dg, du))];
+    d.spec[kWqGated] = 1;
+    d.bindings[kWqWeight] = gate.bindings[kWqWeight];
+    d.bindings[kWqScales] = gate.bindings[kWqScales];
+    d.bindings[kWqWeight2] = up.bindings[kWqWeight];
+    d.bindings[kWqScales2] = up.bindings[kWqScales];
+    d.bindings[kWqOut] = out_;
+    dead_.resize(d_.size(), false);
+    dead_[static_cast<size_t>(std::min(dg, du))] = true;
+    return true;
+  }
+  return false;
 }
 
 Error Lowering::dispatch_op() {
@@ -399,6 +473,7 @@ Error Lowering::dispatch_op() {
           (which == 0 ? push.s0 : push.s1)[i] = static_cast<int32_t>(stride);
         }
       }
+      if (fuse_into_linear(p, a, b)) return Error::Ok;
       for (size_t i = 0; i < out.size(); ++i) push.sizes[i] = static_cast<int32_t>(out[i]);
       add(ShaderId::Binary, {static_cast<uint32_t>(p->op()), fbits(p->alpha())}, {a, b, out_},
           numel(out), to_bytes(push));
@@ -480,6 +555,7 @@ Error Lowering::dispatch_op() {
                            b >= 0 ? numel(sz(b)) : -1, &out);
       if (!e.empty()) return shape_error(e);
       EMBER_TRY(check_out(out));
+      if (plan_.folded_norm[index_]) return Error::Ok;  // its consumers normalise (dispatch_fusion.h)
       const Sizes& xs = sz(x);
       int64_t cols = prod(xs, xs.size() - p->normalized_ndim(), xs.size());
       int64_t rows = numel(xs) / cols;
@@ -684,10 +760,12 @@ void set_tensor_sizes(VulkanGraph::TensorInfo& t, const Sizes& sizes) {
 
 Error lower_nodes(const fb::Graph& g, bool derive, const LoweringLimits& limits,
                   std::vector<VulkanGraph::TensorInfo>& tensors, LoweringResult* out, Diagnostic* diag) {
-  Lowering lowering(tensors, out, derive, limits, diag);
+  const FusionPlan plan = plan_fusions(g);
+  Lowering lowering(tensors, out, derive, limits, g, plan, diag);
   if (g.nodes() != nullptr) {
     for (uint32_t i = 0; i < g.nodes()->size(); ++i) EMBER_TRY(lowering.lower(g.nodes()->Get(i), i));
   }
+  lowering.compact();
   return Error::Ok;
 }
 

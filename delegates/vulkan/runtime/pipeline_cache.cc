@@ -129,7 +129,7 @@ Result<ShaderObjects> PipelineCache::shader_locked(ShaderId id, Diagnostic* diag
     EMBER_VK_TRY(diag, vkCreateShaderModule(device_, &m, nullptr, &s.module), "creating a shader module");
   }
   if (s.set_layout == VK_NULL_HANDLE) {
-    VkDescriptorSetLayoutBinding b[8];
+    VkDescriptorSetLayoutBinding b[kMaxBindings];
     for (uint32_t i = 0; i < info.num_bindings; ++i) {
       b[i] = VkDescriptorSetLayoutBinding{};
       b[i].binding = i;

@@ -114,7 +114,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("rope", kRope, 4, 0),
     EMBER_SHADER("attention", kAttention, 5, 0),
     EMBER_SHADER("cache_write", kCacheWrite, 3, 0),
-    EMBER_SHADER("linear_wq", kLinearWq, 6, 0),
+    EMBER_SHADER("linear_wq", kLinearWq, 9, 0),
     EMBER_SHADER("embedding_wq", kEmbeddingWq, 4, 0),
     // fp16-storage variants, same order (kFp16Offset + id).
     EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0),
@@ -130,7 +130,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("rope_fp16", kRopeFp16, 4, 0),
     EMBER_SHADER("attention_fp16", kAttentionFp16, 5, 0),
     EMBER_SHADER("cache_write_fp16", kCacheWriteFp16, 3, 0),
-    EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 6, 0),
+    EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 9, 0),
     EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0),
 };
 

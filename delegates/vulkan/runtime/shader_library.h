@@ -29,11 +29,14 @@ struct ShaderInfo {
   const char* name;              // "conv2d", "conv2d_fp16", ...
   const uint32_t* spirv;
   size_t spirv_words;
-  uint32_t num_bindings;         // storage buffers at bindings 0..n-1 of set 0
+  uint32_t num_bindings;         // storage buffers at bindings 0..n-1 of set 0 (<= kMaxBindings)
   uint32_t push_constant_bytes;  // 0: none
 };
 
 const ShaderInfo& shader_info(ShaderId id);
+
+// The most storage buffers a shader binds (linear_wq.comp's 9); sizes the hosts' fixed arrays.
+constexpr uint32_t kMaxBindings = 9;
 
 // Workgroup size (local_size_x, specialization constant 0) used for every dispatch.
 constexpr uint32_t kWorkgroupSize = 64;

@@ -382,8 +382,11 @@ Error VulkanGraph::record(Diagnostic* diag) {
     ai.descriptorSetCount = 1;
     ai.pSetLayouts = &so.set_layout;
     EMBER_VK_TRY(diag, vkAllocateDescriptorSets(dev, &ai, &d.set), "allocating a descriptor set");
-    VkDescriptorBufferInfo infos[8];
-    VkWriteDescriptorSet writes[8];
+    VkDescriptorBufferInfo infos[kMaxBindings];
+    VkWriteDescriptorSet writes[kMaxBindings];
+    const uint32_t want = shader_info(d.shader).num_bindings;
+    if (d.bindings.size() != want || want > kMaxBindings)
+      return fail(diag, Error::Internal, "vulkan: a dispatch binds %zu buffers, its shader %u", d.bindings.size(), want);
     for (size_t i = 0; i < d.bindings.size(); ++i) {
       infos[i] = VkDescriptorBufferInfo{device_buffer(d.bindings[i]).buffer, 0, VK_WHOLE_SIZE};
       writes[i] = VkWriteDescriptorSet{};

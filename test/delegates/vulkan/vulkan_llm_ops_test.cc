@@ -63,14 +63,6 @@ class Runner {
   Diagnostic diag_;
 };
 
-HostTensor nan_out(const Sizes& s) { return HostTensor::f32(s, Floats(static_cast<size_t>(numel(s)), NAN)); }
-
-// The first numel(sizes) floats of an output.
-Floats values(const HostTensor& t) {
-  Floats v(static_cast<size_t>(numel(t.sizes)));
-  std::memcpy(v.data(), t.bytes.data(), v.size() * sizeof(float));
-  return v;
-}
 
 // Every value survives float -> fp16 -> float (it came out of an fp16 buffer).
 ::testing::AssertionResult all_fp16(const Floats& v) {

@@ -153,6 +153,15 @@ inline ::testing::AssertionResult run(const VulkanBlobBuilder& b, std::vector<Ho
   return ::testing::AssertionSuccess();
 }
 
+inline HostTensor nan_out(const Sizes& s) { return HostTensor::f32(s, Floats(static_cast<size_t>(numel(s)), NAN)); }
+
+// The first numel(sizes) floats of an output.
+inline Floats values(const HostTensor& t) {
+  Floats v(static_cast<size_t>(numel(t.sizes)));
+  std::memcpy(v.data(), t.bytes.data(), v.size() * sizeof(float));
+  return v;
+}
+
 inline ::testing::AssertionResult near(const Floats& got, const Floats& want, float tol = 1e-4f) {
   if (got.size() != want.size())
     return ::testing::AssertionFailure() << "size " << got.size() << " vs " << want.size();

@@ -1,0 +1,148 @@
+#include "delegates/vulkan/runtime/dispatch_fusion.h"
+
+#include <cstdlib>
+
+namespace ember {
+namespace vulkan {
+namespace {
+
+bool fusion_enabled() {
+  const char* v = std::getenv("EMBER_VULKAN_FUSE");
+  return v == nullptr || v[0] != '0';
+}
+
+// The blob as the plan reads it: every id checked, nothing trusted.
+class GraphView {
+ public:
+  explicit GraphView(const fb::Graph& g) : g_(g) {
+    num_tensors_ = g.tensors() != nullptr ? static_cast<int>(g.tensors()->size()) : 0;
+    num_nodes_ = g.nodes() != nullptr ? static_cast<int>(g.nodes()->size()) : 0;
+    producer_.assign(static_cast<size_t>(num_tensors_), -1);
+    consumers_.assign(static_cast<size_t>(num_tensors_), 0);
+    for (int i = 0; i < num_nodes_; ++i) {
+      const fb::Node* n = node(i);
+      if (n->inputs() != nullptr)
+        for (int id : *n->inputs())
+          if (valid(id)) ++consumers_[static_cast<size_t>(id)];
+      const int o = output(i);
+      if (valid(o) && producer_[static_cast<size_t>(o)] < 0) producer_[static_cast<size_t>(o)] = i;
+    }
+  }
+  int num_nodes() const { return num_nodes_; }
+  const fb::Node* node(int i) const { return g_.nodes()->Get(static_cast<uint32_t>(i)); }
+  bool valid(int id) const { return id >= 0 && id < num_tensors_ && g_.tensors()->Get(static_cast<uint32_t>(id)) != nullptr; }
+  int input(int i, uint32_t slot) const {
+    const fb::Node* n = node(i);
+    return n->inputs() != nullptr && slot < n->inputs()->size() ? n->inputs()->Get(slot) : -1;
+  }
+  int num_inputs(int i) const { return node(i)->inputs() != nullptr ? static_cast<int>(node(i)->inputs()->size()) : 0; }
+  int output(int i) const {
+    const fb::Node* n = node(i);
+    return n->outputs() != nullptr && n->outputs()->size() == 1 ? static_cast<int>(n->outputs()->Get(0)) : -1;
+  }
+  int producer(int id) const { return valid(id) ? producer_[static_cast<size_t>(id)] : -1; }
+  int consumers(int id) const { return valid(id) ? consumers_[static_cast<size_t>(id)] : 0; }
+  const fb::Tensor* tensor(int id) const { return g_.tensors()->Get(static_cast<uint32_t>(id)); }
+  bool kind_is(int id, fb::TensorKind k) const { return valid(id) && tensor(id)->kind() == k; }
+  bool is_f32(int id) const { return valid(id) && tensor(id)->dtype() == fb::DType::Float32; }
+  bool same_sizes(int a, int b) const {
+    const auto *sa = tensor(a)->sizes(), *sb = tensor(b)->sizes();
+    if (sa == nullptr || sb == nullptr || sa->size() != sb->size()) return false;
+    for (uint32_t i = 0; i < sa->size(); ++i)
+      if (sa->Get(i) != sb->Get(i)) return false;
+    return true;
+  }
+
+  // A weight-only quantized linear without activation: inputs [x, weight, bias or -1, scales].
+  const fb::LinearParams* wq_linear(int i) const {
+    if (i < 0 || i >= num_nodes_) return nullptr;
+    const fb::Node* n = node(i);
+    const fb::LinearParams* p = n->params_as_LinearParams();
+    if (n->shader() != fb::Shader::Matmul || p == nullptr || p->weight_bits() == 0 ||
+        p->activation() != fb::Activation::None || num_inputs(i) != 4 || !valid(output(i)))
+      return nullptr;
+    return p;
+  }
+  // An internal tensor read once, by the node that takes it over.
+  bool private_result(int id) const { return kind_is(id, fb::TensorKind::Internal) && consumers(id) == 1; }
+
+ private:
+  const fb::Graph& g_;
+  int num_tensors_ = 0, num_nodes_ = 0;
+  std::vector<int> producer_, consumers_;
+};
+
+// RMSNorm node i (inputs [x, weight], 1 dim) whose output only weight-only linears read, as their x.
+bool norm_feeds_only_linears(const GraphView& v, int i) {
+  const fb::Node* n = v.node(i);
+  const fb::LayerNormParams* p = n->params_as_LayerNormParams();
+  if (n->shader() != fb::Shader::LayerNorm || p == nullptr || !p->rms() || p->normalized_ndim() != 1) return false;
+  const int x = v.input(i, 0), w = v.input(i, 1), o = v.output(i);
+  if (v.num_inputs(i) < 2 || v.num_inputs(i) > 3 || v.input(i, 2) >= 0 || !v.is_f32(x) || !v.is_f32(w)) return false;
+  if (v.kind_is(x, fb::TensorKind::State) || !v.kind_is(o, fb::TensorKind::Internal) || v.consumers(o) == 0) return false;
+  int seen = 0;
+  for (int j = i + 1; j < v.num_nodes(); ++j) {
+    bool reads = false;
+    for (int s = 0; s < v.num_inputs(j); ++s) {
+      if (v.input(j, static_cast<uint32_t>(s)) != o) continue;
+      if (s != 0 || v.wq_linear(j) == nullptr) return false;
+      reads = true;
+    }
+    seen += reads ? 1 : 0;
+  }
+  return seen == v.consumers(o);
+}
+
+}  // namespace
+
+FusionPlan plan_fusions(const fb::Graph& g) {
+  GraphView v(g);
+  const size_t n = static_cast<size_t>(v.num_nodes());
+  FusionPlan plan;
+  plan.folded_norm.assign(n, false);
+  plan.norm_source.assign(n, -1);
+  plan.residual_linear.assign(n, -1);
+  plan.residual_input.assign(n, -1);
+  plan.gate_linear.assign(n, -1);
+  plan.up_linear.assign(n, -1);
+  if (!fusion_enabled()) return plan;
+  for (int i = 0; i < v.num_nodes(); ++i) {
+    const fb::Node* node = v.node(i);
+    if (norm_feeds_only_linears(v, i)) {
+      plan.folded_norm[static_cast<size_t>(i)] = true;
+      for (int j = i + 1; j < v.num_nodes(); ++j)
+        if (v.input(j, 0) == v.output(i)) plan.norm_source[static_cast<size_t>(j)] = i;
+      continue;
+    }
+    const fb::BinaryParams* bp = node->params_as_BinaryParams();
+    if (node->shader() != fb::Shader::Binary || bp == nullptr || v.num_inputs(i) != 2 || !v.valid(v.output(i))) continue;
+    const int a = v.input(i, 0), b = v.input(i, 1);
+    if (!v.valid(a) || !v.valid(b) || a == b || !v.is_f32(a) || !v.is_f32(b) || !v.same_sizes(a, b)) continue;
+    if (bp->op() == fb::BinaryOp::Add && bp->alpha() == 1.0f) {
+      for (int which = 0; which < 2; ++which) {
+        const int lin = which == 0 ? a : b, r = which == 0 ? b : a;
+        const int l = v.producer(lin);
+        // r must exist before the linear runs and not change after (not State).
+        if (v.wq_linear(l) == nullptr || !v.private_result(lin) || v.producer(r) >= l ||
+            v.kind_is(r, fb::TensorKind::State))
+          continue;
+        plan.residual_linear[static_cast<size_t>(i)] = l;
+        plan.residual_input[static_cast<size_t>(i)] = 1 - which;
+        break;
+      }
+    } else if (bp->op() == fb::BinaryOp::SiluMul) {
+      const int lg = v.producer(a), lu = v.producer(b);
+      const fb::LinearParams *pg = v.wq_linear(lg), *pu = v.wq_linear(lu);
+      if (pg == nullptr || pu == nullptr || lg == lu || !v.private_result(a) || !v.private_result(b)) continue;
+      if (v.input(lg, 0) != v.input(lu, 0) || v.input(lg, 2) >= 0 || v.input(lu, 2) >= 0 ||
+          pg->weight_bits() != pu->weight_bits() || pg->group_size() != pu->group_size())
+        continue;
+      plan.gate_linear[static_cast<size_t>(i)] = lg;
+      plan.up_linear[static_cast<size_t>(i)] = lu;
+    }
+  }
+  return plan;
+}
+
+}  // namespace vulkan
+}  // namespace ember

@@ -1,0 +1,43 @@
+// Dispatch fusion for the Vulkan delegate: which blob nodes run inside a neighbour's dispatch.
+// Decoding a token is hundreds of small dependent dispatches, each costing a few microseconds
+// of launch and barrier on top of its work, so the decoder's common chains are fused into the
+// weight-only linear shader (linear_wq.comp):
+//   - an RMSNorm whose every consumer is a weight-only linear: each linear normalises its
+//     input row itself (NORM), the RMSNorm's dispatch is dropped;
+//   - silu_mul(gate, up) of two weight-only linears of the same input, without bias: one
+//     dispatch computes both dots and the SwiGLU (GATED), the other linear's is dropped;
+//   - add(linear, r) of a weight-only linear used only there: the add runs in the linear's
+//     epilogue (RESIDUAL), when r exists before the linear runs.
+// The plan is structural (node kinds, consumers, tensor kinds, blob sizes), so the graph lowers
+// to the same dispatches with the same bindings at every dynamic size. Lowering still checks
+// each node's shapes at each size. EMBER_VULKAN_FUSE=0 turns fusion off (for measuring and
+// debugging). Internal to the Vulkan runtime (graph_lowering.cc).
+#pragma once
+
+#include <vector>
+
+#include "delegates/vulkan/vulkan_graph_generated.h"
+
+namespace ember {
+namespace vulkan {
+
+struct FusionPlan {
+  // Per node: its dispatch is not emitted (an RMSNorm folded into its consumers).
+  std::vector<bool> folded_norm;
+  // Per node: the RMSNorm node (index) whose input this weight-only linear normalises, or -1.
+  std::vector<int> norm_source;
+  // Per node: for an add fused into a linear's epilogue, that linear (node index), else -1;
+  // residual_input: which input (0 or 1) of the add is the residual.
+  std::vector<int> residual_linear;
+  std::vector<int> residual_input;
+  // Per node: for a silu_mul computed by one gated dispatch, (gate linear, up linear) node
+  // indices, else (-1, -1).
+  std::vector<int> gate_linear, up_linear;
+};
+
+// The plan for g (all -1 / false when EMBER_VULKAN_FUSE=0 or nothing matches). Reads only what
+// the blob says; a malformed blob gives a plan lowering then refuses node by node.
+FusionPlan plan_fusions(const fb::Graph& g);
+
+}  // namespace vulkan
+}  // namespace ember
