@@ -241,20 +241,28 @@ class Lowering {
   int out_ = -1;
 };
 
-// linear_wq.comp's invocations per output row: enough that each issues at most 4 loads of its
-// row (`loads` of 16 or 4 bytes) at once, then more while the whole dispatch has fewer than
-// ~128k invocations (decoding is latency-bound: more rows in flight), up to the workgroup.
-// EMBER_VULKAN_WQ_THREADS=N forces N (a power of two dividing the workgroup), for tuning.
-int64_t weight_only_threads(int64_t m, int64_t loads, int64_t n, uint32_t wg) {
-  static const long forced = [] {
-    const char* v = std::getenv("EMBER_VULKAN_WQ_THREADS");
-    return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
-  }();
-  if (forced > 0 && forced <= wg && (forced & (forced - 1)) == 0) return forced;
-  int64_t threads = 1;
-  while (threads < wg && threads * 4 < loads) threads *= 2;
-  while (threads < wg && threads < loads && m * n * threads < 131072) threads *= 2;
-  return threads;
+// linear_wq.comp's work split: `rows` outputs per group of `threads` invocations (a power of
+// two, at most the workgroup), enough invocations that each issues at most 2 loads per row of
+// the `loads` (16 or 4 bytes) in a weight row. 4 rows per group share each x value read; the
+// 64-invocation workgroup gives a 2048-output projection 256 workgroups (an H200 has 132 SMs).
+// EMBER_VULKAN_WQ_THREADS / _ROWS / _WG force a value, for tuning on a device.
+struct WeightOnlySplit {
+  int64_t threads, rows;
+  uint32_t workgroup;
+};
+long env_long(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
+}
+WeightOnlySplit weight_only_split(int64_t loads, int64_t n, uint32_t max_workgroup) {
+  WeightOnlySplit s{1, n >= 16 ? 4 : 1, kWorkgroupSize};
+  const long wg = env_long("EMBER_VULKAN_WQ_WG"), threads = env_long("EMBER_VULKAN_WQ_THREADS"),
+             rows = env_long("EMBER_VULKAN_WQ_ROWS");
+  if (wg == 64 || (wg == 256 && max_workgroup >= 256)) s.workgroup = static_cast<uint32_t>(wg);
+  while (s.threads < s.workgroup && s.threads * 2 < loads) s.threads *= 2;
+  if (threads > 0 && threads <= s.workgroup && (threads & (threads - 1)) == 0) s.threads = threads;
+  if (rows >= 1 && rows <= 4) s.rows = rows;
+  return s;
 }
 
 // Inputs [x, weight (Int8 / UInt8 packed), bias or -1, scales]; LinearParams.weight_bits 8 or 4.
@@ -273,9 +281,9 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   const int64_t k = sz(x).back(), n = out.back(), m = numel(sz(x)) / k;
   const int per_word = bits == 8 ? 4 : 8;
   const int vec = (k / per_word) % 4 == 0 ? 4 : 1;
-  const uint32_t wg = wide_workgroup();
-  const int64_t threads = weight_only_threads(m, k / per_word / vec, n, wg);
-  const int64_t per_group = wg / threads, groups = m * ((n + per_group - 1) / per_group);
+  const WeightOnlySplit split = weight_only_split(k / per_word / vec, n, limits_.max_workgroup);
+  const uint32_t wg = split.workgroup;
+  const int64_t per_group = wg / split.threads * split.rows, groups = m * ((n + per_group - 1) / per_group);
   // A folded RMSNorm (dispatch_fusion.h): read its input and weight, normalise here.
   int xin = x, gamma = x;
   float eps = 0.0f;
@@ -288,8 +296,8 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
     if (sz(xin) != sz(x) || numel(sz(gamma)) != k) return bad("its RMSNorm input does not match");
   }
   add(ShaderId::LinearWq,
-      {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(threads), ibits(vec), 0,
-       ibits(norm >= 0), fbits(eps), 0},
+      {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(split.threads), ibits(vec), 0,
+       ibits(norm >= 0), fbits(eps), 0, ibits(split.rows)},
       {xin, w, b >= 0 ? b : x, s, out_, x, gamma, w, s}, groups * int64_t{wg}, {}, wg);
   node_dispatch_[index_] = static_cast<int>(d_.size()) - 1;
   return Error::Ok;
