@@ -1,30 +1,36 @@
 #!/usr/bin/env bash
-# A/B of LLM decoding on the Vulkan delegate in one run: a baseline ember binary (an earlier
-# commit's, built the same way) against this bundle's, with dispatch fusion off
-# (EMBER_VULKAN_FUSE=0) and on, on the same exported programs (the blob format is unchanged),
+# A/B of LLM decoding on the Vulkan delegate in one run: baseline ember binaries (earlier
+# commits', built the same way: BASELINES="label:path ...") against this bundle's, with dispatch
+# fusion off (EMBER_VULKAN_FUSE=0) and on, on the same exported programs (the blob format is unchanged),
 # ROUNDS interleaved rounds (default 2) of 64 prompt tokens then 128 greedy tokens; the cell is
 # the median decode tokens/s over the rounds. Then one per-dispatch profile of each
 # configuration of the last preset's int4 program.
 #
-#   tools/bench/vulkan_llm_ab.sh BUNDLE BASELINE_EMBER OUT_DIR "PRESETS"    e.g. .devbundlev .devbundlev/bin/ember_base /tmp/ab "1b"
+#   BASELINES="7afddcf:/tmp/ember_7afddcf" tools/bench/vulkan_llm_ab.sh BUNDLE OUT_DIR "PRESETS"    e.g. .devbundlev /tmp/ab "1b"
 # QUANTS: default "int4-weight int8-weight". Needs what vulkan_llm.sh needs (torch + CUDA for
 # the models and the copy bandwidth).
 set -uo pipefail
-bundle=$(readlink -f "$1"); base=$(readlink -f "$2"); out=$3; presets=$4
+bundle=$(readlink -f "$1"); out=$2; presets=$3
+declare -A base
+for b in ${BASELINES:-}; do base[${b%%:*}]=$(readlink -f "${b#*:}"); done
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 export LD_LIBRARY_PATH="$bundle/lib:${LD_LIBRARY_PATH:-}"
 source "$repo/tools/bench/nvidia_vulkan_env.sh"
 ember="$bundle/bin/ember"
 mkdir -p "$out"
 prompt=$(python3 -c "print(','.join(str((i * 7919) % 31000 + 10) for i in range(64)))")
-configs="base fuse0 fuse1"
-run() {  # config pte json [extra env...]
-  local cfg=$1 pte=$2 json=$3
+configs="${!base[*]} fuse0 fuse1"
+# Runs configuration $1 (a baseline label, fuse0 or fuse1) with the remaining arguments.
+ember_as() {
+  local cfg=$1; shift
   case $cfg in
-    base) "$base" generate "$pte" --prompt-tokens "$prompt" --max-new-tokens 128 --eos-id none --quiet --json "$json" ;;
-    fuse0) EMBER_VULKAN_FUSE=0 "$ember" generate "$pte" --prompt-tokens "$prompt" --max-new-tokens 128 --eos-id none --quiet --json "$json" ;;
-    fuse1) EMBER_VULKAN_FUSE=1 "$ember" generate "$pte" --prompt-tokens "$prompt" --max-new-tokens 128 --eos-id none --quiet --json "$json" ;;
-  esac > /dev/null 2>&1
+    fuse0) EMBER_VULKAN_FUSE=0 "$ember" "$@" ;;
+    fuse1) EMBER_VULKAN_FUSE=1 "$ember" "$@" ;;
+    *) "${base[$cfg]}" "$@" ;;
+  esac
+}
+run() {  # config pte json
+  ember_as "$1" generate "$2" --prompt-tokens "$prompt" --max-new-tokens 128 --eos-id none --quiet --json "$3" > /dev/null 2>&1
 }
 for p in $presets; do
   [ -f "$out/llama_$p.pt2" ] || python3 "$repo/tools/models/make_llama_bench.py" --preset "$p" --out-dir "$out" >/dev/null 2>&1 || { echo "make $p failed"; continue; }
@@ -58,17 +64,14 @@ for p in presets:
 PY
 last=${presets##* }
 pte="$out/llama_${last}_int4-weight_vulkan.pte"
-for cfg in base fuse0 fuse1; do
+for cfg in $configs; do
   echo "## profile: $cfg"
-  case $cfg in
-    base) EMBER_VULKAN_PROFILE=1 "$base" generate "$pte" --prompt-tokens 1,2,3 --max-new-tokens 16 --eos-id none --quiet ;;
-    fuse0) EMBER_VULKAN_FUSE=0 EMBER_VULKAN_PROFILE=1 "$ember" generate "$pte" --prompt-tokens 1,2,3 --max-new-tokens 16 --eos-id none --quiet ;;
-    fuse1) EMBER_VULKAN_PROFILE=1 "$ember" generate "$pte" --prompt-tokens 1,2,3 --max-new-tokens 16 --eos-id none --quiet ;;
-  esac 2>&1 | grep -v "^ember vulkan context"
+  EMBER_VULKAN_PROFILE=1 ember_as "$cfg" generate "$pte" --prompt-tokens 1,2,3 --max-new-tokens 16 --eos-id none --quiet 2>&1 |
+    grep -v "^ember vulkan context"
 done
 # linear_wq's work split forced (workgroup:rows:threads, 0 = the heuristic's), fused: its GPU
 # time per token and the slowest dispatch.
-for split in ${SPLITS:-0:0:0 64:1:0 64:2:0 256:4:0 64:4:16 64:4:64 256:1:32}; do
+for split in ${SPLITS:-0:0:0 64:4:32 128:2:32 128:1:32 128:4:16 64:1:32}; do
   IFS=: read -r wg rows threads <<< "$split"
   echo "## linear_wq split $split: $(EMBER_VULKAN_WQ_WG=$wg EMBER_VULKAN_WQ_ROWS=$rows EMBER_VULKAN_WQ_THREADS=$threads \
     EMBER_VULKAN_PROFILE=1 "$ember" generate "$pte" --prompt-tokens 1,2,3 --max-new-tokens 16 --eos-id none 2>&1 |

@@ -242,10 +242,10 @@ class Lowering {
 };
 
 // linear_wq.comp's work split: `rows` outputs per group of `threads` invocations (a power of
-// two, at most the workgroup), enough invocations that each issues at most 2 loads per row of
-// the `loads` (16 or 4 bytes) in a weight row. 4 rows per group share each x value read; the
-// 64-invocation workgroup gives a 2048-output projection 256 workgroups (an H200 has 132 SMs).
-// EMBER_VULKAN_WQ_THREADS / _ROWS / _WG force a value, for tuning on a device.
+// two, at most the workgroup). A group of 32 (a warp on NVIDIA) reads 128 contiguous bytes of a
+// row per load; 4 rows per group share each staged x value, and a 128-invocation workgroup gives
+// a 2048-output projection 128 workgroups (an H200 has 132 SMs). EMBER_VULKAN_WQ_THREADS /
+// _ROWS / _WG force a value, for tuning on a device.
 struct WeightOnlySplit {
   int64_t threads, rows;
   uint32_t workgroup;
@@ -254,12 +254,12 @@ long env_long(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
 }
-WeightOnlySplit weight_only_split(int64_t loads, int64_t n, uint32_t max_workgroup) {
-  WeightOnlySplit s{1, n >= 16 ? 4 : 1, kWorkgroupSize};
+WeightOnlySplit weight_only_split(int64_t n, uint32_t max_workgroup) {
+  WeightOnlySplit s{32, n >= 16 ? 4 : 1, max_workgroup >= 128 ? 128u : kWorkgroupSize};
   const long wg = env_long("EMBER_VULKAN_WQ_WG"), threads = env_long("EMBER_VULKAN_WQ_THREADS"),
              rows = env_long("EMBER_VULKAN_WQ_ROWS");
-  if (wg == 64 || (wg == 256 && max_workgroup >= 256)) s.workgroup = static_cast<uint32_t>(wg);
-  while (s.threads < s.workgroup && s.threads * 2 < loads) s.threads *= 2;
+  if (wg == 64 || (wg == 128 && max_workgroup >= 128))  // at most linear_wq.comp's MAX_WG
+    s.workgroup = static_cast<uint32_t>(wg);
   if (threads > 0 && threads <= s.workgroup && (threads & (threads - 1)) == 0) s.threads = threads;
   if (rows >= 1 && rows <= 4) s.rows = rows;
   return s;
@@ -279,9 +279,7 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   if (!e.empty()) return shape_error(e);
   EMBER_TRY(check_out(out));
   const int64_t k = sz(x).back(), n = out.back(), m = numel(sz(x)) / k;
-  const int per_word = bits == 8 ? 4 : 8;
-  const int vec = (k / per_word) % 4 == 0 ? 4 : 1;
-  const WeightOnlySplit split = weight_only_split(k / per_word / vec, n, limits_.max_workgroup);
+  const WeightOnlySplit split = weight_only_split(n, limits_.max_workgroup);
   const uint32_t wg = split.workgroup;
   const int64_t per_group = wg / split.threads * split.rows, groups = m * ((n + per_group - 1) / per_group);
   // A folded RMSNorm (dispatch_fusion.h): read its input and weight, normalise here.
@@ -296,8 +294,8 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
     if (sz(xin) != sz(x) || numel(sz(gamma)) != k) return bad("its RMSNorm input does not match");
   }
   add(ShaderId::LinearWq,
-      {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(split.threads), ibits(vec), 0,
-       ibits(norm >= 0), fbits(eps), 0, ibits(split.rows)},
+      {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(split.threads), ibits(split.rows), 0,
+       ibits(norm >= 0), fbits(eps), 0},
       {xin, w, b >= 0 ? b : x, s, out_, x, gamma, w, s}, groups * int64_t{wg}, {}, wg);
   node_dispatch_[index_] = static_cast<int>(d_.size()) - 1;
   return Error::Ok;

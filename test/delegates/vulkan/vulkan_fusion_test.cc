@@ -166,6 +166,27 @@ TEST(VulkanFusionTest, Fp16StorageFusedBlock) {
   EXPECT_EQ(fused, 4u);
 }
 
+// A folded RMSNorm over rows longer than linear_wq.comp stages at once (2048 values): the sum
+// of squares spans the chunks; M = 3 rows, each workgroup's own.
+TEST(VulkanFusionTest, FoldedNormOverSeveralStagedChunks) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  const int64_t m = 3, k = 4104;
+  const QuantWeight w(6, k, 4, 8, 60);
+  const Floats g = random_floats(static_cast<size_t>(k), 61, 0.5f, 1.5f), x = random_floats(static_cast<size_t>(m * k), 62);
+  VulkanBlobBuilder b;
+  const int xi = b.input({m, k});
+  const int y = w.add_to(b, b.rms_norm(xi, b.constant({k}, g), 1e-5f));
+  b.output(y);
+  std::vector<uint8_t> blob = b.build();
+  Delegate del;
+  ASSERT_EQ(del.init(blob), Error::Ok) << del.message();
+  EXPECT_EQ(del.graph()->num_dispatches(), 1u);
+  std::vector<HostTensor> ins{HostTensor::f32({m, k}, x)};
+  std::vector<HostTensor> os{nan_out({m, 6})};
+  ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
+  EXPECT_TRUE(near(values(os[0]), to_floats(w.apply(rms(std::vector<double>(x.begin(), x.end()), k, g, 1e-5), m)), 2e-5f));
+}
+
 // Graphs where a fusion would change the result keep their dispatches.
 TEST(VulkanFusionTest, NoFusionWhereItWouldBeWrong) {
   EMBER_SKIP_WITHOUT_VULKAN();
