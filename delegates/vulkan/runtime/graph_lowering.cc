@@ -243,9 +243,11 @@ class Lowering {
 
 // linear_wq.comp's work split: `rows` outputs per group of `threads` invocations (a power of
 // two, at most the workgroup). A group of 32 (a warp on NVIDIA) reads 128 contiguous bytes of a
-// row per load; 4 rows per group share each staged x value, and a 128-invocation workgroup gives
-// a 2048-output projection 128 workgroups (an H200 has 132 SMs). EMBER_VULKAN_WQ_THREADS /
-// _ROWS / _WG force a value, for tuning on a device.
+// row per load. More rows per group share each staged x value but make fewer workgroups: 4 only
+// where there are outputs enough for thousands of workgroups anyway (an LLM's vocabulary, a
+// prefill). Measured on an H200 decoding the 1.1B Llama (profiles, docs/benchmarks.md): 1 row
+// per group for the 2048- and 5632-output projections, 4 for the 32000-output head.
+// EMBER_VULKAN_WQ_THREADS / _ROWS / _WG force a value, for tuning on a device.
 struct WeightOnlySplit {
   int64_t threads, rows;
   uint32_t workgroup;
@@ -254,8 +256,8 @@ long env_long(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
 }
-WeightOnlySplit weight_only_split(int64_t n, uint32_t max_workgroup) {
-  WeightOnlySplit s{32, n >= 16 ? 4 : 1, max_workgroup >= 128 ? 128u : kWorkgroupSize};
+WeightOnlySplit weight_only_split(int64_t outputs, uint32_t max_workgroup) {
+  WeightOnlySplit s{32, outputs >= 16384 ? 4 : outputs >= 8192 ? 2 : 1, max_workgroup >= 128 ? 128u : kWorkgroupSize};
   const long wg = env_long("EMBER_VULKAN_WQ_WG"), threads = env_long("EMBER_VULKAN_WQ_THREADS"),
              rows = env_long("EMBER_VULKAN_WQ_ROWS");
   if (wg == 64 || (wg == 128 && max_workgroup >= 128))  // at most linear_wq.comp's MAX_WG
@@ -279,7 +281,7 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   if (!e.empty()) return shape_error(e);
   EMBER_TRY(check_out(out));
   const int64_t k = sz(x).back(), n = out.back(), m = numel(sz(x)) / k;
-  const WeightOnlySplit split = weight_only_split(n, limits_.max_workgroup);
+  const WeightOnlySplit split = weight_only_split(m * n, limits_.max_workgroup);
   const uint32_t wg = split.workgroup;
   const int64_t per_group = wg / split.threads * split.rows, groups = m * ((n + per_group - 1) / per_group);
   // A folded RMSNorm (dispatch_fusion.h): read its input and weight, normalise here.

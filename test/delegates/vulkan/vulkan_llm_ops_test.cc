@@ -439,11 +439,12 @@ void check_linear_weight_only(bool fp16) {
   for (const Case& c : {Case{8, 1, 64, 5, 64, true}, Case{8, 3, 96, 7, 32, false}, Case{8, 1, 2048, 33, 2048, false},
                         Case{4, 1, 64, 6, 32, true}, Case{4, 5, 128, 9, 8, false}, Case{4, 2, 1024, 17, 32, true},
                         Case{4, 2, 2560, 5, 32, false}, Case{8, 1, 3000, 3, 1000, true},
-                        // linear_wq.comp's paths: rows of 1 load (1 invocation per output), single
-                        // words where a row is not a multiple of 16 bytes, rows longer than one
-                        // round of 4 loads per invocation of a 256-wide workgroup, odd M and N.
+                        // linear_wq.comp's paths: rows of a few words, rows longer than one
+                        // staged chunk of x (2048 values), odd M and N.
                         Case{4, 3, 32, 70, 32, true}, Case{4, 2, 40, 9, 8, false}, Case{8, 2, 4104, 3, 8, true},
-                        Case{4, 1, 16384 + 32, 2, 32, false}, Case{8, 7, 48, 300, 16, true}}) {
+                        Case{4, 1, 16384 + 32, 2, 32, false}, Case{8, 7, 48, 300, 16, true},
+                        // groups of 2 and 4 rows (8192+ and 16384+ outputs), the last group partial
+                        Case{8, 3, 32, 2731, 32, true}, Case{4, 1, 64, 16387, 16, false}}) {
     const uint32_t seed = static_cast<uint32_t>(c.k * 31 + c.n + c.bits);
     Floats x = random_floats(static_cast<size_t>(c.m * c.k), seed, -1, 1);
     Floats scales = random_floats(static_cast<size_t>(c.n * (c.k / c.group)), seed + 1, 0.001f, 0.02f);
