@@ -298,7 +298,7 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   add(ShaderId::LinearWq,
       {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(split.threads), ibits(split.rows), 0,
        ibits(norm >= 0), fbits(eps), 0},
-      {xin, w, b >= 0 ? b : x, s, out_, x, gamma, w, s}, groups * int64_t{wg}, {}, wg);
+      {xin, w, b >= 0 ? b : x, s, x, gamma, w, s, out_}, groups * int64_t{wg}, {}, wg);
   node_dispatch_[index_] = static_cast<int>(d_.size()) - 1;
   return Error::Ok;
 }
@@ -325,7 +325,7 @@ Error Lowering::embedding_weight_only(const fb::EmbeddingParams* p) {
 // linear_wq.comp's specialisation constants (after the workgroup size) and bindings that
 // fusion rewrites.
 enum LinearWqSpec { kWqHasBias = 5, kWqHasResidual = 8, kWqGated = 11 };
-enum LinearWqBinding { kWqWeight = 1, kWqScales = 3, kWqOut = 4, kWqResidual = 5, kWqWeight2 = 7, kWqScales2 = 8 };
+enum LinearWqBinding { kWqWeight = 1, kWqScales = 3, kWqResidual = 4, kWqWeight2 = 6, kWqScales2 = 7, kWqOut = 8 };
 
 // This add or silu_mul (inputs a, b, shapes checked) runs inside the weight-only linear
 // dispatch(es) the fusion plan names: patches them and returns true. The plan is structural, so

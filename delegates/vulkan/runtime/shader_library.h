@@ -29,7 +29,10 @@ struct ShaderInfo {
   const char* name;              // "conv2d", "conv2d_fp16", ...
   const uint32_t* spirv;
   size_t spirv_words;
-  uint32_t num_bindings;         // storage buffers at bindings 0..n-1 of set 0 (<= kMaxBindings)
+  // Storage buffers at bindings 0..n-1 of set 0 (<= kMaxBindings). A shader writes its last
+  // binding and only reads the others: the runtime places barriers by that rule
+  // (vulkan_graph.cc), test/delegates/vulkan:shader_bindings_test checks it in the SPIR-V.
+  uint32_t num_bindings;
   uint32_t push_constant_bytes;  // 0: none
 };
 

@@ -41,11 +41,13 @@ layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT4_T x4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint wq[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bias { FLOAT_T bias[]; };
 layout(std430, set = 0, binding = 3) readonly buffer S { FLOAT_T scales[]; };
-layout(std430, set = 0, binding = 4) writeonly buffer Y { FLOAT_T y[]; };
-layout(std430, set = 0, binding = 5) readonly buffer R { FLOAT_T residual[]; };
-layout(std430, set = 0, binding = 6) readonly buffer G { FLOAT4_T gamma4[]; };
-layout(std430, set = 0, binding = 7) readonly buffer W2 { uint wq2[]; };
-layout(std430, set = 0, binding = 8) readonly buffer S2 { FLOAT_T scales2[]; };
+layout(std430, set = 0, binding = 4) readonly buffer R { FLOAT_T residual[]; };
+layout(std430, set = 0, binding = 5) readonly buffer G { FLOAT4_T gamma4[]; };
+layout(std430, set = 0, binding = 6) readonly buffer W2 { uint wq2[]; };
+layout(std430, set = 0, binding = 7) readonly buffer S2 { FLOAT_T scales2[]; };
+// The output is the last binding: the runtime's barriers assume every shader writes its last
+// binding only (shader_library.h, checked by shader_bindings_test).
+layout(std430, set = 0, binding = 8) writeonly buffer Y { FLOAT_T y[]; };
 const int PER_WORD = BITS == 8 ? 4 : 8;
 const int CHUNK = 2048;  // x values staged at a time (8 KiB), a multiple of 8
 const int SLOTS = 2;     // words in flight per invocation and row (and weight matrix)
