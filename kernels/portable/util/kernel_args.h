@@ -36,10 +36,7 @@ class KernelArgs {
   Tensor* tensor(size_t i) {
     if (i >= n_ || !args_[i]->is_tensor()) return fail_null("expected a tensor argument");
     Tensor* t = args_[i]->as_tensor;
-    const size_t bytes = t->nbytes();
-    if (bytes > t->capacity_bytes || (bytes != 0 && t->data == nullptr)) {
-      return fail_null("a tensor argument does not fit the planned shape/capacity");
-    }
+    if (!fits(t)) return fail_null("a tensor argument does not fit the planned shape/capacity");
     return t;
   }
   // Optional tensor: null when None.
@@ -81,8 +78,19 @@ class KernelArgs {
     fail("expected an int list argument");
     return Span<const int64_t>();
   }
+  // Tensor list argument; its tensors (None elements are null) checked as tensor() checks one
+  // (a recurrent layer's weights in a list reached a GEMM with no storage behind them).
   Span<Tensor* const> tensor_list(size_t i) {
-    if (i < n_ && args_[i]->is_tensor_list()) return args_[i]->as_tensor_list;
+    if (i < n_ && args_[i]->is_tensor_list()) {
+      Span<Tensor* const> list = args_[i]->as_tensor_list;
+      for (Tensor* t : list) {
+        if (t != nullptr && !fits(t)) {
+          fail("a tensor in a list argument does not fit the planned shape/capacity");
+          return Span<Tensor* const>();
+        }
+      }
+      return list;
+    }
     fail("expected a tensor list argument");
     return Span<Tensor* const>();
   }
@@ -119,6 +127,11 @@ class KernelArgs {
 
  private:
   Tensor* fail_null(const char* m) { fail(m); return nullptr; }
+  // Its current sizes fit the memory behind it (none for an unplanned tensor).
+  static bool fits(const Tensor* t) {
+    const size_t bytes = t->nbytes();
+    return bytes <= t->capacity_bytes && (bytes == 0 || t->data != nullptr);
+  }
   int64_t fail_zero(const char* m) { fail(m); return 0; }
 
   KernelContext& ctx_;
