@@ -1,5 +1,6 @@
 // Hostile Vulkan blobs that are well-formed FlatBuffers: a valid decoder-like graph (RMSNorm,
-// weight-only int8 linear, view, permute, RoPE, slice, KV-cache attention with State caches,
+// weight-only int8 linear, view, permute, RoPE, slice, KV-cache attention with State caches, a
+// SwiGLU of two linears and a residual add, which the runtime fuses (dispatch_fusion.h),
 // one dynamic size, a state output) serialised after a few random changes to its fields —
 // dtypes, sizes, kinds, io indices, dynamic dims, constant bytes, node inputs, outputs,
 // shaders and params, the graph's counts and state outputs. Each blob must be refused at init
@@ -81,6 +82,17 @@ GraphSpec template_graph() {
   t(D::Float32, {1, 1, 16, 4}, K::State);       // 13 value cache
   t(D::Float32, {1, 1, 6, 4}, K::Internal, 0, {2});  // 14 slice
   t(D::Float32, {1, 2, 6, 4}, K::Output, 0, {2});    // 15 attention
+  // A SwiGLU over the normalised x with a residual add: what runtime/dispatch_fusion.h fuses
+  // (the RMSNorm into three linears, gate and up into one dispatch, the add into the down).
+  t(D::Int8, {8, 8}, K::Constant);              // 16 gate weight
+  t(D::Float32, {8, 2}, K::Constant);           // 17 gate scales
+  t(D::Int8, {8, 8}, K::Constant);              // 18 up weight
+  t(D::Float32, {8, 2}, K::Constant);           // 19 up scales
+  t(D::Float32, {1, 6, 8}, K::Internal, 0, {1}); // 20 gate
+  t(D::Float32, {1, 6, 8}, K::Internal, 0, {1}); // 21 up
+  t(D::Float32, {1, 6, 8}, K::Internal, 0, {1}); // 22 silu(gate) * up
+  t(D::Float32, {1, 6, 8}, K::Internal, 0, {1}); // 23 down
+  t(D::Float32, {1, 6, 8}, K::Output, 2, {1});   // 24 down + x
   auto n = [&](fb::Shader s, Params p, std::vector<int> in, uint32_t out, int a = 0, int b = 0, int c = 0, float f = 0) {
     g.nodes.push_back(NodeSpec{static_cast<int>(s), static_cast<int>(p), in, {out}, a, b, c, f});
   };
@@ -91,8 +103,13 @@ GraphSpec template_graph() {
   n(fb::Shader::Rope, Params::RopeParams, {8, 9, 10}, 11);
   n(fb::Shader::StridedCopy, Params::SliceParams, {11}, 14, 1, 0, 1);      // dim a, start b, end c
   n(fb::Shader::Attention, Params::AttentionParams, {11, 14, 14, 12, 13, 1}, 15, 0, 0, 0, 0.5f);
+  n(fb::Shader::Matmul, Params::LinearParams, {3, 16, -1, 17}, 20, 8, 4);
+  n(fb::Shader::Matmul, Params::LinearParams, {3, 18, -1, 19}, 21, 8, 4);
+  n(fb::Shader::Binary, Params::BinaryParams, {20, 21}, 22, 4);               // a: op (4: SiluMul)
+  n(fb::Shader::Matmul, Params::LinearParams, {22, 4, -1, 5}, 23, 8, 4);
+  n(fb::Shader::Binary, Params::BinaryParams, {23, 0}, 24, 0);                // Add
   g.num_inputs = 2;
-  g.num_outputs = 2;
+  g.num_outputs = 3;
   g.state_outputs = {1};
   return g;
 }
@@ -264,6 +281,9 @@ TEST(VulkanBlobMutationTest, HostileWellFormedBlobsAreRefusedOrRunCleanly) {
     Result<void*> h = backend.init(init, Span<const uint8_t>(blob.data(), blob.size()), Span<const CompileSpecView>());
     if (seed == 0) {
       ASSERT_TRUE(h.ok()) << "the template must be valid: " << diag.text();
+      // Fused (dispatch_fusion.h), so mutations reach the fusion plan: q with the RMSNorm,
+      // the permute, RoPE, the slice, 2 cache writes + attention, gate+up, down+add (13 unfused).
+      EXPECT_EQ(static_cast<const VulkanGraph*>(*h)->num_dispatches(), 9u);
     }
     if (!h.ok()) {
       EXPECT_NE(std::string(diag.text()), "") << "seed " << seed << ": refused without a message";
