@@ -27,6 +27,14 @@ class GraphView {
       const int o = output(i);
       if (valid(o) && producer_[static_cast<size_t>(o)] < 0) producer_[static_cast<size_t>(o)] = i;
     }
+    other_reads_.assign(static_cast<size_t>(num_tensors_), 0);
+    for (int i = 0; i < num_nodes_; ++i) {
+      const bool linear = wq_linear(i) != nullptr;
+      for (int s = 0; s < num_inputs(i); ++s) {
+        const int id = input(i, static_cast<uint32_t>(s));
+        if (valid(id) && !(linear && s == 0)) ++other_reads_[static_cast<size_t>(id)];
+      }
+    }
   }
   int num_nodes() const { return num_nodes_; }
   const fb::Node* node(int i) const { return g_.nodes()->Get(static_cast<uint32_t>(i)); }
@@ -65,11 +73,14 @@ class GraphView {
   }
   // An internal tensor read once, by the node that takes it over.
   bool private_result(int id) const { return kind_is(id, fb::TensorKind::Internal) && consumers(id) == 1; }
+  // Read, and only as the input x of weight-only linears.
+  bool only_linear_input(int id) const { return consumers(id) > 0 && other_reads_[static_cast<size_t>(id)] == 0; }
 
  private:
   const fb::Graph& g_;
   int num_tensors_ = 0, num_nodes_ = 0;
   std::vector<int> producer_, consumers_;
+  std::vector<int> other_reads_;  // reads other than as input 0 of a weight-only linear
 };
 
 // RMSNorm node i (inputs [x, weight], 1 dim) whose output only weight-only linears read, as their x.
@@ -79,18 +90,7 @@ bool norm_feeds_only_linears(const GraphView& v, int i) {
   if (n->shader() != fb::Shader::LayerNorm || p == nullptr || !p->rms() || p->normalized_ndim() != 1) return false;
   const int x = v.input(i, 0), w = v.input(i, 1), o = v.output(i);
   if (v.num_inputs(i) < 2 || v.num_inputs(i) > 3 || v.input(i, 2) >= 0 || !v.is_f32(x) || !v.is_f32(w)) return false;
-  if (v.kind_is(x, fb::TensorKind::State) || !v.kind_is(o, fb::TensorKind::Internal) || v.consumers(o) == 0) return false;
-  int seen = 0;
-  for (int j = i + 1; j < v.num_nodes(); ++j) {
-    bool reads = false;
-    for (int s = 0; s < v.num_inputs(j); ++s) {
-      if (v.input(j, static_cast<uint32_t>(s)) != o) continue;
-      if (s != 0 || v.wq_linear(j) == nullptr) return false;
-      reads = true;
-    }
-    seen += reads ? 1 : 0;
-  }
-  return seen == v.consumers(o);
+  return !v.kind_is(x, fb::TensorKind::State) && v.kind_is(o, fb::TensorKind::Internal) && v.only_linear_input(o);
 }
 
 }  // namespace
@@ -110,8 +110,6 @@ FusionPlan plan_fusions(const fb::Graph& g) {
     const fb::Node* node = v.node(i);
     if (norm_feeds_only_linears(v, i)) {
       plan.folded_norm[static_cast<size_t>(i)] = true;
-      for (int j = i + 1; j < v.num_nodes(); ++j)
-        if (v.input(j, 0) == v.output(i)) plan.norm_source[static_cast<size_t>(j)] = i;
       continue;
     }
     const fb::BinaryParams* bp = node->params_as_BinaryParams();
@@ -140,6 +138,11 @@ FusionPlan plan_fusions(const fb::Graph& g) {
       plan.gate_linear[static_cast<size_t>(i)] = lg;
       plan.up_linear[static_cast<size_t>(i)] = lu;
     }
+  }
+  for (int j = 0; j < v.num_nodes(); ++j) {  // the linears a folded RMSNorm feeds
+    const int norm = v.producer(v.input(j, 0));
+    if (v.wq_linear(j) != nullptr && norm >= 0 && plan.folded_norm[static_cast<size_t>(norm)])
+      plan.norm_source[static_cast<size_t>(j)] = norm;
   }
   return plan;
 }

@@ -35,8 +35,9 @@ struct FusionPlan {
   std::vector<int> gate_linear, up_linear;
 };
 
-// The plan for g (all -1 / false when EMBER_VULKAN_FUSE=0 or nothing matches). Reads only what
-// the blob says; a malformed blob gives a plan lowering then refuses node by node.
+// The plan for g (all -1 / false when EMBER_VULKAN_FUSE=0 or nothing matches), made once per
+// graph at init (VulkanGraph) and used by every lowering. Reads only what the blob says; a
+// malformed blob gives a plan lowering then refuses node by node.
 FusionPlan plan_fusions(const fb::Graph& g);
 
 }  // namespace vulkan

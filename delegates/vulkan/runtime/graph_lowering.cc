@@ -8,7 +8,6 @@
 #include <cstring>
 #include <string>
 
-#include "delegates/vulkan/runtime/dispatch_fusion.h"
 #include "delegates/vulkan/runtime/shader_library.h"
 
 namespace ember {
@@ -766,9 +765,8 @@ void set_tensor_sizes(VulkanGraph::TensorInfo& t, const Sizes& sizes) {
   t.device_nbytes = t.fp16 ? t.nbytes / 2 : t.nbytes;
 }
 
-Error lower_nodes(const fb::Graph& g, bool derive, const LoweringLimits& limits,
+Error lower_nodes(const fb::Graph& g, const FusionPlan& plan, bool derive, const LoweringLimits& limits,
                   std::vector<VulkanGraph::TensorInfo>& tensors, LoweringResult* out, Diagnostic* diag) {
-  const FusionPlan plan = plan_fusions(g);
   Lowering lowering(tensors, out, derive, limits, g, plan, diag);
   if (g.nodes() != nullptr) {
     for (uint32_t i = 0; i < g.nodes()->size(); ++i) EMBER_TRY(lowering.lower(g.nodes()->Get(i), i));

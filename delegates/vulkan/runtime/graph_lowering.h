@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "delegates/vulkan/runtime/dispatch_fusion.h"
 #include "delegates/vulkan/runtime/vulkan_graph.h"
 #include "delegates/vulkan/vulkan_graph_generated.h"
 
@@ -38,8 +39,8 @@ struct LoweringLimits {
 };
 
 // Lowers g's nodes over `tensors` (as parsed: inputs, constants and state available, sizes
-// at the current dynamic size).
-Error lower_nodes(const fb::Graph& g, bool derive, const LoweringLimits& limits,
+// at the current dynamic size), fusing what `plan` (plan_fusions(g), dispatch_fusion.h) says.
+Error lower_nodes(const fb::Graph& g, const FusionPlan& plan, bool derive, const LoweringLimits& limits,
                   std::vector<VulkanGraph::TensorInfo>& tensors, LoweringResult* out, Diagnostic* diag);
 
 }  // namespace vulkan

@@ -123,6 +123,7 @@ Error VulkanGraph::parse(Span<const uint8_t> blob, const BackendInitContext& ini
   }
   fp16_ = g->options() != nullptr && g->options()->fp16();
   if (fp16_) EMBER_TRY(require_fp16_storage(*context_, diag));
+  fusion_ = plan_fusions(*g);
   if (g->tensors() == nullptr) return fail(diag, Error::InvalidProgram, "vulkan blob: no tensor table");
   const uint32_t ni = g->input_args() != 0 ? g->input_args() : g->num_inputs(), no = g->num_outputs();
   if (g->num_inputs() > ni || g->num_inputs() > g->tensors()->size() || no > g->tensors()->size()) {
@@ -332,7 +333,7 @@ Error VulkanGraph::lower(int64_t size, std::vector<TensorInfo>* tensors, std::ve
   LoweringLimits limits;
   limits.max_shared_bytes = lim.maxComputeSharedMemorySize;
   limits.max_workgroup = std::min(lim.maxComputeWorkGroupSize[0], lim.maxComputeWorkGroupInvocations);
-  EMBER_TRY(lower_nodes(g, size != dynamic_bound_, limits, *tensors, &r, diag));
+  EMBER_TRY(lower_nodes(g, fusion_, size != dynamic_bound_, limits, *tensors, &r, diag));
   if (fp16_) use_fp16_shaders(*tensors, r.dispatches);
   for (const Dispatch& d : r.dispatches) {
     uint64_t groups = (d.invocations + d.workgroup - 1) / d.workgroup;

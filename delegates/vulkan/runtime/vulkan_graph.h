@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "delegates/vulkan/runtime/dispatch_fusion.h"
 #include "delegates/vulkan/runtime/gpu_profiler.h"
 #include "delegates/vulkan/runtime/shader_library.h"
 #include "delegates/vulkan/runtime/vulkan_memory.h"
@@ -130,6 +131,7 @@ class VulkanGraph {
   bool fp16_ = false;         // blob CompileOptions.fp16: fp16 storage (fp16_storage.h)
   std::vector<uint8_t> blob_copy_;  // the blob, when it was not 8-byte aligned in the program
   const uint8_t* graph_data_ = nullptr;  // the verified fb::Graph (in the program or blob_copy_)
+  FusionPlan fusion_;               // made once from the graph's structure, used at every size
   std::vector<TensorInfo> parsed_;  // before lowering: sizes at the bound
   std::vector<TensorInfo> tensors_;  // lowered at the bound
   std::vector<Dispatch> dispatches_;

@@ -30,15 +30,8 @@ struct QuantWeight {
     // the block's activations stay near 1 as in a trained model.
     const float top = bits == 8 ? 0.02f / 16 : 0.02f;
     scales = random_floats(static_cast<size_t>(n * (k / group)), seed, top / 10, top);
-    const Floats r = random_floats(static_cast<size_t>(n * k), seed + 1, 0, 1);
-    const int lo = bits == 8 ? -127 : -8, span = bits == 8 ? 255 : 16;
-    q.resize(r.size());
-    bytes.assign(bits == 8 ? q.size() : q.size() / 2, 0);
-    for (size_t i = 0; i < q.size(); ++i) {
-      q[i] = lo + std::min(span - 1, static_cast<int>(r[i] * span));
-      if (bits == 8) bytes[i] = static_cast<uint8_t>(static_cast<int8_t>(q[i]));
-      else bytes[i / 2] |= static_cast<uint8_t>((q[i] + 8) << (i % 2 ? 4 : 0));
-    }
+    q = random_quantized(static_cast<size_t>(n * k), bits, seed + 1);
+    bytes = pack_quantized(q, bits);
   }
   int add_to(VulkanBlobBuilder& b, int x) const {
     const int w = b.constant_bytes(bits == 8 ? Sizes{n, k} : Sizes{n, k / 2}, bits == 8 ? VkDType::Int8 : VkDType::UInt8,

@@ -449,15 +449,8 @@ void check_linear_weight_only(bool fp16) {
     Floats x = random_floats(static_cast<size_t>(c.m * c.k), seed, -1, 1);
     Floats scales = random_floats(static_cast<size_t>(c.n * (c.k / c.group)), seed + 1, 0.001f, 0.02f);
     Floats bias = random_floats(static_cast<size_t>(c.n), seed + 2);
-    const int lo = c.bits == 8 ? -127 : -8, span = c.bits == 8 ? 255 : 16;
-    Floats r = random_floats(static_cast<size_t>(c.n * c.k), seed + 3, 0, 1);
-    std::vector<int> q(r.size());
-    for (size_t i = 0; i < r.size(); ++i) q[i] = lo + std::min(span - 1, static_cast<int>(r[i] * span));
-    std::vector<uint8_t> bytes(c.bits == 8 ? q.size() : q.size() / 2, 0);
-    for (size_t i = 0; i < q.size(); ++i) {
-      if (c.bits == 8) bytes[i] = static_cast<uint8_t>(static_cast<int8_t>(q[i]));
-      else bytes[i / 2] |= static_cast<uint8_t>((q[i] + 8) << (i % 2 ? 4 : 0));
-    }
+    const std::vector<int> q = random_quantized(static_cast<size_t>(c.n * c.k), c.bits, seed + 3);
+    const std::vector<uint8_t> bytes = pack_quantized(q, c.bits);
     const Sizes ws = c.bits == 8 ? Sizes{c.n, c.k} : Sizes{c.n, c.k / 2};
     VulkanBlobBuilder b;
     const int xi = b.input({c.m, c.k});
@@ -522,14 +515,8 @@ TEST(VulkanLlmOpsTest, WeightOnlyEmbeddingRows) {
     for (bool idx64 : {true, false}) {
       const int64_t v = 11, d = 24, group = 8;
       Floats scales = random_floats(static_cast<size_t>(v * (d / group)), 81 + bits, 0.01f, 0.1f);
-      Floats r = random_floats(static_cast<size_t>(v * d), 82, 0, 1);
-      std::vector<int> q(r.size());
-      for (size_t i = 0; i < r.size(); ++i) q[i] = bits == 8 ? -127 + std::min(254, static_cast<int>(r[i] * 255)) : -8 + std::min(15, static_cast<int>(r[i] * 16));
-      std::vector<uint8_t> bytes(bits == 8 ? q.size() : q.size() / 2, 0);
-      for (size_t i = 0; i < q.size(); ++i) {
-        if (bits == 8) bytes[i] = static_cast<uint8_t>(static_cast<int8_t>(q[i]));
-        else bytes[i / 2] |= static_cast<uint8_t>((q[i] + 8) << (i % 2 ? 4 : 0));
-      }
+      const std::vector<int> q = random_quantized(static_cast<size_t>(v * d), bits, 82);
+      const std::vector<uint8_t> bytes = pack_quantized(q, bits);
       const std::vector<int64_t> rows = {3, 0, 10, -1, 42, 7};  // -1: the last row; 42: out of range
       VulkanBlobBuilder b;
       const int w = b.constant_bytes(bits == 8 ? Sizes{v, d} : Sizes{v, d / 2}, bits == 8 ? VkDType::Int8 : VkDType::UInt8,

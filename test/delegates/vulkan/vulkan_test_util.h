@@ -2,6 +2,7 @@
 // backend directly (no Program) and executes it, deterministic data, naive index helpers.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -151,6 +152,26 @@ inline ::testing::AssertionResult run(const VulkanBlobBuilder& b, std::vector<Ho
     outs->push_back(v);
   }
   return ::testing::AssertionSuccess();
+}
+
+// Random weight-only quantized values (bits 8: -127..127, bits 4: -8..7) from uniform draws.
+inline std::vector<int> random_quantized(size_t n, int bits, uint32_t seed) {
+  const Floats r = random_floats(n, seed, 0, 1);
+  const int lo = bits == 8 ? -127 : -8, span = bits == 8 ? 255 : 16;
+  std::vector<int> q(n);
+  for (size_t i = 0; i < n; ++i) q[i] = lo + std::min(span - 1, static_cast<int>(r[i] * span));
+  return q;
+}
+
+// Their constant bytes: int8, or int4 packed two per byte (value + 8, low nibble first), as
+// kernels/portable/quantized/weight_only_ops.cc reads them.
+inline std::vector<uint8_t> pack_quantized(const std::vector<int>& q, int bits) {
+  std::vector<uint8_t> bytes(bits == 8 ? q.size() : q.size() / 2, 0);
+  for (size_t i = 0; i < q.size(); ++i) {
+    if (bits == 8) bytes[i] = static_cast<uint8_t>(static_cast<int8_t>(q[i]));
+    else bytes[i / 2] |= static_cast<uint8_t>((q[i] + 8) << (i % 2 ? 4 : 0));
+  }
+  return bytes;
 }
 
 inline HostTensor nan_out(const Sizes& s) { return HostTensor::f32(s, Floats(static_cast<size_t>(numel(s)), NAN)); }
