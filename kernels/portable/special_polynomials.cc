@@ -5,8 +5,14 @@
 // truncated to an integer, n < 0 gives 0, |x| == 1 (shifted: x == 0 or 1) has closed forms,
 // large n inside (-1, 1) uses the trigonometric form, everything else the three-term
 // recurrence, computed in the operands' (promoted) dtype as ATen does.
+//
+// One difference: ATen runs the recurrence n times whatever n is, so an order of 2^62 in a
+// tensor (a corrupt or hostile program: the hostile-program generator drew one) would keep
+// one element busy for centuries, and Laguerre / Legendre values never overflow to stop it.
+// Past kMaxRecurrenceSteps the result is NaN instead, so each element's work stays bounded.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "kernels/portable/util/binary_util.h"
 #include "runtime/kernel/kernel_registry.h"
@@ -26,9 +32,18 @@ int64_t as_order(T n) {
   }
 }
 
+// Orders whose closed forms do not apply and whose recurrence would run longer give NaN.
+constexpr int64_t kMaxRecurrenceSteps = int64_t{1} << 20;
+
+template <typename T>
+T order_out_of_range() {
+  return std::numeric_limits<T>::quiet_NaN();
+}
+
 // The recurrence r = (a x-term) * q - p shared by the Chebyshev kinds: p0 = 1, q = first.
 template <typename T>
 T chebyshev_recurrence(T two_x, T first, int64_t n) {
+  if (n > kMaxRecurrenceSteps) return order_out_of_range<T>();
   T p = 1, q = first, r = first;
   for (int64_t k = 2; k <= n; ++k) {
     r = two_x * q - p;
@@ -158,6 +173,7 @@ T hermite_h(T x, int64_t n) {
   if (n < 0) return 0;
   if (n == 0) return 1;
   if (n == 1) return x + x;
+  if (n > kMaxRecurrenceSteps) return order_out_of_range<T>();
   T p = 1, q = x + x, r = 0;
   for (int64_t k = 2; k < n + n; k += 2) {
     r = (x + x) * q - T(k) * p;
@@ -174,6 +190,7 @@ T hermite_he(T x, int64_t n) {
   if (n < 0) return 0;
   if (n == 0) return 1;
   if (n == 1) return x;
+  if (n > kMaxRecurrenceSteps) return order_out_of_range<T>();
   T p = 1, q = x, r = 0;
   for (int64_t k = 1; k < n; ++k) {
     r = x * q - T(k) * p;
@@ -190,6 +207,7 @@ T laguerre_l(T x, int64_t n) {
   if (std::fabs(x) == T(0)) return 1;
   if (n == 0) return 1;
   if (n == 1) return T(1) - x;
+  if (n > kMaxRecurrenceSteps) return order_out_of_range<T>();
   T p = 1, q = T(1) - x, r = 0;
   for (int64_t k = 1; k < n; ++k) {
     r = ((T(k + k) + (T(1) - x)) * q - T(k) * p) / T(k + 1);
@@ -206,6 +224,7 @@ T legendre_p(T x, int64_t n) {
   if (std::fabs(x) == T(1)) return (x > 0 || n % 2 == 0) ? T(1) : T(-1);
   if (n == 0) return 1;
   if (n == 1) return x;
+  if (n > kMaxRecurrenceSteps) return order_out_of_range<T>();
   T p = 1, q = x, r = 0;
   for (int64_t k = 1; k < n; ++k) {
     r = (T(k + k + 1) * x * q - T(k) * p) / T(k + 1);

@@ -24,6 +24,34 @@ struct Method::Instruction {
   uint32_t b = 0;  // move target / jump destination
 };
 
+// A tensor whose current sizes fit the memory behind it: its capacity, and storage unless empty.
+inline bool tensor_fits_storage(const Tensor* t) {
+  const size_t bytes = t->nbytes();
+  return bytes <= t->capacity_bytes && (bytes == 0 || t->data != nullptr);
+}
+
+// Why a kernel must not be called with these arguments, or null. A verified program can still
+// declare a tensor with sizes but no storage (unplanned) and pass it to a kernel; checking here,
+// once per call, keeps every kernel (portable, optimized, a user's custom operator) from being
+// handed memory it would read or write past, whatever argument accessor it uses.
+inline const char* unfit_kernel_argument(EValue* const* args, uint32_t num_args) {
+  for (uint32_t k = 0; k < num_args; ++k) {
+    const EValue& v = *args[k];
+    if (v.is_tensor()) {
+      if (v.as_tensor != nullptr && !tensor_fits_storage(v.as_tensor)) {
+        return "a tensor argument does not fit the planned shape/capacity (sizes larger than its memory)";
+      }
+    } else if (v.is_tensor_list()) {
+      for (const Tensor* t : v.as_tensor_list) {
+        if (t != nullptr && !tensor_fits_storage(t)) {
+          return "a tensor in a list argument does not fit the planned shape/capacity (sizes larger than its memory)";
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
 template <bool kTraced>
 Error Method::run_instructions() {
   KernelContext ctx;
@@ -51,6 +79,10 @@ Error Method::run_instructions() {
     switch (ins.kind) {
       case Instruction::Kind::Kernel:
         ctx.op_name = ins.op_name;
+        if (const char* why = unfit_kernel_argument(ins.args, ins.num_args)) {
+          err = ctx.fail(Error::InvalidProgram, why);
+          break;
+        }
         err = ins.fn(ctx, ins.args, ins.num_args);
         break;
       case Instruction::Kind::Delegate:

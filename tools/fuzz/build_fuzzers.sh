@@ -2,6 +2,7 @@
 # Builds the libFuzzer targets with clang (libFuzzer + ASan + UBSan), outside Bazel (whose
 # auto-configured toolchain is gcc, which has no libFuzzer):
 #   pte_fuzzer  .pte bytes -> Program::load(Full) -> load_method -> zero inputs -> execute
+#               (portable kernels, XNNPACK delegates run, QNN blobs verified)
 #   ptd_fuzzer  .ptd bytes -> DataFile::load(Structure, Full) -> index invariants -> programs
 #               whose external segments refer to its entries: Program::load -> execute
 #   pt2_fuzzer  .pt2 bytes -> import -> full export -> Program::load(Full) of the result
@@ -45,16 +46,36 @@ if [ ! -f "$OUT/gen/delegates/qnn/qnn_blob_generated.h" ] || [ delegates/qnn/qnn
   flatc --cpp --scoped-enums -o "$OUT/gen/delegates/qnn" delegates/qnn/qnn_blob.fbs
 fi
 
+mkdir -p "$OUT/gen/delegates/xnnpack"
+if [ ! -f "$OUT/gen/delegates/xnnpack/xnnpack_graph_generated.h" ] ||
+   [ delegates/xnnpack/xnnpack_graph.fbs -nt "$OUT/gen/delegates/xnnpack/xnnpack_graph_generated.h" ]; then
+  flatc --cpp --scoped-enums -o "$OUT/gen/delegates/xnnpack" delegates/xnnpack/xnnpack_graph.fbs
+fi
+
 mkdir -p "$OUT/gen/exporter/ops"
 if [ ! -f "$OUT/gen/exporter/ops/aten_schemas.cc" ] || [ exporter/ops/aten_schemas.txt -nt "$OUT/gen/exporter/ops/aten_schemas.cc" ] ||
    [ exporter/ops/aten_schemas_to_cc.awk -nt "$OUT/gen/exporter/ops/aten_schemas.cc" ]; then
   awk -f exporter/ops/aten_schemas_to_cc.awk exporter/ops/aten_schemas.txt >"$OUT/gen/exporter/ops/aten_schemas.cc"
 fi
 
-SAN="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined"
-BASE="-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $SAN -I$ROOT -I$OUT/gen -Wno-unused-command-line-argument"
+# Campaign builds may trade ASan for speed (EMBER_FUZZ_SAN="-fsanitize=undefined ...") or
+# optimise harder (EMBER_FUZZ_OPT=-O2); give them their own EMBER_FUZZ_OUT (objects are cached
+# by path, not by flags).
+# XNNPACK (setup.sh builds it from Debian 13's sources): the .pte fuzzer runs XNNPACK delegates.
+XNN=$ROOT/third_party/xnnpack/local
+if [ ! -f "$XNN/lib/libXNNPACK.a" ]; then
+  echo "build_fuzzers: no XNNPACK build at $XNN (run ./setup.sh)" >&2
+  exit 1
+fi
+SAN=${EMBER_FUZZ_SAN:-"-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined"}
+OPT=${EMBER_FUZZ_OPT:--O1}
+BASE="-std=c++17 -g $OPT -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $SAN -I$ROOT -I$OUT/gen -I$XNN/include -Wno-unused-command-line-argument"
 RUNTIME_FLAGS="$BASE -fno-exceptions -fno-rtti"
 TOOL_FLAGS="$BASE"
+# The portable kernels keep edge coverage but not comparison tracing: their inner loops'
+# compares were 68% of the .pte fuzzer's time (perf), and the values a kernel's checks compare
+# (shapes, dims) come from the program, whose loader is traced.
+KERNEL_FLAGS="$RUNTIME_FLAGS -fno-sanitize-coverage=trace-cmp"
 
 # The absl link line, taken from third_party/system/BUILD so it stays in sync.
 ABSL_LIBS=$(awk '/name = "absl"/{f=1} f{print} f&&/^\)/{exit}' third_party/system/BUILD |
@@ -87,14 +108,21 @@ trap 'rm -f "$jobs_file"' EXIT
 objs_for() {  # kind srcs...
   local kind=$1; shift
   local flags
-  if [ "$kind" = tool ]; then flags=$TOOL_FLAGS; else flags=$RUNTIME_FLAGS; fi
-  local src obj rel
+  case $kind in
+    tool) flags=$TOOL_FLAGS ;;
+    kernel) flags=$KERNEL_FLAGS ;;
+    *) flags=$RUNTIME_FLAGS ;;
+  esac
+  local src obj rel cmd sum
   for src in "$@"; do
     local rel=${src#"$ROOT"/}  # generated sources live under $OUT
     obj="$OUT/obj/${rel%.cc}.o"
-    if stale "$obj" "${obj%.o}.d" "$src"; then
+    cmd="$CXX $flags -MMD -MF ${obj%.o}.d -c $src -o $obj"
+    # The command's checksum sits beside the object: changed flags rebuild it too.
+    sum=$(printf '%s' "$cmd" | cksum | cut -d' ' -f1)
+    if stale "$obj" "${obj%.o}.d" "$src" || [ "$(cat "${obj%.o}.cmd" 2>/dev/null)" != "$sum" ]; then
       mkdir -p "$(dirname "$obj")"
-      echo "$CXX $flags -MMD -MF ${obj%.o}.d -c $src -o $obj" >>"$jobs_file"
+      echo "$cmd && echo $sum >${obj%.o}.cmd" >>"$jobs_file"
     fi
     echo "$obj"
   done
@@ -103,7 +131,7 @@ objs_for() {  # kind srcs...
 # shellcheck disable=SC2086
 RUNTIME_OBJS=$(objs_for runtime $runtime_srcs)
 # shellcheck disable=SC2086
-KERNEL_OBJS=$(objs_for runtime $kernel_srcs)
+KERNEL_OBJS=$(objs_for kernel $kernel_srcs)
 # shellcheck disable=SC2086
 EXPORTER_OBJS=$(objs_for tool $exporter_srcs)
 PTE_OBJ=$(objs_for runtime test/fuzz/pte_fuzzer.cc)
@@ -117,6 +145,13 @@ VKCACHE_OBJS=$(objs_for runtime delegates/vulkan/runtime/pipeline_cache_file.cc 
 # The QNN runtime backend: the .pte fuzzer verifies QNN blobs (the fuzzer points the library
 # path nowhere, so Qualcomm's code is never called; see pte_fuzzer.cc).
 QNN_OBJS=$(objs_for runtime delegates/qnn/runtime/qnn_backend.cc delegates/qnn/qnn_library.cc)
+# The XNNPACK backend: blobs are verified and compiled into XNNPACK runtimes, which run
+# (XNNPACK itself is Debian's code built by setup.sh, not instrumented; its inputs are ours).
+# shellcheck disable=SC2086
+XNN_OBJS=$(objs_for runtime delegates/xnnpack/xnnpack_compile_specs.cc delegates/xnnpack/xnnpack_shapes.cc \
+  $(find delegates/xnnpack/runtime -name '*.cc' | sort))
+XNN_LIBS="$XNN/lib/libXNNPACK.a $XNN/lib/libmicrokernels-prod.a $XNN/lib/libpthreadpool.a \
+  $XNN/usr/lib/x86_64-linux-gnu/libcpuinfo.so.0 -Wl,-rpath,$XNN/usr/lib/x86_64-linux-gnu"
 
 n=$(wc -l <"$jobs_file")
 if [ "$n" -gt 0 ]; then
@@ -129,7 +164,7 @@ fi
 
 LINK="$CXX -fsanitize=fuzzer $SAN -g"
 # shellcheck disable=SC2086
-$LINK $PTE_OBJ $RUNTIME_OBJS $KERNEL_OBJS $QNN_OBJS -lpthread -ldl -o "$OUT/pte_fuzzer"
+$LINK $PTE_OBJ $RUNTIME_OBJS $KERNEL_OBJS $QNN_OBJS $XNN_OBJS $XNN_LIBS -lpthread -ldl -o "$OUT/pte_fuzzer"
 # runtime/program/data_file.cc and external_data.cc are in the runtime objects (all of runtime/).
 # shellcheck disable=SC2086
 $LINK $PTD_OBJ $RUNTIME_OBJS $KERNEL_OBJS -lpthread -o "$OUT/ptd_fuzzer"

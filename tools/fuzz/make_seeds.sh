@@ -96,6 +96,24 @@ if [ ! -s "$CORPUS/pte/fashion_cnn_int4_metadata.pte" ]; then
       >/dev/null 2>&1 || rm -f "$CORPUS/pte/fashion_cnn_int4_metadata.pte"
 fi
 [ -s "$CORPUS/pte/fashion_cnn_int4_metadata.pte" ] && n_pte=$((n_pte + 1))
+# XNNPACK delegates (the fuzzer links the backend, so blobs are verified, compiled into XNNPACK
+# runtimes and run): fp32 with a static and a dynamic shape, partial delegation around a
+# recurrent layer, the PT2E int8 twin (qs8 operators) and int4 weight-only linears (qd8).
+export_flags_seed() {  # out-name in.pt2 [export flags...]
+  local name=$1 in=$2
+  shift 2
+  if [ ! -s "$CORPUS/pte/$name.pte" ]; then
+    "$EMBER" export "$in" -o "$CORPUS/pte/$name.pte" "$@" >/dev/null 2>&1 || rm -f "$CORPUS/pte/$name.pte"
+  fi
+  [ -s "$CORPUS/pte/$name.pte" ] || { echo "make_seeds: $name did not export (skipped)" >&2; return 1; }
+  n_pte=$((n_pte + 1))
+}
+export_flags_seed small_cnn_xnnpack "$SHARED/models/small_cnn/model.pt2" --backend xnnpack
+export_flags_seed dynamic_mlp_xnnpack "$SHARED/models/dynamic_mlp/model.pt2" --backend xnnpack
+export_flags_seed keyword_lstm_xnnpack "$SHARED/models/keyword_lstm/model.pt2" --backend xnnpack
+export_flags_seed fashion_cnn_int8_pt2e_xnnpack examples/models/fashion_cnn_int8_pt2e.pt2 --backend xnnpack
+export_flags_seed fashion_cnn_int4_xnnpack examples/models/fashion_cnn.pt2 --backend xnnpack \
+  --quantize int4-weight --group-size 32
 for f in test/hardening/regressions/pte/*.pte; do
   cp "$f" "$CORPUS/pte/regression_$(basename "$f")" && n_pte=$((n_pte + 1))
 done

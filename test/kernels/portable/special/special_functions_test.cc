@@ -84,6 +84,35 @@ TEST(Special, PolynomialScalarOrderAndFloat32) {
   expect_close(out.values(), {-1.0f, -26.0f, 1.0f}, 1e-6f);
 }
 
+TEST(Special, HugeOrdersGiveNaNInsteadOfRunningForCenturies) {
+  // x = 0.5 keeps every recurrence finite (|P_n| <= 1, Laguerre bounded by e^{x/2}), so only
+  // the step limit ends it; a hostile program's n = 2^62 once hung the runtime (Laguerre), and
+  // Hermite H's loop bound n + n overflowed int64. Closed forms still apply at any order.
+  for (const char* name : {"hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+                           "legendre_polynomial_p"}) {
+    TestTensor out(D, {2});
+    KernelRunner r;
+    const std::string op = std::string("aten::special_") + name + ".n_scalar";
+    TestTensor x(D, {2});
+    x.data<double>()[0] = 0.5;
+    x.data<double>()[1] = 0.25;
+    ASSERT_EQ(r.run(op.c_str(), {r.tensor(x), r.d(4611686018427387904.0), r.tensor(out)}), Error::Ok) << name;
+    EXPECT_TRUE(std::isnan(out.data<double>()[0]) && std::isnan(out.data<double>()[1])) << name;
+  }
+  // At the limit the recurrence still runs: P_n(0.25) for n = 2^20 is small and finite.
+  TestTensor x(D, {1}), out(D, {1});
+  x.data<double>()[0] = 0.25;
+  KernelRunner r;
+  ASSERT_EQ(r.run("aten::special_legendre_polynomial_p.n_scalar", {r.tensor(x), r.d(1048576.0), r.tensor(out)}),
+            Error::Ok);
+  EXPECT_TRUE(std::isfinite(out.data<double>()[0]));
+  EXPECT_LT(std::fabs(out.data<double>()[0]), 1.0);
+  // Chebyshev T in (-1, 1) has its trigonometric closed form at any order: no NaN there.
+  ASSERT_EQ(r.run("aten::special_chebyshev_polynomial_t.n_scalar", {r.tensor(x), r.d(4611686018427387904.0), r.tensor(out)}),
+            Error::Ok);
+  EXPECT_TRUE(std::isfinite(out.data<double>()[0]));
+}
+
 TEST(Special, HurwitzZeta) {
   auto s = load("zeta.x");
   auto q = load("zeta.n");
