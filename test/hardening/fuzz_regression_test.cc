@@ -27,6 +27,7 @@ namespace {
 const std::map<std::string, std::string> kExpected = {
     {"bundled_input_size_mismatch.pte", "bundled case 0 input 0 has a data size"},
     {"byte_count_overflow.ptd", "entry 'w' has a bad size"},
+    {"compare_operand_without_storage.pte", "a tensor argument does not fit the planned shape/capacity"},
     {"debug_table_length_mismatch.pte", "1 debug entries for 0 instructions"},
     {"misaligned_arena_offset.pte", "misaligned"},
     {"misaligned_sizes_vector.pte", "misaligned sizes vector"},

@@ -152,8 +152,9 @@ class Generator {
 TEST(HostilePrograms, RefusedOrRunNeverCrash) {
   ASSERT_GT(num_registered_kernels(), 100u) << "the portable kernels are linked";
   // EMBER_HOSTILE_SEED=N replays one program (EMBER_HOSTILE_TRACE=1 prints each seed to stderr
-  // before running it, so a crash names its seed); EMBER_HOSTILE_PROGRAMS=N with
-  // EMBER_HOSTILE_FIRST=S runs a longer campaign from another range of seeds.
+  // before running it, so a crash names its seed; EMBER_HOSTILE_DUMP=F also writes its bytes to
+  // F, for test/hardening/regressions/pte/); EMBER_HOSTILE_PROGRAMS=N with EMBER_HOSTILE_FIRST=S
+  // runs a longer campaign from another range of seeds.
   const char* one = std::getenv("EMBER_HOSTILE_SEED");
   const bool trace = std::getenv("EMBER_HOSTILE_TRACE") != nullptr;
   const char* count = std::getenv("EMBER_HOSTILE_PROGRAMS");
@@ -167,6 +168,12 @@ TEST(HostilePrograms, RefusedOrRunNeverCrash) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Generator g(seed);
     const testing::PteBytes bytes = g.program();
+    if (const char* dump = std::getenv("EMBER_HOSTILE_DUMP"); dump != nullptr && one != nullptr) {
+      if (FILE* f = std::fopen(dump, "wb")) {
+        std::fwrite(bytes.data(), 1, bytes.size(), f);
+        std::fclose(f);
+      }
+    }
     const fuzz::PteOutcome out = fuzz::run_pte_bytes(bytes.data(), bytes.size());
     if (out.load != Error::Ok) {
       EXPECT_FALSE(out.load_message.empty()) << "refused without a message";
