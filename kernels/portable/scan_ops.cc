@@ -197,6 +197,7 @@ Error repeat_interleave(KernelContext& ctx, EValue** args, size_t n) {
   int64_t total = 0;
   for (int64_t k = 0; k < size; ++k) {
     if (rep(k) < 0) return a.fail("repeats must be non-negative"), a.error();
+    if (rep(k) > INT64_MAX - total) return a.fail("the repeats' sum overflows int64"), a.error();
     total += rep(k);
   }
   Shape s = ishape;
@@ -226,8 +227,14 @@ Error repeat_interleave_tensor(KernelContext& ctx, EValue** args, size_t n) {
   const Tensor* rt = a.tensor(0);
   Tensor* out = a.out(2);
   if (!a.ok()) return a.error();
+  // Each repeat non-negative and the sum in range: the copy below writes exactly `total`.
   int64_t total = 0;
-  for (int64_t k = 0; k < rt->numel(); ++k) total += load_as<int64_t>(rt->data, rt->dtype, k);
+  for (int64_t k = 0; k < rt->numel(); ++k) {
+    const int64_t r = load_as<int64_t>(rt->data, rt->dtype, k);
+    if (r < 0) return a.fail("repeats must be non-negative"), a.error();
+    if (r > INT64_MAX - total) return a.fail("the repeats' sum overflows int64"), a.error();
+    total += r;
+  }
   Shape s;
   s.push(total);
   if (!resize_to(a, out, s)) return a.error();

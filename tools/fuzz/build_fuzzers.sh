@@ -153,6 +153,10 @@ XNN_OBJS=$(objs_for runtime delegates/xnnpack/xnnpack_compile_specs.cc delegates
 XNN_LIBS="$XNN/lib/libXNNPACK.a $XNN/lib/libmicrokernels-prod.a $XNN/lib/libpthreadpool.a \
   $XNN/usr/lib/x86_64-linux-gnu/libcpuinfo.so.0 -Wl,-rpath,$XNN/usr/lib/x86_64-linux-gnu"
 
+# The hostile-program generator (//test/hardening:hostile_programs_test) on the same ASan +
+# UBSan objects, one self-contained binary for campaigns elsewhere (tools/fuzz/campaign.sh).
+HOSTILE_OBJS=$(objs_for tool test/hardening/hostile_programs_test.cc test/support/program_builder.cc)
+
 n=$(wc -l <"$jobs_file")
 if [ "$n" -gt 0 ]; then
   echo "build_fuzzers: compiling $n files with $CXX ($JOBS jobs)"
@@ -178,5 +182,8 @@ $LINK $TOK_OBJ $TOKENIZER_OBJS $RUNTIME_OBJS -lpcre2-8 -lpthread -o "$OUT/tokeni
 $LINK $WINDEX_OBJS -o "$OUT/weights_index_fuzzer"
 # shellcheck disable=SC2086
 $LINK $VKCACHE_OBJS -o "$OUT/vk_pipeline_cache_fuzzer"
-echo "build_fuzzers: built $OUT/pte_fuzzer $OUT/ptd_fuzzer $OUT/pt2_fuzzer $OUT/tokenizer_fuzzer $OUT/weights_index_fuzzer" \
+# shellcheck disable=SC2086
+$CXX -fsanitize=fuzzer-no-link $SAN -g $HOSTILE_OBJS $RUNTIME_OBJS $KERNEL_OBJS -lgtest_main -lgtest -lpthread \
+  -o "$OUT/hostile_programs"
+echo "build_fuzzers: built $OUT/hostile_programs $OUT/pte_fuzzer $OUT/ptd_fuzzer $OUT/pt2_fuzzer $OUT/tokenizer_fuzzer $OUT/weights_index_fuzzer" \
   "$OUT/vk_pipeline_cache_fuzzer"

@@ -3,11 +3,12 @@
 # CPUs): pack the fuzzers, their shared libraries, seeds, dictionaries and corpora here, run
 # every target at once there, bring the summary, grown corpora and crashes back.
 #
-#   tools/fuzz/campaign.sh pack DIR
-#       Builds the fuzzers (tools/fuzz/build_fuzzers.sh; the same EMBER_FUZZ_* variables choose
-#       the build), the seeds, and the hostile-program generator under ASan + UBSan
-#       (//test/hardening:hostile_programs_test, --config=asan), and copies them with every shared library
-#       they link but glibc's into DIR, with the corpora of EMBER_FUZZ_OUT (default out/fuzz).
+#   tools/fuzz/campaign.sh pack DIR [TARGET...]
+#       Builds the fuzzers and the hostile-program generator (tools/fuzz/build_fuzzers.sh; the
+#       same EMBER_FUZZ_* variables choose the build) and the seeds, and copies the TARGETs
+#       (default: every fuzzer and hostile_programs) with every shared library they link but
+#       glibc's into DIR, with their seeds and the corpora of EMBER_FUZZ_OUT (default out/fuzz).
+#       The device machine takes 64 MiB with the repository: pack a few targets per run.
 #   DIR/campaign.sh run DIR SECONDS SEED RESULTS [TARGET=WORKERS ...] [hostile=WORKERS@FIRST]
 #       Runs each TARGET with libFuzzer's -fork=WORKERS from -seed=SEED for SECONDS, all at
 #       once; hostile=W@F runs W generator processes over consecutive chunks of seeds from F
@@ -42,26 +43,25 @@ copy_libs() {  # binary libdir: every shared library but glibc's own
     done
 }
 
-pack() {
+pack() {  # dir [target...]: default every fuzzer and the generator
   local dir=$1 root out f
+  shift
+  local targets=${*:-$targets_all hostile_programs}
   root=$(cd "$(dirname "$0")/../.." && pwd)
   cd "$root" || exit 1
   out=${EMBER_FUZZ_OUT:-$root/out/fuzz}
   tools/fuzz/build_fuzzers.sh || die "fuzzer build failed"
   tools/fuzz/make_seeds.sh "$out/seeds" || die "no seeds"
-  local gen=bazel-out/k8-fastbuild-asan/bin/test/hardening/hostile_programs_test
-  bazel build --config=asan //test/hardening:hostile_programs_test >/dev/null 2>&1 || die "generator build failed"
   rm -rf "$dir"
-  mkdir -p "$dir/bin" "$dir/lib" "$dir/dict" "$dir/corpus"
-  for f in $targets_all; do
+  mkdir -p "$dir/bin" "$dir/lib" "$dir/dict" "$dir/corpus" "$dir/seeds"
+  for f in $targets; do
     # Symbols stay (crash stacks name functions); the debug sections would not fit the carry.
-    strip --strip-debug -o "$dir/bin/$f" "$out/$f"
+    strip --strip-debug -o "$dir/bin/$f" "$out/$f" || die "no $out/$f"
     copy_libs "$out/$f" "$dir/lib"
+    [ "$f" = hostile_programs ] && continue
     if [ -d "$out/corpus/$f" ]; then cp -r "$out/corpus/$f" "$dir/corpus/$f"; fi
+    cp -r "$out/seeds/$(seed_dir "$f")" "$dir/seeds/"
   done
-  strip --strip-debug -o "$dir/bin/hostile_programs_test" "$gen"
-  copy_libs "$gen" "$dir/lib"
-  cp -r "$out/seeds" "$dir/seeds"
   cp tools/fuzz/pt2.dict tools/fuzz/tokenizer.dict "$dir/dict/"
   cp tools/fuzz/campaign.sh "$dir/campaign.sh"
   git rev-parse HEAD >"$dir/commit" 2>/dev/null || true
@@ -77,11 +77,11 @@ hostile_worker() {  # dir results index workers first deadline
   while [ "$(date +%s)" -lt "$deadline" ]; do
     start=$((first + (k * w + i) * chunk))
     if ! LD_LIBRARY_PATH=$dir/lib UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 EMBER_HOSTILE_FIRST=$start EMBER_HOSTILE_PROGRAMS=$chunk \
-         "$dir/bin/hostile_programs_test" >"$log.chunk" 2>&1; then
+         "$dir/bin/hostile_programs" >"$log.chunk" 2>&1; then
       echo "FAILED chunk $start $chunk" >>"$log"
       grep -E "Failure|seed|ERROR|error" "$log.chunk" | head -20 >>"$log"
       LD_LIBRARY_PATH=$dir/lib UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 EMBER_HOSTILE_TRACE=1 EMBER_HOSTILE_FIRST=$start EMBER_HOSTILE_PROGRAMS=$chunk \
-        timeout 600 "$dir/bin/hostile_programs_test" 2>&1 | tail -40 >>"$log"
+        timeout 600 "$dir/bin/hostile_programs" 2>&1 | tail -40 >>"$log"
     else
       grep -E "programs: " "$log.chunk" | sed "s/^/ok $start: /" >>"$log"
     fi
@@ -122,6 +122,9 @@ run() {
   done
   wait "${pids[@]}"
   summarize "$dir" "$res"
+  # What comes back from the device machine is a few files: one archive of the summary, logs
+  # and crash inputs, and one xz archive per grown corpus (small next to the 16 MiB limit).
+  (cd "$res" && tar czf results.tar.gz summary.tsv ./*.log crashes && rm -rf ./*.log ./*.spec crashes)
 }
 
 summarize() {  # dir results
@@ -137,7 +140,7 @@ summarize() {  # dir results
       corp=$(ls "$dir/corpus/$t" | wc -l)
       crashes=$(ls "$res/crashes/$t" 2>/dev/null | wc -l)
       printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$w" "${execs:-0}" "${cov:-0}" "$corp" "$crashes"
-      tar czf "$res/corpus-$t.tar.gz" -C "$dir/corpus" "$t"
+      tar cf - -C "$dir/corpus" "$t" | xz -T0 -6 >"$res/corpus-$t.tar.xz"
     done
     if [ -e "$res/hostile.spec" ]; then
       local programs failed
@@ -154,12 +157,13 @@ unpack() {
   local res=$1 root out f t
   root=$(cd "$(dirname "$0")/../.." && pwd)
   out=${EMBER_FUZZ_OUT:-$root/out/fuzz}
-  for f in "$res"/corpus-*.tar.gz; do
+  if [ -f "$res/results.tar.gz" ] && [ ! -d "$res/crashes" ]; then tar xzf "$res/results.tar.gz" -C "$res"; fi
+  for f in "$res"/corpus-*.tar.xz; do
     [ -e "$f" ] || continue
-    t=$(basename "$f" .tar.gz)
+    t=$(basename "$f" .tar.xz)
     t=${t#corpus-}
     mkdir -p "$out/corpus/$t"
-    tar xzf "$f" -C "$out/corpus" --skip-old-files
+    tar xJf "$f" -C "$out/corpus" --skip-old-files
     echo "campaign: $t corpus now $(ls "$out/corpus/$t" | wc -l) inputs"
   done
   find "$res/crashes" -type f 2>/dev/null | sed 's/^/campaign: crash input /'
@@ -168,7 +172,7 @@ unpack() {
 cmd=${1:-}
 shift || true
 case $cmd in
-  pack) [ $# -eq 1 ] || die "usage: campaign.sh pack DIR"; pack "$1" ;;
+  pack) [ $# -ge 1 ] || die "usage: campaign.sh pack DIR [TARGET...]"; pack "$@" ;;
   run) [ $# -ge 5 ] || die "usage: campaign.sh run DIR SECONDS SEED RESULTS TARGET=WORKERS..."; run "$@" ;;
   unpack) [ $# -eq 1 ] || die "usage: campaign.sh unpack RESULTS"; unpack "$1" ;;
   *) die "usage: campaign.sh pack DIR | run DIR SECONDS SEED RESULTS TARGET=WORKERS... | unpack RESULTS" ;;

@@ -105,6 +105,21 @@ TEST(Shape, RepeatTileCloneToCopy) {
   EValue* ri = k.out(F32, {4});
   ASSERT_EQ(k.run("aten::repeat_interleave.self_int", {k.f({2}, {1, 2}), k.i(2), k.i(0), k.none(), ri}), Error::Ok);
   EXPECT_EQ(k.vals(ri), (V{1, 1, 2, 2}));
+  // repeat_interleave.Tensor: [1, 2] -> [0, 1, 1]. A negative repeat once made the copy write
+  // past the (smaller) total, and repeats summing past int64 overflowed (hostile programs).
+  EValue* rt = k.out(I64, {3});
+  ASSERT_EQ(k.run("aten::repeat_interleave.Tensor", {k.l({2}, {1, 2}), k.none(), rt}), Error::Ok);
+  EXPECT_EQ(k.ivals(rt), (S{0, 1, 1}));
+  EXPECT_EQ(k.run("aten::repeat_interleave.Tensor", {k.l({2}, {5, -5}), k.none(), k.out(I64, {8})}),
+            Error::InvalidArgument);
+  EXPECT_NE(k.last_error.find("non-negative"), std::string::npos) << k.last_error;
+  const double big = 4611686018427387904.0;  // 2^62: two of them pass int64
+  EXPECT_EQ(k.run("aten::repeat_interleave.Tensor", {k.l({2}, {big, big}), k.none(), k.out(I64, {8})}),
+            Error::InvalidArgument);
+  EXPECT_EQ(k.run("aten::repeat_interleave.self_Tensor", {k.f({2}, {1, 2}), k.l({2}, {big, big}), k.i(0), k.none(),
+                                                         k.out(F32, {8})}),
+            Error::InvalidArgument);
+  EXPECT_NE(k.last_error.find("overflows"), std::string::npos) << k.last_error;
   EValue* c = k.out(I64, {3});
   ASSERT_EQ(k.run("aten::_to_copy.default", {k.f({3}, {1.7, -2.2, 3}), k.none(), k.none(), k.none(), k.none(),
                                             k.b(false), k.none(), c}), Error::Ok);
