@@ -32,6 +32,7 @@ const std::map<std::string, std::string> kExpected = {
     {"misaligned_arena_offset.pte", "misaligned"},
     {"misaligned_sizes_vector.pte", "misaligned sizes vector"},
     {"pool_window_overflow.pte", "below 2^31"},
+    {"quantized_conv_padding_overflow.pte", "must be below 2^31"},
     {"repeat_interleave_repeats_sum_overflow.pte", "the repeats' sum overflows int64"},
     {"rnn_weight_list_without_storage.pte", "a tensor in a list argument does not fit"},
     {"stride_overflow.pte", "too large"},

@@ -257,6 +257,12 @@ Error quantized_conv2d(KernelContext& ctx, EValue** args, size_t n) {
     if (g.stride[i] < 1 || g.dilation[i] < 1 || g.padding[i] < 0) {
       return ctx.fail(Error::InvalidArgument, "stride and dilation must be >= 1, padding >= 0");
     }
+    // Multiplied with sizes (< 2^40) below, as in the float convolution: a fuzzer's padding of
+    // 6e18 overflowed int64 in 2 * padding.
+    constexpr int64_t kLimit = int64_t{1} << 31;
+    if (g.stride[i] >= kLimit || g.dilation[i] >= kLimit || g.padding[i] >= kLimit) {
+      return ctx.fail(Error::InvalidArgument, "quantized conv2d stride, padding and dilation must be below 2^31");
+    }
   }
   if (groups < 1 || g.c_in % groups != 0 || g.c_out % groups != 0 || w->sizes[1] != g.c_in / groups) {
     return ctx.fail(Error::InvalidArgument, "groups must divide the channels, and the weight must be [O, C/groups, kh, kw]");
