@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "runtime/executor/method.h"
+#include "runtime/platform/diagnostic.h"
 #include "runtime/platform/platform.h"
 #include "schema/program_generated.h"
 
@@ -100,6 +101,14 @@ Error Method::run_instructions() {
         values_[ins.b] = values_[ins.a];
         break;
       case Instruction::Kind::JumpFalse:
+        // The verifier saw a Bool here, but a kernel's scalar output may have retagged it
+        // (a hostile program wrote sym_size's Int into the condition): read it only as a Bool.
+        if (!values_[ins.a].is_bool()) {
+          err = fail(&diag_, Error::InvalidProgram,
+                     "execute: the jump condition (value %u) is no longer a Bool: an instruction wrote another kind into it",
+                     ins.a);
+          break;
+        }
         if (!values_[ins.a].as_bool) next = ins.b;
         break;
       case Instruction::Kind::Nop:

@@ -29,6 +29,7 @@ const std::map<std::string, std::string> kExpected = {
     {"byte_count_overflow.ptd", "entry 'w' has a bad size"},
     {"compare_operand_without_storage.pte", "a tensor argument does not fit the planned shape/capacity"},
     {"debug_table_length_mismatch.pte", "1 debug entries for 0 instructions"},
+    {"jump_condition_retagged_by_kernel.pte", "is no longer a Bool"},
     {"misaligned_arena_offset.pte", "misaligned"},
     {"misaligned_sizes_vector.pte", "misaligned sizes vector"},
     {"pool_window_overflow.pte", "below 2^31"},
