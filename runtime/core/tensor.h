@@ -35,6 +35,12 @@ struct Tensor {
     return n;
   }
   size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(dtype); }
+  // Its current sizes fit the memory behind it: within the capacity, with storage unless
+  // empty (an unplanned tensor has none). Kernels must only be handed tensors that do.
+  bool fits_storage() const {
+    const size_t bytes = nbytes();
+    return bytes <= capacity_bytes && (bytes == 0 || data != nullptr);
+  }
   int64_t size(int dim) const { return sizes[dim]; }
   bool is_contiguous() const;
 

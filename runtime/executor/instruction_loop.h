@@ -25,12 +25,6 @@ struct Method::Instruction {
   uint32_t b = 0;  // move target / jump destination
 };
 
-// A tensor whose current sizes fit the memory behind it: its capacity, and storage unless empty.
-inline bool tensor_fits_storage(const Tensor* t) {
-  const size_t bytes = t->nbytes();
-  return bytes <= t->capacity_bytes && (bytes == 0 || t->data != nullptr);
-}
-
 // Why a kernel must not be called with these arguments, or null. A verified program can still
 // declare a tensor with sizes but no storage (unplanned) and pass it to a kernel; checking here,
 // once per call, keeps every kernel (portable, optimized, a user's custom operator) from being
@@ -39,12 +33,12 @@ inline const char* unfit_kernel_argument(EValue* const* args, uint32_t num_args)
   for (uint32_t k = 0; k < num_args; ++k) {
     const EValue& v = *args[k];
     if (v.is_tensor()) {
-      if (v.as_tensor != nullptr && !tensor_fits_storage(v.as_tensor)) {
+      if (v.as_tensor != nullptr && !v.as_tensor->fits_storage()) {
         return "a tensor argument does not fit the planned shape/capacity (sizes larger than its memory)";
       }
     } else if (v.is_tensor_list()) {
       for (const Tensor* t : v.as_tensor_list) {
-        if (t != nullptr && !tensor_fits_storage(t)) {
+        if (t != nullptr && !t->fits_storage()) {
           return "a tensor in a list argument does not fit the planned shape/capacity (sizes larger than its memory)";
         }
       }

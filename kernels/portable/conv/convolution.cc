@@ -11,6 +11,7 @@
 // scatter loop for the transposed case.
 #include <cstring>
 
+#include "kernels/portable/conv/window_params.h"
 #include "kernels/portable/linalg/gemm.h"
 #include "kernels/portable/linalg/vector_ops.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -32,21 +33,6 @@ struct ConvParams {
   bool transposed = false;
   int64_t groups = 1;
 };
-
-// nullptr when one spatial dim's parameters are valid. They are multiplied with sizes
-// (< 2^40) in the geometry, so each is bounded below 2^31 too (a fuzzer found an int64
-// overflow with a huge dilation).
-const char* window_param_error(int64_t stride, int64_t dilation, int64_t pad, int64_t pad_end,
-                               int64_t output_padding) {
-  if (stride < 1 || dilation < 1 || pad < 0 || pad_end < 0 || output_padding < 0) {
-    return "invalid stride, padding or dilation";
-  }
-  constexpr int64_t kLimit = int64_t{1} << 31;
-  if (stride >= kLimit || dilation >= kLimit || pad >= kLimit || pad_end >= kLimit || output_padding >= kLimit) {
-    return "convolution stride, padding and dilation must be below 2^31";
-  }
-  return nullptr;
-}
 
 struct ConvGeometry {
   int64_t batch, c_in, h, w, c_out, oh, ow, kh, kw;

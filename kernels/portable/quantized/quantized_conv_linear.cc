@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "kernels/portable/conv/window_params.h"
 #include "kernels/portable/quantized/int_dot.h"
 #include "kernels/portable/quantized/quant_math.h"
 #include "kernels/portable/util/kernel_args.h"
@@ -254,14 +255,8 @@ Error quantized_conv2d(KernelContext& ctx, EValue** args, size_t n) {
     g.stride[i] = pair_at(stride, i);
     g.padding[i] = pair_at(padding, i);
     g.dilation[i] = pair_at(dilation, i);
-    if (g.stride[i] < 1 || g.dilation[i] < 1 || g.padding[i] < 0) {
-      return ctx.fail(Error::InvalidArgument, "stride and dilation must be >= 1, padding >= 0");
-    }
-    // Multiplied with sizes (< 2^40) below, as in the float convolution: a fuzzer's padding of
-    // 6e18 overflowed int64 in 2 * padding.
-    constexpr int64_t kLimit = int64_t{1} << 31;
-    if (g.stride[i] >= kLimit || g.dilation[i] >= kLimit || g.padding[i] >= kLimit) {
-      return ctx.fail(Error::InvalidArgument, "quantized conv2d stride, padding and dilation must be below 2^31");
+    if (const char* why = window_param_error(g.stride[i], g.dilation[i], g.padding[i], g.padding[i], 0)) {
+      return ctx.fail(Error::InvalidArgument, why);
     }
   }
   if (groups < 1 || g.c_in % groups != 0 || g.c_out % groups != 0 || w->sizes[1] != g.c_in / groups) {

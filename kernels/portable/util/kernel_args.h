@@ -36,7 +36,7 @@ class KernelArgs {
   Tensor* tensor(size_t i) {
     if (i >= n_ || !args_[i]->is_tensor()) return fail_null("expected a tensor argument");
     Tensor* t = args_[i]->as_tensor;
-    if (!fits(t)) return fail_null("a tensor argument does not fit the planned shape/capacity");
+    if (!t->fits_storage()) return fail_null("a tensor argument does not fit the planned shape/capacity");
     return t;
   }
   // Optional tensor: null when None.
@@ -84,7 +84,7 @@ class KernelArgs {
     if (i < n_ && args_[i]->is_tensor_list()) {
       Span<Tensor* const> list = args_[i]->as_tensor_list;
       for (Tensor* t : list) {
-        if (t != nullptr && !fits(t)) {
+        if (t != nullptr && !t->fits_storage()) {
           fail("a tensor in a list argument does not fit the planned shape/capacity");
           return Span<Tensor* const>();
         }
@@ -127,11 +127,6 @@ class KernelArgs {
 
  private:
   Tensor* fail_null(const char* m) { fail(m); return nullptr; }
-  // Its current sizes fit the memory behind it (none for an unplanned tensor).
-  static bool fits(const Tensor* t) {
-    const size_t bytes = t->nbytes();
-    return bytes <= t->capacity_bytes && (bytes == 0 || t->data != nullptr);
-  }
   int64_t fail_zero(const char* m) { fail(m); return 0; }
 
   KernelContext& ctx_;
