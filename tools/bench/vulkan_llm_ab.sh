@@ -70,10 +70,10 @@ for cfg in $configs; do
     grep -v "^ember vulkan context"
 done
 # linear_wq's work split forced (workgroup:rows:threads, 0 = the heuristic's), fused: its GPU
-# time per token and the slowest dispatch.
-for split in ${SPLITS:-0:0:0 64:4:32 128:2:32 128:1:32 128:4:16 64:1:32}; do
+# time per token and its costliest specialisations (the layers' shapes).
+for split in ${SPLITS:-0:0:0 128:1:64 128:2:64 128:4:64 128:2:128 128:4:128 64:2:32 128:8:32}; do
   IFS=: read -r wg rows threads <<< "$split"
   echo "## linear_wq split $split: $(EMBER_VULKAN_WQ_WG=$wg EMBER_VULKAN_WQ_ROWS=$rows EMBER_VULKAN_WQ_THREADS=$threads \
     EMBER_VULKAN_PROFILE=1 "$ember" generate "$pte" --prompt-tokens 1,2,3 --max-new-tokens 16 --eos-id none 2>&1 |
-    grep -E "linear_wq +[0-9]+ dispatches|profile:|decode|^ +[0-9]+ +[0-9.]+ us" | head -4 | tr -s ' ' | tr '\n' ';')"
+    grep -E "linear_wq +[0-9]+ dispatches|profile:| x +[0-9.]+ us +linear_wq" | head -8 | tr -s ' ' | tr '\n' ';')"
 done

@@ -95,6 +95,21 @@ std::string GpuProfiler::report() const {
                   e.first / 1e3, all > 0 ? 100.0 * e.first / all : 0.0);
     out += line;
   }
+  // The same shader and constants (e.g. every layer's q projection) summed: where tuning pays.
+  std::map<std::string, std::pair<double, int>> by_label;
+  for (size_t i = 0; i < labels_.size(); ++i) {
+    auto& e = by_label[labels_[i]];
+    e.first += total_ns_[i] / runs;
+    e.second += 1;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> labels(by_label.begin(), by_label.end());
+  std::sort(labels.begin(), labels.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  out += "  by specialisation (total, dispatches, mean):\n";
+  for (size_t k = 0; k < labels.size() && k < 10; ++k) {
+    std::snprintf(line, sizeof(line), "  %9.1f us %4d x %7.2f us  %s\n", labels[k].second.first / 1e3, labels[k].second.second,
+                  labels[k].second.first / 1e3 / labels[k].second.second, labels[k].first.c_str());
+    out += line;
+  }
   std::vector<size_t> order(labels_.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return total_ns_[a] > total_ns_[b]; });

@@ -241,28 +241,34 @@ class Lowering {
 };
 
 // linear_wq.comp's work split: `rows` outputs per group of `threads` invocations (a power of
-// two, at most the workgroup). A group of 32 (a warp on NVIDIA) reads 128 contiguous bytes of a
-// row per load. More rows per group share each staged x value but make fewer workgroups: 4 only
-// where there are outputs enough for thousands of workgroups anyway (an LLM's vocabulary, a
-// prefill). Measured on an H200 decoding the 1.1B Llama (profiles, docs/benchmarks.md): 1 row
-// per group for the 2048- and 5632-output projections, 4 for the 32000-output head.
+// two, at most the workgroup), each invocation holding the x values of `words` 32-bit weight
+// words per chunk of K in registers. A group of 32 (a warp on NVIDIA) reads 128 contiguous bytes
+// of a row per load; groups grow until an invocation has at most 4 words of a row (a 2048-wide
+// int4 row: 64 invocations), so that every row's loads are few and issued together. More rows
+// per group reuse the x registers but make fewer workgroups: the 2048-output projections of a
+// 1.1B Llama get 2, its 32,000-output head 8.
 // EMBER_VULKAN_WQ_THREADS / _ROWS / _WG force a value, for tuning on a device.
 struct WeightOnlySplit {
-  int64_t threads, rows;
+  int64_t threads, rows, words;
   uint32_t workgroup;
 };
+constexpr int64_t kWqMaxRows = 8, kWqMaxWords = 8;  // linear_wq.comp's MAX_ROWS, MAX_XW
 long env_long(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
 }
-WeightOnlySplit weight_only_split(int64_t outputs, uint32_t max_workgroup) {
-  WeightOnlySplit s{32, outputs >= 16384 ? 4 : outputs >= 8192 ? 2 : 1, max_workgroup >= 128 ? 128u : kWorkgroupSize};
+WeightOnlySplit weight_only_split(int64_t n, int64_t row_words, uint32_t max_workgroup) {
+  WeightOnlySplit s{32, std::min<int64_t>(kWqMaxRows, std::max<int64_t>(1, n / 1024)), 1,
+                    max_workgroup >= 128 ? 128u : kWorkgroupSize};
+  while (s.threads < s.workgroup && s.threads * 4 < row_words) s.threads *= 2;
   const long wg = env_long("EMBER_VULKAN_WQ_WG"), threads = env_long("EMBER_VULKAN_WQ_THREADS"),
              rows = env_long("EMBER_VULKAN_WQ_ROWS");
   if (wg == 64 || (wg == 128 && max_workgroup >= 128))  // at most linear_wq.comp's MAX_WG
     s.workgroup = static_cast<uint32_t>(wg);
   if (threads > 0 && threads <= s.workgroup && (threads & (threads - 1)) == 0) s.threads = threads;
-  if (rows >= 1 && rows <= 4) s.rows = rows;
+  s.threads = std::min<int64_t>(s.threads, s.workgroup);
+  if (rows >= 1 && rows <= kWqMaxRows) s.rows = rows;
+  s.words = std::min(kWqMaxWords, std::max<int64_t>(1, (row_words + s.threads - 1) / s.threads));
   return s;
 }
 
@@ -280,7 +286,7 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   if (!e.empty()) return shape_error(e);
   EMBER_TRY(check_out(out));
   const int64_t k = sz(x).back(), n = out.back(), m = numel(sz(x)) / k;
-  const WeightOnlySplit split = weight_only_split(m * n, limits_.max_workgroup);
+  const WeightOnlySplit split = weight_only_split(n, k / (bits == 8 ? 4 : 8), limits_.max_workgroup);
   const uint32_t wg = split.workgroup;
   const int64_t per_group = wg / split.threads * split.rows, groups = m * ((n + per_group - 1) / per_group);
   // A folded RMSNorm (dispatch_fusion.h): read its input and weight, normalise here.
@@ -296,7 +302,7 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   }
   add(ShaderId::LinearWq,
       {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(split.threads), ibits(split.rows), 0,
-       ibits(norm >= 0), fbits(eps), 0},
+       ibits(norm >= 0), fbits(eps), 0, ibits(split.words)},
       {xin, w, b >= 0 ? b : x, s, x, gamma, w, s, out_}, groups * int64_t{wg}, {}, wg);
   node_dispatch_[index_] = static_cast<int>(d_.size()) - 1;
   return Error::Ok;

@@ -16,14 +16,16 @@
 //             gate and an up projection of the same x;
 //   RESIDUAL: y += residual[m][n] (the residual add after it).
 //
-// Decoding reads every weight once per token. The workgroup stages CHUNK values of x's row m in
-// shared memory (coalesced vec4 loads; NORM multiplies by gamma there and sums the squares, so
-// the RMSNorm costs no extra pass), then each group of THREADS invocations computes ROWS
-// neighbouring output rows: an invocation reads 32-bit words of those rows (neighbouring
-// invocations, neighbouring words: coalesced), SLOTS x ROWS loads issued before any is used, and
-// each x value read from shared memory serves all ROWS rows. The partial sums are added in shared
-// memory. The host picks THREADS, ROWS and the workgroup (graph_lowering.cc). A workgroup's
-// outputs all belong to one row m of x. The workgroup index may be 2D (x, y) past the X limit.
+// Decoding reads every weight once per token, so the shader's job is to keep enough weight bytes
+// in flight. Each group of THREADS invocations computes ROWS neighbouring output rows, all of one
+// row m of x. K is walked in chunks of THREADS * XW 32-bit words: invocation t holds the x values
+// of words t, t + THREADS, ... of the chunk in registers (read once, used for every row: no
+// shared-memory staging and no barrier before the first weight load; NORM multiplies by gamma
+// there and sums the squares), then loads BATCH rows' words and scales of the chunk at once
+// (neighbouring invocations, neighbouring words: coalesced), all issued before any is used, and
+// accumulates. The partial sums of a group are added in shared memory. The host picks THREADS,
+// ROWS, XW and the workgroup (graph_lowering.cc). The workgroup index may be 2D (x, y) past the X
+// limit.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int M = 1;
 layout(constant_id = 2) const int K = 4;      // a multiple of the values per word
@@ -37,6 +39,7 @@ layout(constant_id = 9) const int HAS_RESIDUAL = 0;
 layout(constant_id = 10) const int NORM = 0;
 layout(constant_id = 11) const float EPS = 1e-6;  // NORM's epsilon
 layout(constant_id = 12) const int GATED = 0;
+layout(constant_id = 13) const int XW = 1;       // words per invocation, row and chunk, 1..MAX_XW
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT4_T x4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint wq[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bias { FLOAT_T bias[]; };
@@ -49,26 +52,20 @@ layout(std430, set = 0, binding = 7) readonly buffer S2 { FLOAT_T scales2[]; };
 // binding only (shader_library.h, checked by shader_bindings_test).
 layout(std430, set = 0, binding = 8) writeonly buffer Y { FLOAT_T y[]; };
 const int PER_WORD = BITS == 8 ? 4 : 8;
-const int CHUNK = 2048;  // x values staged at a time (8 KiB), a multiple of 8
-const int SLOTS = 2;     // words in flight per invocation and row (and weight matrix)
-const int MAX_ROWS = 4;
-const int MAX_WG = 128;  // the largest workgroup the host gives this shader (shared memory: 12.5 KiB)
-shared vec4 xs[CHUNK / 4];
+const int MAX_ROWS = 8;
+const int MAX_XW = 8;
+const int BATCH = 4;     // rows whose loads are in flight together
+const int MAX_WG = 128;  // the largest workgroup the host gives this shader (shared memory: 8.5 KiB)
 shared float partial[MAX_WG * MAX_ROWS];
 shared float partial2[MAX_WG * MAX_ROWS];  // GATED: the second dots
 shared float partial3[MAX_WG];             // NORM: the sums of squares
 
-// One 32-bit weight word against staged x values from chunk word cw on, unscaled.
-float word_dot(uint word, int cw) {
-  if (BITS == 8) return dot(vec4((ivec4(word) << ivec4(24, 16, 8, 0)) >> 24), xs[cw]);  // sign-extended bytes
+// One 32-bit weight word against its x values (int8: 4 in a; int4: 8 in a, b), unscaled.
+float word_dot(uint word, vec4 a, vec4 b) {
+  if (BITS == 8) return dot(vec4((ivec4(word) << ivec4(24, 16, 8, 0)) >> 24), a);  // sign-extended bytes
   uvec4 lo = (uvec4(word) >> uvec4(0, 4, 8, 12)) & 15u;
   uvec4 hi = (uvec4(word) >> uvec4(16, 20, 24, 28)) & 15u;
-  return dot(vec4(lo) - 8.0, xs[2 * cw]) + dot(vec4(hi) - 8.0, xs[2 * cw + 1]);
-}
-
-float scale(bool second, int n, int k) {
-  const int g = n * (K / GROUP) + k / GROUP;
-  return float(second ? scales2[g] : scales[g]);
+  return dot(vec4(lo) - 8.0, a) + dot(vec4(hi) - 8.0, b);
 }
 
 void main() {
@@ -82,42 +79,55 @@ void main() {
   const int t = lid % THREADS;
   const int n0 = (int(wg) % row_groups) * outs + lid / THREADS * ROWS;
   const int row_words = K / PER_WORD;
+  const int group_words = GROUP / PER_WORD;  // words per scale
+  const int row_scales = K / GROUP;
   float acc[MAX_ROWS], acc2[MAX_ROWS], ss = 0.0;
-  for (int r = 0; r < ROWS; ++r) acc[r] = acc2[r] = 0.0;
-  for (int c0 = 0; c0 < K; c0 += CHUNK) {
-    const int len = min(CHUNK, K - c0);
-    barrier();
-    for (int i = lid; i < len / 4; i += wg_size) {
-      vec4 v = vec4(x4[(m * K + c0) / 4 + i]);
-      if (NORM != 0) {
-        ss += dot(v, v);
-        v *= vec4(gamma4[c0 / 4 + i]);
+  for (int r = 0; r < MAX_ROWS; ++r) acc[r] = acc2[r] = 0.0;
+  for (int c0 = 0; c0 < row_words; c0 += THREADS * XW) {
+    vec4 xa[MAX_XW], xb[MAX_XW];
+    for (int i = 0; i < XW; ++i) {
+      const int cw = c0 + i * THREADS + t;
+      vec4 a = vec4(0.0), b = vec4(0.0);
+      if (cw < row_words) {
+        const int q = (m * K + cw * PER_WORD) / 4;
+        a = vec4(x4[q]);
+        if (BITS == 4) b = vec4(x4[q + 1]);
+        if (NORM != 0) {
+          ss += dot(a, a) + dot(b, b);
+          const int gq = cw * PER_WORD / 4;
+          a *= vec4(gamma4[gq]);
+          if (BITS == 4) b *= vec4(gamma4[gq + 1]);
+        }
       }
-      xs[i] = v;
+      xa[i] = a;
+      xb[i] = b;
     }
-    barrier();
-    if (n0 >= N) continue;
-    const int words = len / PER_WORD, wbase = c0 / PER_WORD;
-    for (int base = 0; base < words; base += SLOTS * THREADS) {
-      uint w[SLOTS][MAX_ROWS], w2[SLOTS][MAX_ROWS];
-      for (int s = 0; s < SLOTS; ++s) {
-        const int cw = base + s * THREADS + t;
-        for (int r = 0; r < ROWS; ++r) {
-          const bool in_range = cw < words && n0 + r < N;
-          const int at = (n0 + r) * row_words + wbase + cw;
-          w[s][r] = in_range ? wq[at] : 0u;
-          if (GATED != 0) w2[s][r] = in_range ? wq2[at] : 0u;
+    for (int r0 = 0; r0 < ROWS; r0 += BATCH) {
+      uint w[BATCH][MAX_XW], w2[BATCH][MAX_XW];
+      float sc[BATCH][MAX_XW], sc2[BATCH][MAX_XW];
+      for (int r = 0; r < BATCH; ++r) {
+        const int n = n0 + r0 + r;
+        for (int i = 0; i < XW; ++i) {
+          const int cw = c0 + i * THREADS + t;
+          const bool ok = r0 + r < ROWS && n < N && cw < row_words;
+          const int at = n * row_words + cw, g = n * row_scales + cw / group_words;
+          w[r][i] = ok ? wq[at] : 0u;
+          sc[r][i] = ok ? float(scales[g]) : 0.0;
+          if (GATED != 0) {
+            w2[r][i] = ok ? wq2[at] : 0u;
+            sc2[r][i] = ok ? float(scales2[g]) : 0.0;
+          }
         }
       }
-      for (int s = 0; s < SLOTS; ++s) {
-        const int cw = base + s * THREADS + t;
-        if (cw >= words) break;
-        const int k = c0 + cw * PER_WORD;
-        for (int r = 0; r < ROWS; ++r) {
-          if (n0 + r >= N) break;
-          acc[r] += word_dot(w[s][r], cw) * scale(false, n0 + r, k);
-          if (GATED != 0) acc2[r] += word_dot(w2[s][r], cw) * scale(true, n0 + r, k);
+      for (int r = 0; r < BATCH; ++r) {
+        if (r0 + r >= ROWS) continue;
+        float d = 0.0, d2 = 0.0;
+        for (int i = 0; i < XW; ++i) {
+          d += word_dot(w[r][i], xa[i], xb[i]) * sc[r][i];
+          if (GATED != 0) d2 += word_dot(w2[r][i], xa[i], xb[i]) * sc2[r][i];
         }
+        acc[r0 + r] += d;
+        acc2[r0 + r] += d2;
       }
     }
   }
@@ -127,19 +137,20 @@ void main() {
   }
   if (NORM != 0) partial3[lid] = ss;
   barrier();
-  // Groups' partial sums over THREADS invocations; NORM's squares over the whole workgroup.
-  for (int s = (NORM != 0 ? wg_size : THREADS) / 2; s > 0; s >>= 1) {
-    if (s < THREADS && t < s) {
+  // Each group's partial sums over its THREADS invocations (the squares too: a group reads the
+  // whole row of x).
+  for (int s = THREADS / 2; s > 0; s >>= 1) {
+    if (t < s) {
       for (int r = 0; r < ROWS; ++r) {
         partial[r * MAX_WG + lid] += partial[r * MAX_WG + lid + s];
         if (GATED != 0) partial2[r * MAX_WG + lid] += partial2[r * MAX_WG + lid + s];
       }
+      if (NORM != 0) partial3[lid] += partial3[lid + s];
     }
-    if (NORM != 0 && lid < s) partial3[lid] += partial3[lid + s];
     barrier();
   }
   if (t != 0) return;
-  const float inv_rms = NORM != 0 ? inversesqrt(partial3[0] / float(K) + EPS) : 1.0;
+  const float inv_rms = NORM != 0 ? inversesqrt(partial3[lid] / float(K) + EPS) : 1.0;
   for (int r = 0; r < ROWS; ++r) {
     const int n = n0 + r;
     if (n >= N) break;

@@ -159,11 +159,12 @@ TEST(VulkanFusionTest, Fp16StorageFusedBlock) {
   EXPECT_EQ(fused, 4u);
 }
 
-// A folded RMSNorm over rows longer than linear_wq.comp stages at once (2048 values): the sum
-// of squares spans the chunks; M = 3 rows, each workgroup's own.
+// A folded RMSNorm over rows longer than linear_wq.comp holds in registers at once (128
+// invocations x 8 words: 8192 int4 values): the sum of squares spans the chunks; M = 3 rows,
+// each workgroup's own.
 TEST(VulkanFusionTest, FoldedNormOverSeveralStagedChunks) {
   EMBER_SKIP_WITHOUT_VULKAN();
-  const int64_t m = 3, k = 4104;
+  const int64_t m = 3, k = 8200;
   const QuantWeight w(6, k, 4, 8, 60);
   const Floats g = random_floats(static_cast<size_t>(k), 61, 0.5f, 1.5f), x = random_floats(static_cast<size_t>(m * k), 62);
   VulkanBlobBuilder b;

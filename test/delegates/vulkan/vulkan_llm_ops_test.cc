@@ -4,6 +4,7 @@
 // fp32 and fp16 storage; skipped without a Vulkan device (fp16: without 16-bit storage).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -440,10 +441,10 @@ void check_linear_weight_only(bool fp16) {
                         Case{4, 1, 64, 6, 32, true}, Case{4, 5, 128, 9, 8, false}, Case{4, 2, 1024, 17, 32, true},
                         Case{4, 2, 2560, 5, 32, false}, Case{8, 1, 3000, 3, 1000, true},
                         // linear_wq.comp's paths: rows of a few words, rows longer than one
-                        // staged chunk of x (2048 values), odd M and N.
+                        // chunk of x in registers (128 invocations x 8 words), odd M and N.
                         Case{4, 3, 32, 70, 32, true}, Case{4, 2, 40, 9, 8, false}, Case{8, 2, 4104, 3, 8, true},
                         Case{4, 1, 16384 + 32, 2, 32, false}, Case{8, 7, 48, 300, 16, true},
-                        // groups of 2 and 4 rows (8192+ and 16384+ outputs), the last group partial
+                        // groups of 2 and 8 rows (2048+ and 8192+ outputs), the last group partial
                         Case{8, 3, 32, 2731, 32, true}, Case{4, 1, 64, 16387, 16, false}}) {
     const uint32_t seed = static_cast<uint32_t>(c.k * 31 + c.n + c.bits);
     Floats x = random_floats(static_cast<size_t>(c.m * c.k), seed, -1, 1);
@@ -481,6 +482,21 @@ void check_linear_weight_only(bool fp16) {
 TEST(VulkanLlmOpsTest, WeightOnlyLinearInt8AndInt4) {
   EMBER_SKIP_WITHOUT_VULKAN();
   check_linear_weight_only(false);
+}
+
+// The work splits a device sweep forces (graph_lowering.cc's EMBER_VULKAN_WQ_*: workgroup,
+// invocations per row group, rows per group) compute the same products as the heuristic's.
+TEST(VulkanLlmOpsTest, WeightOnlyLinearForcedWorkSplits) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  struct Split { const char *wg, *threads, *rows; };
+  for (const Split& s : {Split{"128", "128", "3"}, Split{"64", "32", "8"}}) {
+    setenv("EMBER_VULKAN_WQ_WG", s.wg, 1);
+    setenv("EMBER_VULKAN_WQ_THREADS", s.threads, 1);
+    setenv("EMBER_VULKAN_WQ_ROWS", s.rows, 1);
+    SCOPED_TRACE(std::string("workgroup ") + s.wg + ", threads " + s.threads + ", rows " + s.rows);
+    check_linear_weight_only(false);
+  }
+  for (const char* v : {"EMBER_VULKAN_WQ_WG", "EMBER_VULKAN_WQ_THREADS", "EMBER_VULKAN_WQ_ROWS"}) unsetenv(v);
 }
 
 // Float linear layers with few rows take the row-dot path (matmul.comp TILED = 2): rows of x
