@@ -37,6 +37,7 @@ class GraphView {
     }
   }
   int num_nodes() const { return num_nodes_; }
+  int num_tensors() const { return num_tensors_; }
   const fb::Node* node(int i) const { return g_.nodes()->Get(static_cast<uint32_t>(i)); }
   bool valid(int id) const { return id >= 0 && id < num_tensors_ && g_.tensors()->Get(static_cast<uint32_t>(id)) != nullptr; }
   int input(int i, uint32_t slot) const {
@@ -93,6 +94,50 @@ bool norm_feeds_only_linears(const GraphView& v, int i) {
   return !v.kind_is(x, fb::TensorKind::State) && v.kind_is(o, fb::TensorKind::Internal) && v.only_linear_input(o);
 }
 
+// A permute (0, 2, 1, 3) of a rank-4 float tensor into an internal one.
+bool swaps_heads_and_tokens(const GraphView& v, int i) {
+  const fb::Node* n = v.node(i);
+  const fb::PermuteParams* p = n->params_as_PermuteParams();
+  if (n->shader() != fb::Shader::StridedCopy || p == nullptr || p->perm() == nullptr || v.num_inputs(i) != 1) return false;
+  const auto* perm = p->perm();
+  if (perm->size() != 4 || perm->Get(0) != 0 || perm->Get(1) != 2 || perm->Get(2) != 1 || perm->Get(3) != 3) return false;
+  const int x = v.input(i, 0), o = v.output(i);
+  return v.is_f32(x) && v.is_f32(o) && v.kind_is(o, fb::TensorKind::Internal) && v.tensor(x)->sizes() != nullptr &&
+         v.tensor(x)->sizes()->size() == 4;
+}
+
+// Whether node i can read its input `slot` in token-major order: RoPE's x; attention's q, k, v.
+bool reads_token_major(const GraphView& v, int i, int slot) {
+  const fb::Node* n = v.node(i);
+  if (n->shader() == fb::Shader::Rope && n->params_type() == fb::Params::RopeParams) return slot == 0;
+  if (n->shader() == fb::Shader::Attention && n->params_type() == fb::Params::AttentionParams) return slot >= 0 && slot <= 2;
+  return false;
+}
+
+// Transposes folded into their neighbours (dispatch_fusion.h).
+void plan_transposes(const GraphView& v, FusionPlan* plan) {
+  std::vector<int> foldable_reads(static_cast<size_t>(v.num_tensors()), 0);
+  for (int i = 0; i < v.num_nodes(); ++i)
+    for (int s = 0; s < v.num_inputs(i); ++s) {
+      const int id = v.input(i, static_cast<uint32_t>(s));
+      if (v.valid(id) && reads_token_major(v, i, s)) ++foldable_reads[static_cast<size_t>(id)];
+    }
+  for (int i = 0; i < v.num_nodes(); ++i) {
+    if (!swaps_heads_and_tokens(v, i)) continue;
+    const int x = v.input(i, 0), o = v.output(i);
+    const int a = v.producer(x);
+    if (a >= 0 && v.node(a)->shader() == fb::Shader::Attention && v.node(a)->params_type() == fb::Params::AttentionParams &&
+        v.private_result(x) && plan->transposed_output[static_cast<size_t>(a)] < 0) {
+      plan->transposed_output[static_cast<size_t>(a)] = o;
+      plan->folded_permute[static_cast<size_t>(i)] = true;
+    } else if (v.consumers(o) > 0 && foldable_reads[static_cast<size_t>(o)] == v.consumers(o) &&
+               !v.kind_is(x, fb::TensorKind::State)) {
+      plan->transposed_source[static_cast<size_t>(o)] = x;
+      plan->folded_permute[static_cast<size_t>(i)] = true;
+    }
+  }
+}
+
 }  // namespace
 
 FusionPlan plan_fusions(const fb::Graph& g) {
@@ -105,7 +150,11 @@ FusionPlan plan_fusions(const fb::Graph& g) {
   plan.residual_input.assign(n, -1);
   plan.gate_linear.assign(n, -1);
   plan.up_linear.assign(n, -1);
+  plan.folded_permute.assign(n, false);
+  plan.transposed_source.assign(static_cast<size_t>(v.num_tensors()), -1);
+  plan.transposed_output.assign(n, -1);
   if (!fusion_enabled()) return plan;
+  plan_transposes(v, &plan);
   for (int i = 0; i < v.num_nodes(); ++i) {
     const fb::Node* node = v.node(i);
     if (norm_feeds_only_linears(v, i)) {

@@ -8,6 +8,14 @@
 //     dispatch computes both dots and the SwiGLU (GATED), the other linear's is dropped;
 //   - add(linear, r) of a weight-only linear used only there: the add runs in the linear's
 //     epilogue (RESIDUAL), when r exists before the linear runs.
+// and the transposes around attention (rank-4 permutes (0, 2, 1, 3): [B, T, H, D] <-> [B, H, T,
+// D]) into their neighbours' indexing, so no copy is dispatched:
+//   - a permute read only by RoPE (its x) and attention (q, k, v): they read its input in the
+//     token-major order (rope.comp, attention.comp, cache_write.comp);
+//   - a permute whose input only it reads, an attention's output: the attention writes the
+//     permute's output in token-major order.
+// Every tensor keeps its own buffer (the delegate does not share memory between tensors), so
+// reading a permute's input later than the copy would have is safe.
 // The plan is structural (node kinds, consumers, tensor kinds, blob sizes), so the graph lowers
 // to the same dispatches with the same bindings at every dynamic size. Lowering still checks
 // each node's shapes at each size. EMBER_VULKAN_FUSE=0 turns fusion off (for measuring and
@@ -33,6 +41,14 @@ struct FusionPlan {
   // Per node: for a silu_mul computed by one gated dispatch, (gate linear, up linear) node
   // indices, else (-1, -1).
   std::vector<int> gate_linear, up_linear;
+  // Per node: a permute whose copy is not emitted (its readers or its producer index through it).
+  std::vector<bool> folded_permute;
+  // Per tensor: for the output of a permute folded into its readers, the permute's input (read in
+  // token-major order), else -1.
+  std::vector<int> transposed_source;
+  // Per node: for an attention that writes token-major, the tensor it writes (the folded
+  // permute's output), else -1.
+  std::vector<int> transposed_output;
 };
 
 // The plan for g (all -1 / false when EMBER_VULKAN_FUSE=0 or nothing matches), made once per

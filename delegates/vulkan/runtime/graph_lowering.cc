@@ -173,6 +173,17 @@ class Lowering {
       return bad("output %d has sizes %s, expected %s", out_, sizes_str(sz(out_)).c_str(), sizes_str(expected).c_str());
     return Error::Ok;
   }
+  // Where a [B, H, T, D] input is read from: itself, or (a folded transpose, dispatch_fusion.h)
+  // the permute's input, [B, T, H, D], with H heads.
+  struct TokenMajor {
+    int tensor;
+    int64_t heads;  // 0: read as is
+  };
+  TokenMajor token_major(int x) const {
+    const int src = x >= 0 && static_cast<size_t>(x) < plan_.transposed_source.size() ? plan_.transposed_source[static_cast<size_t>(x)] : -1;
+    if (src < 0 || sz(x).size() != 4) return {x, 0};
+    return {src, sz(x)[1]};
+  }
   Error need_shader(fb::Shader s) {
     if (node_->shader() != s)
       return bad("uses shader %s, expected %s", fb::EnumNameShader(node_->shader()), fb::EnumNameShader(s));
@@ -615,6 +626,8 @@ Error Lowering::dispatch_op() {
         normalize_dim(perm[i], out.size(), &d);
         ss[i] = in_st[d];
       }
+      // Folded (dispatch_fusion.h): its readers or its producer index through it; shapes checked above.
+      if (plan_.folded_permute[index_]) return Error::Ok;
       add_copy(x, out_, out, ss, contiguous(out), 0, 0);
       return Error::Ok;
     }
@@ -712,7 +725,8 @@ Error Lowering::dispatch_op() {
       EMBER_TRY(check_out(out));
       const Sizes& xs = sz(x);
       const int64_t t = xs[xs.size() - 2], d = xs.back(), tc = sz(c)[sz(c).size() - 2];
-      add(ShaderId::Rope, {ibits(numel(out)), ibits(t), ibits(d), ibits(tc)}, {x, c, s, out_}, numel(out));
+      const TokenMajor tm = token_major(x);
+      add(ShaderId::Rope, {ibits(numel(out)), ibits(t), ibits(d), ibits(tc), ibits(tm.heads)}, {tm.tensor, c, s, out_}, numel(out));
       return Error::Ok;
     }
     case fb::Params::AttentionParams: {
@@ -738,11 +752,17 @@ Error Lowering::dispatch_op() {
                            static_cast<long long>(s), static_cast<unsigned long long>(shared), limits_.max_shared_bytes);
       const uint32_t idx64 = ibits(is_int64(pos));
       for (int src : {k, v}) {
-        add(ShaderId::CacheWrite, {ibits(numel(sz(src))), ibits(t), ibits(s), ibits(d), idx64}, {src, pos, src == k ? kc : vc},
-            numel(sz(src)));
+        const TokenMajor tm = token_major(src);
+        add(ShaderId::CacheWrite, {ibits(numel(sz(src))), ibits(t), ibits(s), ibits(d), idx64, ibits(tm.heads)},
+            {tm.tensor, pos, src == k ? kc : vc}, numel(sz(src)));
       }
-      add(ShaderId::Attention, {ibits(rows), ibits(qs[1]), ibits(hkv), ibits(t), ibits(s), ibits(d), idx64, fbits(p->scale())},
-          {q, kc, vc, pos, out_}, rows * int64_t{kWorkgroupSize});
+      // A folded transpose after it (dispatch_fusion.h): write its output, token-major.
+      const int y = plan_.transposed_output[index_];
+      const TokenMajor tq = token_major(q);
+      add(ShaderId::Attention,
+          {ibits(rows), ibits(qs[1]), ibits(hkv), ibits(t), ibits(s), ibits(d), idx64, fbits(p->scale()), ibits(tq.heads > 0),
+           ibits(y >= 0)},
+          {tq.tensor, kc, vc, pos, y >= 0 ? y : out_}, rows * int64_t{kWorkgroupSize});
       positions_.push_back({pos, s});
       return Error::Ok;
     }

@@ -20,6 +20,10 @@ layout(constant_id = 5) const int S = 1;
 layout(constant_id = 6) const int D = 1;
 layout(constant_id = 7) const int IDX64 = 1;
 layout(constant_id = 8) const float SCALE = 1.0;
+// Token-major layouts, [B, T, H, D] instead of [B, H, T, D] (transposes folded into this dispatch,
+// runtime/dispatch_fusion.h): Q_TOKEN_MAJOR for q, Y_TOKEN_MAJOR for the output.
+layout(constant_id = 9) const int Q_TOKEN_MAJOR = 0;
+layout(constant_id = 10) const int Y_TOKEN_MAJOR = 0;
 layout(std430, set = 0, binding = 0) readonly buffer Q { FLOAT_T q[]; };
 layout(std430, set = 0, binding = 1) readonly buffer K { FLOAT_T kc[]; };
 layout(std430, set = 0, binding = 2) readonly buffer V { FLOAT_T vc[]; };
@@ -55,7 +59,10 @@ void main() {
   if (IDX64 != 0 && pos[2 * t + 1] != 0) p = -1;
   int n = (p >= 0 && p < S) ? p + 1 : 0;
   int cache = (b * HKV + g) * S * D;
-  for (int d = lid; d < D; d += 64) qrow[d] = float(q[r * D + d]);
+  const int token_major_row = ((b * T + t) * H + h) * D;
+  const int q_at = Q_TOKEN_MAJOR != 0 ? token_major_row : r * D;
+  const int y_at = Y_TOKEN_MAJOR != 0 ? token_major_row : r * D;
+  for (int d = lid; d < D; d += 64) qrow[d] = float(q[q_at + d]);
   barrier();
   float m = -3.402823e38;
   for (int j = lid; j < n; j += 64) {
@@ -77,6 +84,6 @@ void main() {
   for (int d = lid; d < D; d += 64) {
     float acc = 0.0;
     for (int j = 0; j < n; ++j) acc += scores[j] * float(vc[cache + j * D + d]);
-    y[r * D + d] = FLOAT_T(acc * inv);
+    y[y_at + d] = FLOAT_T(acc * inv);
   }
 }

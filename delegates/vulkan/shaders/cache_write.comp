@@ -15,11 +15,13 @@ uint linear_id() {
 }
 // KV-cache update: rows t of src [B*HKV, T, D] go to cache [B*HKV, S, D] row pos[t]. The runtime
 // checks every position lies in [0, S) before the run; one outside is skipped here regardless.
+// HEADS > 0: src is stored token-major, [B, T, HEADS, D] (a folded transpose, dispatch_fusion.h).
 layout(constant_id = 1) const int NUMEL = 1;
 layout(constant_id = 2) const int T = 1;
 layout(constant_id = 3) const int S = 1;
 layout(constant_id = 4) const int D = 1;
 layout(constant_id = 5) const int IDX64 = 1;
+layout(constant_id = 6) const int HEADS = 0;
 layout(std430, set = 0, binding = 0) readonly buffer Src { FLOAT_T src[]; };
 layout(std430, set = 0, binding = 1) readonly buffer P { int pos[]; };
 layout(std430, set = 0, binding = 2) buffer Cache { FLOAT_T cache[]; };
@@ -33,5 +35,6 @@ void main() {
   int p = IDX64 != 0 ? pos[2 * t] : pos[t];
   if (IDX64 != 0 && pos[2 * t + 1] != 0) p = -1;
   if (p < 0 || p >= S) return;
-  cache[(bh * S + p) * D + d] = src[i];
+  int at = HEADS > 0 ? ((bh / HEADS * T + t) * HEADS + bh % HEADS) * D + d : i;
+  cache[(bh * S + p) * D + d] = src[at];
 }

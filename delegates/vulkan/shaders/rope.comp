@@ -15,10 +15,13 @@ uint linear_id() {
 }
 // Rotary embedding, rotate-half form, over x [..., T, D]:
 //   y = x * cos[t] + cat(-x[..., D/2:], x[..., :D/2]) * sin[t]   (cos/sin rows [TC, D], TC = T or 1)
+// HEADS > 0: y is [B, HEADS, T, D] and x is stored token-major, [B, T, HEADS, D] (a transpose
+// folded into this dispatch, runtime/dispatch_fusion.h).
 layout(constant_id = 1) const int NUMEL = 1;
 layout(constant_id = 2) const int T = 1;
 layout(constant_id = 3) const int D = 2;
 layout(constant_id = 4) const int TC = 1;
+layout(constant_id = 5) const int HEADS = 0;
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer C { FLOAT_T c[]; };
 layout(std430, set = 0, binding = 2) readonly buffer S { FLOAT_T s[]; };
@@ -28,8 +31,14 @@ void main() {
   if (id >= uint(NUMEL)) return;
   int i = int(id);
   int d = i % D;
-  int row = TC == 1 ? 0 : (i / D) % T;
+  int t = (i / D) % T;
+  int row = TC == 1 ? 0 : t;
   int half_d = D / 2;
-  float rot = d < half_d ? -float(x[i + half_d]) : float(x[i - half_d]);
-  y[i] = FLOAT_T(float(x[i]) * float(c[row * D + d]) + rot * float(s[row * D + d]));
+  int at = i;  // x's element of y[i]
+  if (HEADS > 0) {
+    int bh = i / (D * T);
+    at = ((bh / HEADS * T + t) * HEADS + bh % HEADS) * D + d;
+  }
+  float rot = d < half_d ? -float(x[at + half_d]) : float(x[at - half_d]);
+  y[i] = FLOAT_T(float(x[at]) * float(c[row * D + d]) + rot * float(s[row * D + d]));
 }

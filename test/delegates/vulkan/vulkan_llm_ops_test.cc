@@ -319,6 +319,69 @@ void check_kv_attention(const AttnCase& c, bool fp16) {
   call({4, 0, 2, 1, 3});  // any order, at the bound
 }
 
+// The transposes around attention (dispatch_fusion.h): token-major q, k, v [B, T, H, D] permuted
+// to [B, H, T, D], RoPE on k (and q when rope_q), attention over State caches, its output
+// permuted back and viewed [B, T, H * D]. Folded, the four permutes cost no dispatch; outputs
+// equal the unfused graph's at the bound (where the copies move data) and at decode sizes.
+void check_folded_transposes(bool rope_q) {
+  SCOPED_TRACE(rope_q ? "RoPE on q and k" : "RoPE on k");
+  const int64_t B = 2, H = 4, Hkv = 2, T = 5, S = 12, D = 8;
+  const Sizes cache{B, Hkv, S, D};
+  const Floats k0 = random_floats(static_cast<size_t>(numel(cache)), 51), v0 = random_floats(static_cast<size_t>(numel(cache)), 52);
+  auto init = [&](Runner& r, const char* fuse) {
+    VulkanBlobBuilder b;
+    const int qt = b.input({B, T, H, D}), kt = b.input({B, T, Hkv, D}), vt = b.input({B, T, Hkv, D});
+    const int cs = b.input({T, D}), sn = b.input({T, D}), pos = b.input({T}, VkDType::Int64);
+    const std::vector<int64_t> swap{0, 2, 1, 3};
+    int q = b.permute(qt, swap);
+    if (rope_q) q = b.rope(q, cs, sn);
+    const int k = b.rope(b.permute(kt, swap), cs, sn), v = b.permute(vt, swap);
+    const int y = b.attention(q, k, v, b.state(cache, k0), b.state(cache, v0), pos, 0.3f);
+    const int out = b.view(b.permute(y, swap), {B, T, H * D});
+    b.output(out);
+    b.state_output();
+    b.state_output();
+    for (int id : {qt, kt, vt, out}) b.set_dynamic(id, {1});
+    for (int id : {cs, sn, pos}) b.set_dynamic(id, {0});
+    setenv("EMBER_VULKAN_FUSE", fuse, 1);
+    ::testing::AssertionResult ok = r.init(b);
+    unsetenv("EMBER_VULKAN_FUSE");
+    return ok;
+  };
+  Runner fused, unfused;
+  ASSERT_TRUE(init(fused, "1"));
+  ASSERT_TRUE(init(unfused, "0"));
+  const size_t ropes = rope_q ? 2 : 1;
+  EXPECT_EQ(unfused.graph().num_dispatches(), 4 + ropes + 3);  // 4 permutes, 2 cache writes + attention
+  EXPECT_EQ(fused.graph().num_dispatches(), ropes + 3);
+  uint32_t seed = 60;
+  int64_t next = 0;
+  for (int64_t t : {T, int64_t{1}, int64_t{1}, int64_t{3}}) {  // a prefill at the bound, decode steps, a shorter prefill
+    std::vector<int64_t> p;
+    for (int64_t i = 0; i < t; ++i) p.push_back(next++);
+    std::vector<HostTensor> ins{HostTensor::f32({B, t, H, D}, random_floats(static_cast<size_t>(B * t * H * D), ++seed)),
+                                HostTensor::f32({B, t, Hkv, D}, random_floats(static_cast<size_t>(B * t * Hkv * D), ++seed)),
+                                HostTensor::f32({B, t, Hkv, D}, random_floats(static_cast<size_t>(B * t * Hkv * D), ++seed)),
+                                HostTensor::f32({t, D}, random_floats(static_cast<size_t>(t * D), ++seed)),
+                                HostTensor::f32({t, D}, random_floats(static_cast<size_t>(t * D), ++seed)), HostTensor::i64({t}, p)};
+    std::vector<Floats> got;
+    for (Runner* r : {&fused, &unfused}) {
+      std::vector<HostTensor> outs{nan_out({B, T, H * D}), HostTensor::f32(cache, Floats(numel(cache), 7.0f)),
+                                   HostTensor::f32(cache, Floats(numel(cache), 7.0f))};
+      ASSERT_EQ(r->execute(ins, outs), Error::Ok) << r->message();
+      ASSERT_EQ(outs[0].sizes, (Sizes{B, t, H * D}));
+      got.push_back(values(outs[0]));
+    }
+    EXPECT_TRUE(near(got[0], got[1], 1e-6f)) << "size " << t;
+  }
+}
+
+TEST(VulkanLlmOpsTest, TransposesAroundAttentionFoldIntoTheirNeighbours) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  check_folded_transposes(true);
+  check_folded_transposes(false);
+}
+
 TEST(VulkanLlmOpsTest, KvCacheAttentionGqa) {
   EMBER_SKIP_WITHOUT_VULKAN();
   check_kv_attention({1, 4, 2, 5, 9, 16, 0.25f, true}, false);
