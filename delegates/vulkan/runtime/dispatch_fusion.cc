@@ -94,6 +94,11 @@ bool norm_feeds_only_linears(const GraphView& v, int i) {
   return !v.kind_is(x, fb::TensorKind::State) && v.kind_is(o, fb::TensorKind::Internal) && v.only_linear_input(o);
 }
 
+bool is_attention(const GraphView& v, int i) {
+  return i >= 0 && i < v.num_nodes() && v.node(i)->shader() == fb::Shader::Attention &&
+         v.node(i)->params_type() == fb::Params::AttentionParams;
+}
+
 // A permute (0, 2, 1, 3) of a rank-4 float tensor into an internal one.
 bool swaps_heads_and_tokens(const GraphView& v, int i) {
   const fb::Node* n = v.node(i);
@@ -110,7 +115,7 @@ bool swaps_heads_and_tokens(const GraphView& v, int i) {
 bool reads_token_major(const GraphView& v, int i, int slot) {
   const fb::Node* n = v.node(i);
   if (n->shader() == fb::Shader::Rope && n->params_type() == fb::Params::RopeParams) return slot == 0;
-  if (n->shader() == fb::Shader::Attention && n->params_type() == fb::Params::AttentionParams) return slot >= 0 && slot <= 2;
+  if (is_attention(v, i)) return slot >= 0 && slot <= 2;
   return false;
 }
 
@@ -126,14 +131,30 @@ void plan_transposes(const GraphView& v, FusionPlan* plan) {
     if (!swaps_heads_and_tokens(v, i)) continue;
     const int x = v.input(i, 0), o = v.output(i);
     const int a = v.producer(x);
-    if (a >= 0 && v.node(a)->shader() == fb::Shader::Attention && v.node(a)->params_type() == fb::Params::AttentionParams &&
-        v.private_result(x) && plan->transposed_output[static_cast<size_t>(a)] < 0) {
+    if (is_attention(v, a) && v.private_result(x) && plan->transposed_output[static_cast<size_t>(a)] < 0) {
       plan->transposed_output[static_cast<size_t>(a)] = o;
       plan->folded_permute[static_cast<size_t>(i)] = true;
     } else if (v.consumers(o) > 0 && foldable_reads[static_cast<size_t>(o)] == v.consumers(o) &&
                !v.kind_is(x, fb::TensorKind::State)) {
       plan->transposed_source[static_cast<size_t>(o)] = x;
       plan->folded_permute[static_cast<size_t>(i)] = true;
+    }
+  }
+}
+
+// RoPEs read only by an attention, as q or k (dispatch_fusion.h).
+void plan_ropes(const GraphView& v, FusionPlan* plan) {
+  for (int a = 0; a < v.num_nodes(); ++a) {
+    if (!is_attention(v, a)) continue;
+    for (int slot = 0; slot < 2; ++slot) {
+      const int x = v.input(a, static_cast<uint32_t>(slot)), r = v.producer(x);
+      if (r < 0 || x == v.input(a, 1 - slot) || plan->folded_rope[static_cast<size_t>(r)]) continue;
+      const fb::Node* n = v.node(r);
+      if (n->shader() != fb::Shader::Rope || n->params_type() != fb::Params::RopeParams || v.num_inputs(r) != 3 ||
+          !v.private_result(x) || !v.is_f32(v.input(r, 0)) || !v.is_f32(v.input(r, 1)) || !v.is_f32(v.input(r, 2)))
+        continue;
+      plan->folded_rope[static_cast<size_t>(r)] = true;
+      (slot == 0 ? plan->q_rope : plan->k_rope)[static_cast<size_t>(a)] = r;
     }
   }
 }
@@ -153,8 +174,12 @@ FusionPlan plan_fusions(const fb::Graph& g) {
   plan.folded_permute.assign(n, false);
   plan.transposed_source.assign(static_cast<size_t>(v.num_tensors()), -1);
   plan.transposed_output.assign(n, -1);
+  plan.folded_rope.assign(n, false);
+  plan.q_rope.assign(n, -1);
+  plan.k_rope.assign(n, -1);
   if (!fusion_enabled()) return plan;
   plan_transposes(v, &plan);
+  plan_ropes(v, &plan);
   for (int i = 0; i < v.num_nodes(); ++i) {
     const fb::Node* node = v.node(i);
     if (norm_feeds_only_linears(v, i)) {

@@ -15,7 +15,9 @@
 //   - a permute whose input only it reads, an attention's output: the attention writes the
 //     permute's output in token-major order.
 // Every tensor keeps its own buffer (the delegate does not share memory between tensors), so
-// reading a permute's input later than the copy would have is safe.
+// reading a permute's input later than the copy would have is safe. And a RoPE read only by an
+// attention, as its q or k, runs inside the attention's dispatch (q: attention.comp rotates the
+// query row it loads) or its cache write (k: cache_write.comp rotates what it stores).
 // The plan is structural (node kinds, consumers, tensor kinds, blob sizes), so the graph lowers
 // to the same dispatches with the same bindings at every dynamic size. Lowering still checks
 // each node's shapes at each size. EMBER_VULKAN_FUSE=0 turns fusion off (for measuring and
@@ -49,6 +51,11 @@ struct FusionPlan {
   // Per node: for an attention that writes token-major, the tensor it writes (the folded
   // permute's output), else -1.
   std::vector<int> transposed_output;
+  // Per node: a RoPE computed inside an attention's dispatches, not emitted.
+  std::vector<bool> folded_rope;
+  // Per node: for an attention, the RoPE nodes whose outputs it reads as q / k and computes
+  // itself, else -1.
+  std::vector<int> q_rope, k_rope;
 };
 
 // The plan for g (all -1 / false when EMBER_VULKAN_FUSE=0 or nothing matches), made once per

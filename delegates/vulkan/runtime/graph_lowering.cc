@@ -184,6 +184,20 @@ class Lowering {
     if (src < 0 || sz(x).size() != 4) return {x, 0};
     return {src, sz(x)[1]};
   }
+  // What an attention reads as q or k: the tensor itself, or, for a RoPE it computes
+  // (dispatch_fusion.h, node `rope` or -1), the RoPE's x (itself maybe token-major), cos and
+  // sin with their rows (1: one row for every token).
+  struct RopeIn {
+    TokenMajor x;
+    int cos, sin;
+    int64_t rows;
+  };
+  RopeIn rope_input(int id, int rope) const {
+    if (rope < 0) return {token_major(id), -1, -1, 0};
+    const fb::Node* n = g_nodes_->Get(static_cast<uint32_t>(rope));
+    const int x = n->inputs()->Get(0), c = n->inputs()->Get(1);  // checked by its own lowering
+    return {token_major(x), c, n->inputs()->Get(2), sz(c)[sz(c).size() - 2]};
+  }
   Error need_shader(fb::Shader s) {
     if (node_->shader() != s)
       return bad("uses shader %s, expected %s", fb::EnumNameShader(node_->shader()), fb::EnumNameShader(s));
@@ -256,8 +270,8 @@ class Lowering {
 // words per chunk of K in registers. A group of 32 (a warp on NVIDIA) reads 128 contiguous bytes
 // of a row per load; groups grow until an invocation has at most 4 words of a row (a 2048-wide
 // int4 row: 64 invocations), so that every row's loads are few and issued together. More rows
-// per group reuse the x registers but make fewer workgroups: the 2048-output projections of a
-// 1.1B Llama get 2, its 32,000-output head 8.
+// per group reuse the x registers but make fewer workgroups: decoding a 1.1B Llama, its
+// 2048-output projections get 2, its 32,000-output head 8; a prefill gets 8 everywhere.
 // EMBER_VULKAN_WQ_THREADS / _ROWS / _WG force a value, for tuning on a device.
 struct WeightOnlySplit {
   int64_t threads, rows, words;
@@ -268,8 +282,10 @@ long env_long(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
 }
-WeightOnlySplit weight_only_split(int64_t n, int64_t row_words, uint32_t max_workgroup) {
-  WeightOnlySplit s{32, std::min<int64_t>(kWqMaxRows, std::max<int64_t>(1, n / 1024)), 1,
+WeightOnlySplit weight_only_split(int64_t m, int64_t n, int64_t row_words, uint32_t max_workgroup) {
+  // Several rows of x (a prefill): every group reads its row of x once for all its outputs, so
+  // the most rows per group (x is read N / rows times per row m; the weights come from the cache).
+  WeightOnlySplit s{32, m > 1 ? kWqMaxRows : std::min<int64_t>(kWqMaxRows, std::max<int64_t>(1, n / 1024)), 1,
                     max_workgroup >= 128 ? 128u : kWorkgroupSize};
   while (s.threads < s.workgroup && s.threads * 4 < row_words) s.threads *= 2;
   const long wg = env_long("EMBER_VULKAN_WQ_WG"), threads = env_long("EMBER_VULKAN_WQ_THREADS"),
@@ -297,7 +313,7 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   if (!e.empty()) return shape_error(e);
   EMBER_TRY(check_out(out));
   const int64_t k = sz(x).back(), n = out.back(), m = numel(sz(x)) / k;
-  const WeightOnlySplit split = weight_only_split(n, k / (bits == 8 ? 4 : 8), limits_.max_workgroup);
+  const WeightOnlySplit split = weight_only_split(m, n, k / (bits == 8 ? 4 : 8), limits_.max_workgroup);
   const uint32_t wg = split.workgroup;
   const int64_t per_group = wg / split.threads * split.rows, groups = m * ((n + per_group - 1) / per_group);
   // A folded RMSNorm (dispatch_fusion.h): read its input and weight, normalise here.
@@ -725,6 +741,7 @@ Error Lowering::dispatch_op() {
       EMBER_TRY(check_out(out));
       const Sizes& xs = sz(x);
       const int64_t t = xs[xs.size() - 2], d = xs.back(), tc = sz(c)[sz(c).size() - 2];
+      if (plan_.folded_rope[index_]) return Error::Ok;  // the attention computes it (dispatch_fusion.h)
       const TokenMajor tm = token_major(x);
       add(ShaderId::Rope, {ibits(numel(out)), ibits(t), ibits(d), ibits(tc), ibits(tm.heads)}, {tm.tensor, c, s, out_}, numel(out));
       return Error::Ok;
@@ -751,18 +768,21 @@ Error Lowering::dispatch_op() {
         return unsupported("a %lld-row cache needs %llu bytes of shared memory; the device has %u",
                            static_cast<long long>(s), static_cast<unsigned long long>(shared), limits_.max_shared_bytes);
       const uint32_t idx64 = ibits(is_int64(pos));
+      const RopeIn kr = rope_input(k, plan_.k_rope[index_]);
       for (int src : {k, v}) {
-        const TokenMajor tm = token_major(src);
-        add(ShaderId::CacheWrite, {ibits(numel(sz(src))), ibits(t), ibits(s), ibits(d), idx64, ibits(tm.heads)},
-            {tm.tensor, pos, src == k ? kc : vc}, numel(sz(src)));
+        const RopeIn r = src == k ? kr : RopeIn{token_major(src), -1, -1, 0};
+        add(ShaderId::CacheWrite,
+            {ibits(numel(sz(src))), ibits(t), ibits(s), ibits(d), idx64, ibits(r.x.heads), ibits(r.cos >= 0), ibits(r.rows)},
+            {r.x.tensor, pos, r.cos >= 0 ? r.cos : pos, r.sin >= 0 ? r.sin : pos, src == k ? kc : vc}, numel(sz(src)));
       }
       // A folded transpose after it (dispatch_fusion.h): write its output, token-major.
       const int y = plan_.transposed_output[index_];
-      const TokenMajor tq = token_major(q);
+      const RopeIn qr = rope_input(q, plan_.q_rope[index_]);
       add(ShaderId::Attention,
-          {ibits(rows), ibits(qs[1]), ibits(hkv), ibits(t), ibits(s), ibits(d), idx64, fbits(p->scale()), ibits(tq.heads > 0),
-           ibits(y >= 0)},
-          {tq.tensor, kc, vc, pos, y >= 0 ? y : out_}, rows * int64_t{kWorkgroupSize});
+          {ibits(rows), ibits(qs[1]), ibits(hkv), ibits(t), ibits(s), ibits(d), idx64, fbits(p->scale()),
+           ibits(qr.x.heads > 0), ibits(y >= 0), ibits(qr.cos >= 0), ibits(qr.rows)},
+          {qr.x.tensor, kc, vc, pos, qr.cos >= 0 ? qr.cos : pos, qr.sin >= 0 ? qr.sin : pos, y >= 0 ? y : out_},
+          rows * int64_t{kWorkgroupSize});
       positions_.push_back({pos, s});
       return Error::Ok;
     }

@@ -112,8 +112,8 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("strided_copy", kStridedCopy, 2, 112),
     EMBER_SHADER("embedding", kEmbedding, 3, 0),
     EMBER_SHADER("rope", kRope, 4, 0),
-    EMBER_SHADER("attention", kAttention, 5, 0),
-    EMBER_SHADER("cache_write", kCacheWrite, 3, 0),
+    EMBER_SHADER("attention", kAttention, 7, 0),
+    EMBER_SHADER("cache_write", kCacheWrite, 5, 0),
     EMBER_SHADER("linear_wq", kLinearWq, 9, 0),
     EMBER_SHADER("embedding_wq", kEmbeddingWq, 4, 0),
     // fp16-storage variants, same order (kFp16Offset + id).
@@ -128,8 +128,8 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("strided_copy_fp16", kStridedCopyFp16, 2, 112),
     EMBER_SHADER("embedding_fp16", kEmbeddingFp16, 3, 0),
     EMBER_SHADER("rope_fp16", kRopeFp16, 4, 0),
-    EMBER_SHADER("attention_fp16", kAttentionFp16, 5, 0),
-    EMBER_SHADER("cache_write_fp16", kCacheWriteFp16, 3, 0),
+    EMBER_SHADER("attention_fp16", kAttentionFp16, 7, 0),
+    EMBER_SHADER("cache_write_fp16", kCacheWriteFp16, 5, 0),
     EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 9, 0),
     EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0),
 };

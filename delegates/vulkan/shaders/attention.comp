@@ -24,11 +24,17 @@ layout(constant_id = 8) const float SCALE = 1.0;
 // runtime/dispatch_fusion.h): Q_TOKEN_MAJOR for q, Y_TOKEN_MAJOR for the output.
 layout(constant_id = 9) const int Q_TOKEN_MAJOR = 0;
 layout(constant_id = 10) const int Y_TOKEN_MAJOR = 0;
+// ROPE_Q: the query row is rotated as it is loaded (rotate-half RoPE, rows cos/sin [TC, D], TC =
+// T or 1): the RoPE feeding q, computed here (dispatch_fusion.h).
+layout(constant_id = 11) const int ROPE_Q = 0;
+layout(constant_id = 12) const int TC = 1;
 layout(std430, set = 0, binding = 0) readonly buffer Q { FLOAT_T q[]; };
 layout(std430, set = 0, binding = 1) readonly buffer K { FLOAT_T kc[]; };
 layout(std430, set = 0, binding = 2) readonly buffer V { FLOAT_T vc[]; };
 layout(std430, set = 0, binding = 3) readonly buffer P { int pos[]; };
-layout(std430, set = 0, binding = 4) writeonly buffer Y { FLOAT_T y[]; };
+layout(std430, set = 0, binding = 4) readonly buffer C { FLOAT_T cosv[]; };
+layout(std430, set = 0, binding = 5) readonly buffer Sn { FLOAT_T sinv[]; };
+layout(std430, set = 0, binding = 6) writeonly buffer Y { FLOAT_T y[]; };
 shared float scores[S];
 shared float qrow[D];
 shared float red[64];
@@ -62,7 +68,15 @@ void main() {
   const int token_major_row = ((b * T + t) * H + h) * D;
   const int q_at = Q_TOKEN_MAJOR != 0 ? token_major_row : r * D;
   const int y_at = Y_TOKEN_MAJOR != 0 ? token_major_row : r * D;
-  for (int d = lid; d < D; d += 64) qrow[d] = float(q[q_at + d]);
+  for (int d = lid; d < D; d += 64) {
+    float v = float(q[q_at + d]);
+    if (ROPE_Q != 0) {
+      const int half_d = D / 2, c = (TC == 1 ? 0 : t) * D + d;
+      const float rot = d < half_d ? -float(q[q_at + d + half_d]) : float(q[q_at + d - half_d]);
+      v = v * float(cosv[c]) + rot * float(sinv[c]);
+    }
+    qrow[d] = v;
+  }
   barrier();
   float m = -3.402823e38;
   for (int j = lid; j < n; j += 64) {

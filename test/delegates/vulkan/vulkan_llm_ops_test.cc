@@ -319,10 +319,11 @@ void check_kv_attention(const AttnCase& c, bool fp16) {
   call({4, 0, 2, 1, 3});  // any order, at the bound
 }
 
-// The transposes around attention (dispatch_fusion.h): token-major q, k, v [B, T, H, D] permuted
-// to [B, H, T, D], RoPE on k (and q when rope_q), attention over State caches, its output
-// permuted back and viewed [B, T, H * D]. Folded, the four permutes cost no dispatch; outputs
-// equal the unfused graph's at the bound (where the copies move data) and at decode sizes.
+// The transposes and RoPEs around attention (dispatch_fusion.h): token-major q, k, v [B, T, H, D]
+// permuted to [B, H, T, D], RoPE on k (and q when rope_q), attention over State caches, its
+// output permuted back and viewed [B, T, H * D]. Folded, the four permutes and the RoPEs cost no
+// dispatch (the attention and the k cache write read through them); outputs equal the unfused
+// graph's at the bound (where the copies move data) and at decode sizes.
 void check_folded_transposes(bool rope_q) {
   SCOPED_TRACE(rope_q ? "RoPE on q and k" : "RoPE on k");
   const int64_t B = 2, H = 4, Hkv = 2, T = 5, S = 12, D = 8;
@@ -353,7 +354,7 @@ void check_folded_transposes(bool rope_q) {
   ASSERT_TRUE(init(unfused, "0"));
   const size_t ropes = rope_q ? 2 : 1;
   EXPECT_EQ(unfused.graph().num_dispatches(), 4 + ropes + 3);  // 4 permutes, 2 cache writes + attention
-  EXPECT_EQ(fused.graph().num_dispatches(), ropes + 3);
+  EXPECT_EQ(fused.graph().num_dispatches(), 3u);
   uint32_t seed = 60;
   int64_t next = 0;
   for (int64_t t : {T, int64_t{1}, int64_t{1}, int64_t{3}}) {  // a prefill at the bound, decode steps, a shorter prefill
@@ -376,7 +377,7 @@ void check_folded_transposes(bool rope_q) {
   }
 }
 
-TEST(VulkanLlmOpsTest, TransposesAroundAttentionFoldIntoTheirNeighbours) {
+TEST(VulkanLlmOpsTest, TransposesAndRopesAroundAttentionFoldIntoIt) {
   EMBER_SKIP_WITHOUT_VULKAN();
   check_folded_transposes(true);
   check_folded_transposes(false);
@@ -547,12 +548,13 @@ TEST(VulkanLlmOpsTest, WeightOnlyLinearInt8AndInt4) {
   check_linear_weight_only(false);
 }
 
-// The work splits a device sweep forces (graph_lowering.cc's EMBER_VULKAN_WQ_*: workgroup,
-// invocations per row group, rows per group) compute the same products as the heuristic's.
+// A work split a device sweep forces (graph_lowering.cc's EMBER_VULKAN_WQ_*: workgroup,
+// invocations per row group, rows per group) computes the same products as the heuristic's:
+// 32-invocation groups of 8 rows on every case (the heuristic picks per shape).
 TEST(VulkanLlmOpsTest, WeightOnlyLinearForcedWorkSplits) {
   EMBER_SKIP_WITHOUT_VULKAN();
   struct Split { const char *wg, *threads, *rows; };
-  for (const Split& s : {Split{"128", "128", "3"}, Split{"64", "32", "8"}}) {
+  for (const Split& s : {Split{"64", "32", "8"}}) {
     setenv("EMBER_VULKAN_WQ_WG", s.wg, 1);
     setenv("EMBER_VULKAN_WQ_THREADS", s.threads, 1);
     setenv("EMBER_VULKAN_WQ_ROWS", s.rows, 1);
