@@ -1,5 +1,6 @@
 #include "delegates/vulkan/runtime/dispatch_fusion.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace ember {
@@ -121,21 +122,26 @@ bool reads_token_major(const GraphView& v, int i, int slot) {
 
 // Transposes folded into their neighbours (dispatch_fusion.h).
 void plan_transposes(const GraphView& v, FusionPlan* plan) {
+  // Per tensor: reads in token-major-capable slots, and the first node that reads it (a
+  // malformed blob may read a tensor before the node that writes it).
   std::vector<int> foldable_reads(static_cast<size_t>(v.num_tensors()), 0);
+  std::vector<int> first_read(static_cast<size_t>(v.num_tensors()), v.num_nodes());
   for (int i = 0; i < v.num_nodes(); ++i)
     for (int s = 0; s < v.num_inputs(i); ++s) {
       const int id = v.input(i, static_cast<uint32_t>(s));
-      if (v.valid(id) && reads_token_major(v, i, s)) ++foldable_reads[static_cast<size_t>(id)];
+      if (!v.valid(id)) continue;
+      if (reads_token_major(v, i, s)) ++foldable_reads[static_cast<size_t>(id)];
+      first_read[static_cast<size_t>(id)] = std::min(first_read[static_cast<size_t>(id)], i);
     }
   for (int i = 0; i < v.num_nodes(); ++i) {
     if (!swaps_heads_and_tokens(v, i)) continue;
     const int x = v.input(i, 0), o = v.output(i);
     const int a = v.producer(x);
-    if (is_attention(v, a) && v.private_result(x) && plan->transposed_output[static_cast<size_t>(a)] < 0) {
+    if (is_attention(v, a) && a < i && v.private_result(x) && plan->transposed_output[static_cast<size_t>(a)] < 0) {
       plan->transposed_output[static_cast<size_t>(a)] = o;
       plan->folded_permute[static_cast<size_t>(i)] = true;
     } else if (v.consumers(o) > 0 && foldable_reads[static_cast<size_t>(o)] == v.consumers(o) &&
-               !v.kind_is(x, fb::TensorKind::State)) {
+               first_read[static_cast<size_t>(o)] > i && !v.kind_is(x, fb::TensorKind::State)) {
       plan->transposed_source[static_cast<size_t>(o)] = x;
       plan->folded_permute[static_cast<size_t>(i)] = true;
     }
@@ -148,7 +154,8 @@ void plan_ropes(const GraphView& v, FusionPlan* plan) {
     if (!is_attention(v, a)) continue;
     for (int slot = 0; slot < 2; ++slot) {
       const int x = v.input(a, static_cast<uint32_t>(slot)), r = v.producer(x);
-      if (r < 0 || x == v.input(a, 1 - slot) || plan->folded_rope[static_cast<size_t>(r)]) continue;
+      // The RoPE before the attention (its lowering checks the inputs the attention then reads).
+      if (r < 0 || r >= a || x == v.input(a, 1 - slot) || plan->folded_rope[static_cast<size_t>(r)]) continue;
       const fb::Node* n = v.node(r);
       if (n->shader() != fb::Shader::Rope || n->params_type() != fb::Params::RopeParams || v.num_inputs(r) != 3 ||
           !v.private_result(x) || !v.is_f32(v.input(r, 0)) || !v.is_f32(v.input(r, 1)) || !v.is_f32(v.input(r, 2)))

@@ -195,8 +195,9 @@ class Lowering {
   RopeIn rope_input(int id, int rope) const {
     if (rope < 0) return {token_major(id), -1, -1, 0};
     const fb::Node* n = g_nodes_->Get(static_cast<uint32_t>(rope));
-    const int x = n->inputs()->Get(0), c = n->inputs()->Get(1);  // checked by its own lowering
-    return {token_major(x), c, n->inputs()->Get(2), sz(c)[sz(c).size() - 2]};
+    // Checked by its own lowering, which came first (the plan keeps a RoPE before its attention).
+    const int x = n->inputs()->Get(0), c = n->inputs()->Get(1);
+    return {token_major(x), c, n->inputs()->Get(2), sz(c).size() >= 2 ? sz(c)[sz(c).size() - 2] : 1};
   }
   Error need_shader(fb::Shader s) {
     if (node_->shader() != s)
