@@ -418,7 +418,7 @@ Error Lowering::dispatch_op() {
       const Sizes& ws = sz(w);
       bool act = p->activation() == fb::Activation::Clamp;
       // The implicit-GEMM tiles (TILED) measured slower than the direct loop on an H100 for
-      // every conv of ResNet18/MobileNetV2/SqueezeNet/EfficientNet (docs/benchmarks.md): too few
+      // every conv of ResNet18/MobileNetV2/SqueezeNet/EfficientNet (docs/benchmarks-gpu.md): too few
       // workgroups for deep K. Kept behind EMBER_VULKAN_TILED=1 for devices where it wins.
       const int64_t ocg = out[1] / p->groups(), plane = out[2] * out[3];
       const bool tiled = use_tiled(false) && ocg >= kMinTiledRows && plane >= kMinTiledRows;
