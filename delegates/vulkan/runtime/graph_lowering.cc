@@ -769,9 +769,8 @@ Error Lowering::dispatch_op() {
         return unsupported("a %lld-row cache needs %llu bytes of shared memory; the device has %u",
                            static_cast<long long>(s), static_cast<unsigned long long>(shared), limits_.max_shared_bytes);
       const uint32_t idx64 = ibits(is_int64(pos));
-      const RopeIn kr = rope_input(k, plan_.k_rope[index_]);
       for (int src : {k, v}) {
-        const RopeIn r = src == k ? kr : RopeIn{token_major(src), -1, -1, 0};
+        const RopeIn r = rope_input(src, src == k ? plan_.k_rope[index_] : -1);
         add(ShaderId::CacheWrite,
             {ibits(numel(sz(src))), ibits(t), ibits(s), ibits(d), idx64, ibits(r.x.heads), ibits(r.cos >= 0), ibits(r.rows)},
             {r.x.tensor, pos, r.cos >= 0 ? r.cos : pos, r.sin >= 0 ? r.sin : pos, src == k ? kc : vc}, numel(sz(src)));
