@@ -84,24 +84,23 @@ std::string GpuProfiler::report() const {
   std::snprintf(line, sizeof(line), "ember vulkan profile: %zu dispatches, %.1f us GPU per execute (%llu executes)\n",
                 labels_.size(), all / 1e3, static_cast<unsigned long long>(executes_));
   out += line;
-  std::map<std::string, std::pair<double, int>> by_shader;  // name before '(' -> (ns, count)
-  for (size_t i = 0; i < labels_.size(); ++i) {
-    auto& e = by_shader[labels_[i].substr(0, labels_[i].find('('))];
-    e.first += total_ns_[i] / runs;
-    e.second += 1;
-  }
-  for (const auto& [name, e] : by_shader) {
+  // Mean ns per execute and dispatch count, summed over the labels that share a key.
+  auto sum_by = [&](bool whole_label) {
+    std::map<std::string, std::pair<double, int>> sums;
+    for (size_t i = 0; i < labels_.size(); ++i) {
+      auto& e = sums[whole_label ? labels_[i] : labels_[i].substr(0, labels_[i].find('('))];
+      e.first += total_ns_[i] / runs;
+      e.second += 1;
+    }
+    return sums;
+  };
+  for (const auto& [name, e] : sum_by(false)) {  // per shader: the label's name before '('
     std::snprintf(line, sizeof(line), "  %-16s %4d dispatches %9.1f us %5.1f%%\n", name.c_str(), e.second,
                   e.first / 1e3, all > 0 ? 100.0 * e.first / all : 0.0);
     out += line;
   }
   // The same shader and constants (e.g. every layer's q projection) summed: where tuning pays.
-  std::map<std::string, std::pair<double, int>> by_label;
-  for (size_t i = 0; i < labels_.size(); ++i) {
-    auto& e = by_label[labels_[i]];
-    e.first += total_ns_[i] / runs;
-    e.second += 1;
-  }
+  const std::map<std::string, std::pair<double, int>> by_label = sum_by(true);
   std::vector<std::pair<std::string, std::pair<double, int>>> labels(by_label.begin(), by_label.end());
   std::sort(labels.begin(), labels.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   out += "  by specialisation (total, dispatches, mean):\n";
