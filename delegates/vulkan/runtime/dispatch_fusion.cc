@@ -166,6 +166,35 @@ void plan_ropes(const GraphView& v, FusionPlan* plan) {
   }
 }
 
+// Weight-only linears of the same x computed by one dispatch (dispatch_fusion.h, SPLIT): every
+// linear without bias whose dispatch no other fusion changes.
+void plan_splits(const GraphView& v, FusionPlan* plan) {
+  std::vector<bool> taken(static_cast<size_t>(v.num_nodes()), false);
+  for (int i = 0; i < v.num_nodes(); ++i) {
+    for (int l : {plan->residual_linear[static_cast<size_t>(i)], plan->gate_linear[static_cast<size_t>(i)],
+                  plan->up_linear[static_cast<size_t>(i)]})
+      if (l >= 0) taken[static_cast<size_t>(l)] = true;
+  }
+  auto free_linear = [&](int i) {
+    return v.wq_linear(i) != nullptr && !taken[static_cast<size_t>(i)] && v.input(i, 2) < 0 && v.valid(v.input(i, 0));
+  };
+  for (int i = 0; i < v.num_nodes(); ++i) {
+    if (!free_linear(i)) continue;
+    const fb::LinearParams* p = v.wq_linear(i);
+    int found = 0;
+    for (int j = i + 1; j < v.num_nodes() && found < 2; ++j) {
+      const fb::LinearParams* q = v.wq_linear(j);
+      if (!free_linear(j) || v.input(j, 0) != v.input(i, 0) || q->weight_bits() != p->weight_bits() ||
+          q->group_size() != p->group_size())
+        continue;
+      taken[static_cast<size_t>(j)] = true;
+      plan->split_leader[static_cast<size_t>(j)] = i;
+      plan->split_members[static_cast<size_t>(i)][static_cast<size_t>(found++)] = j;
+    }
+    taken[static_cast<size_t>(i)] = true;
+  }
+}
+
 }  // namespace
 
 FusionPlan plan_fusions(const fb::Graph& g) {
@@ -178,6 +207,8 @@ FusionPlan plan_fusions(const fb::Graph& g) {
   plan.residual_input.assign(n, -1);
   plan.gate_linear.assign(n, -1);
   plan.up_linear.assign(n, -1);
+  plan.split_leader.assign(n, -1);
+  plan.split_members.assign(n, {-1, -1});
   plan.folded_permute.assign(n, false);
   plan.transposed_source.assign(static_cast<size_t>(v.num_tensors()), -1);
   plan.transposed_output.assign(n, -1);
@@ -220,6 +251,7 @@ FusionPlan plan_fusions(const fb::Graph& g) {
       plan.up_linear[static_cast<size_t>(i)] = lu;
     }
   }
+  plan_splits(v, &plan);
   for (int j = 0; j < v.num_nodes(); ++j) {  // the linears a folded RMSNorm feeds
     const int norm = v.producer(v.input(j, 0));
     if (v.wq_linear(j) != nullptr && norm >= 0 && plan.folded_norm[static_cast<size_t>(norm)])

@@ -7,23 +7,26 @@
 //   - silu_mul(gate, up) of two weight-only linears of the same input, without bias: one
 //     dispatch computes both dots and the SwiGLU (GATED), the other linear's is dropped;
 //   - add(linear, r) of a weight-only linear used only there: the add runs in the linear's
-//     epilogue (RESIDUAL), when r exists before the linear runs.
+//     epilogue (RESIDUAL), when r exists before the linear runs;
+//   - two or three other weight-only linears of the same x, without bias (an attention's q, k
+//     and v projections): one dispatch computes all their outputs (SPLIT).
 // and the transposes around attention (rank-4 permutes (0, 2, 1, 3): [B, T, H, D] <-> [B, H, T,
 // D]) into their neighbours' indexing, so no copy is dispatched:
 //   - a permute read only by RoPE (its x) and attention (q, k, v): they read its input in the
-//     token-major order (rope.comp, attention.comp, cache_write.comp);
+//     token-major order (rope.comp, attention.comp);
 //   - a permute whose input only it reads, an attention's output: the attention writes the
 //     permute's output in token-major order.
 // Every tensor keeps its own buffer (the delegate does not share memory between tensors), so
 // reading a permute's input later than the copy would have is safe. And a RoPE read only by an
 // attention, as its q or k, runs inside the attention's dispatch (q: attention.comp rotates the
-// query row it loads) or its cache write (k: cache_write.comp rotates what it stores).
+// query row it loads, and the new keys as it reads and stores them).
 // The plan is structural (node kinds, consumers, tensor kinds, blob sizes), so the graph lowers
 // to the same dispatches with the same bindings at every dynamic size. Lowering still checks
 // each node's shapes at each size. EMBER_VULKAN_FUSE=0 turns fusion off (for measuring and
 // debugging). Internal to the Vulkan runtime (graph_lowering.cc).
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "delegates/vulkan/vulkan_graph_generated.h"
@@ -43,6 +46,11 @@ struct FusionPlan {
   // Per node: for a silu_mul computed by one gated dispatch, (gate linear, up linear) node
   // indices, else (-1, -1).
   std::vector<int> gate_linear, up_linear;
+  // Per node: for a weight-only linear whose output another linear's dispatch computes (SPLIT),
+  // that linear (the first of its group, in node order), else -1; for that first one, the others,
+  // in node order (-1: none).
+  std::vector<int> split_leader;
+  std::vector<std::array<int, 2>> split_members;
   // Per node: a permute whose copy is not emitted (its readers or its producer index through it).
   std::vector<bool> folded_permute;
   // Per tensor: for the output of a permute folded into its readers, the permute's input (read in

@@ -231,6 +231,7 @@ class Lowering {
 
   Error dispatch_op();
   Error linear_weight_only(const fb::LinearParams* p);
+  Error split_member(int j, int x, int bits, int group, int64_t* rows, int* w, int* s, int* y);
   bool fuse_into_linear(const fb::BinaryParams* p, int a, int b);
   Error embedding_weight_only(const fb::EmbeddingParams* p);
 
@@ -313,10 +314,27 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   const std::string e = infer_linear_weight_only(sz(x), sz(w), sz(s), b >= 0 ? numel(sz(b)) : -1, bits, p->group_size(), &out);
   if (!e.empty()) return shape_error(e);
   EMBER_TRY(check_out(out));
-  const int64_t k = sz(x).back(), n = out.back(), m = numel(sz(x)) / k;
+  // Computed by the dispatch of the first linear of its group (SPLIT, dispatch_fusion.h), whose
+  // lowering read this node's weights; this one checked its own shapes above.
+  if (plan_.split_leader[index_] >= 0) {
+    if (node_dispatch_[static_cast<size_t>(plan_.split_leader[index_])] < 0) return bad("its split group has no dispatch");
+    return Error::Ok;
+  }
+  const int64_t k = sz(x).back(), m = numel(sz(x)) / k;
+  // The outputs of this dispatch: this node's, then its split group's (unused slots repeat it).
+  int64_t ns[3] = {out.back(), 0, 0};
+  int ws[3] = {w, w, w}, ss[3] = {s, s, s}, ys[3] = {out_, out_, out_};
+  for (size_t i = 0; i < 2; ++i) {
+    const int j = plan_.split_members[index_][i];
+    if (j < 0) break;
+    EMBER_TRY(split_member(j, x, bits, p->group_size(), &ns[i + 1], &ws[i + 1], &ss[i + 1], &ys[i + 1]));
+  }
+  const int64_t n = ns[0] + ns[1] + ns[2];
   const WeightOnlySplit split = weight_only_split(m, n, k / (bits == 8 ? 4 : 8), limits_.max_workgroup);
   const uint32_t wg = split.workgroup;
-  const int64_t per_group = wg / split.threads * split.rows, groups = m * ((n + per_group - 1) / per_group);
+  const int64_t per_group = wg / split.threads * split.rows;
+  int64_t groups = 0;
+  for (int64_t rows : ns) groups += m * ((rows + per_group - 1) / per_group);
   // A folded RMSNorm (dispatch_fusion.h): read its input and weight, normalise here.
   int xin = x, gamma = x;
   float eps = 0.0f;
@@ -329,10 +347,32 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
     if (sz(xin) != sz(x) || numel(sz(gamma)) != k) return bad("its RMSNorm input does not match");
   }
   add(ShaderId::LinearWq,
-      {ibits(m), ibits(k), ibits(n), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(split.threads), ibits(split.rows), 0,
-       ibits(norm >= 0), fbits(eps), 0, ibits(split.words)},
-      {xin, w, b >= 0 ? b : x, s, x, gamma, w, s, out_}, groups * int64_t{wg}, {}, wg);
+      {ibits(m), ibits(k), ibits(ns[0]), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(split.threads),
+       ibits(split.rows), 0, ibits(norm >= 0), fbits(eps), 0, ibits(split.words), ibits(ns[1]), ibits(ns[2])},
+      {xin, w, b >= 0 ? b : x, s, x, gamma, ws[1], ss[1], ws[2], ss[2], ys[0], ys[1], ys[2]}, groups * int64_t{wg}, {}, wg);
   node_dispatch_[index_] = static_cast<int>(d_.size()) - 1;
+  return Error::Ok;
+}
+
+// Node j of the split group of the linear being lowered (same x, `bits`, `group`, no bias): its
+// rows, weight, scales and output. Checks what the dispatch reads; j's own lowering, later,
+// checks the rest.
+Error Lowering::split_member(int j, int x, int bits, int group, int64_t* rows, int* w, int* s, int* y) {
+  const fb::Node* n = g_nodes_->Get(static_cast<uint32_t>(j));
+  const auto valid = [&](int id) { return id >= 0 && static_cast<size_t>(id) < t_.size() && t_[id].available; };
+  if (n->inputs() == nullptr || n->inputs()->size() != 4 || n->outputs() == nullptr || n->outputs()->size() != 1)
+    return bad("split linear %d needs [x, weight, -1, scales] and one output", j);
+  *w = n->inputs()->Get(1);
+  *s = n->inputs()->Get(3);
+  *y = n->outputs()->Get(0);
+  if (n->inputs()->Get(0) != x || !valid(*w) || !valid(*s) || *y < 0 || static_cast<size_t>(*y) >= t_.size())
+    return bad("split linear %d reads other tensors", j);
+  EMBER_TRY(need_quantized_weight(*w, bits));
+  EMBER_TRY(need_f32({*s, *y}));
+  Sizes out;
+  const std::string e = infer_linear_weight_only(sz(x), sz(*w), sz(*s), -1, bits, group, &out);
+  if (!e.empty()) return bad("split linear %d: %s", j, e.c_str());
+  *rows = out.back();
   return Error::Ok;
 }
 
@@ -358,7 +398,11 @@ Error Lowering::embedding_weight_only(const fb::EmbeddingParams* p) {
 // linear_wq.comp's specialisation constants (after the workgroup size) and bindings that
 // fusion rewrites.
 enum LinearWqSpec { kWqHasBias = 5, kWqHasResidual = 8, kWqGated = 11 };
-enum LinearWqBinding { kWqWeight = 1, kWqScales = 3, kWqResidual = 4, kWqWeight2 = 6, kWqScales2 = 7, kWqOut = 8 };
+enum LinearWqBinding { kWqWeight = 1, kWqScales = 3, kWqResidual = 4, kWqWeight2 = 6, kWqScales2 = 7, kWqOut = 10 };
+// A fused epilogue's output: y, with y2 and y3 (unused without SPLIT) on the same buffer.
+void set_wq_output(Dispatch& d, int out) {
+  for (int i = 0; i < 3; ++i) d.bindings[static_cast<size_t>(kWqOut + i)] = out;
+}
 
 // This add or silu_mul (inputs a, b, shapes checked) runs inside the weight-only linear
 // dispatch(es) the fusion plan names: patches them and returns true. The plan is structural, so
@@ -372,7 +416,7 @@ bool Lowering::fuse_into_linear(const fb::BinaryParams* p, int a, int b) {
     Dispatch& d = d_[static_cast<size_t>(di)];
     d.spec[kWqHasResidual] = 1;
     d.bindings[kWqResidual] = plan_.residual_input[i] == 0 ? a : b;
-    d.bindings[kWqOut] = out_;
+    set_wq_output(d, out_);
     return true;
   }
   if (p->op() == fb::BinaryOp::SiluMul && plan_.gate_linear[i] >= 0) {
@@ -388,7 +432,7 @@ bool Lowering::fuse_into_linear(const fb::BinaryParams* p, int a, int b) {
     d.bindings[kWqScales] = gate.bindings[kWqScales];
     d.bindings[kWqWeight2] = up.bindings[kWqWeight];
     d.bindings[kWqScales2] = up.bindings[kWqScales];
-    d.bindings[kWqOut] = out_;
+    set_wq_output(d, out_);
     dead_.resize(d_.size(), false);
     dead_[static_cast<size_t>(std::min(dg, du))] = true;
     return true;
@@ -769,19 +813,17 @@ Error Lowering::dispatch_op() {
         return unsupported("a %lld-row cache needs %llu bytes of shared memory; the device has %u",
                            static_cast<long long>(s), static_cast<unsigned long long>(shared), limits_.max_shared_bytes);
       const uint32_t idx64 = ibits(is_int64(pos));
-      for (int src : {k, v}) {
-        const RopeIn r = rope_input(src, src == k ? plan_.k_rope[index_] : -1);
-        add(ShaderId::CacheWrite,
-            {ibits(numel(sz(src))), ibits(t), ibits(s), ibits(d), idx64, ibits(r.x.heads), ibits(r.cos >= 0), ibits(r.rows)},
-            {r.x.tensor, pos, r.cos >= 0 ? r.cos : pos, r.sin >= 0 ? r.sin : pos, src == k ? kc : vc}, numel(sz(src)));
-      }
-      // A folded transpose after it (dispatch_fusion.h): write its output, token-major.
+      // One dispatch: the cache update runs inside (attention.comp). A folded transpose after it
+      // (dispatch_fusion.h): write its output, token-major.
       const int y = plan_.transposed_output[index_];
-      const RopeIn qr = rope_input(q, plan_.q_rope[index_]);
+      const RopeIn qr = rope_input(q, plan_.q_rope[index_]), kr = rope_input(k, plan_.k_rope[index_]);
+      const TokenMajor vr = token_major(v);
       add(ShaderId::Attention,
           {ibits(rows), ibits(qs[1]), ibits(hkv), ibits(t), ibits(s), ibits(d), idx64, fbits(p->scale()),
-           ibits(qr.x.heads > 0), ibits(y >= 0), ibits(qr.cos >= 0), ibits(qr.rows)},
-          {qr.x.tensor, kc, vc, pos, qr.cos >= 0 ? qr.cos : pos, qr.sin >= 0 ? qr.sin : pos, y >= 0 ? y : out_},
+           ibits(qr.x.heads > 0), ibits(y >= 0), ibits(qr.cos >= 0), ibits(qr.rows), ibits(kr.x.heads > 0),
+           ibits(vr.heads > 0), ibits(kr.cos >= 0), ibits(kr.rows)},
+          {qr.x.tensor, kr.x.tensor, vr.tensor, pos, qr.cos >= 0 ? qr.cos : pos, qr.sin >= 0 ? qr.sin : pos,
+           kr.cos >= 0 ? kr.cos : pos, kr.sin >= 0 ? kr.sin : pos, kc, vc, y >= 0 ? y : out_},
           rows * int64_t{kWorkgroupSize});
       positions_.push_back({pos, s});
       return Error::Ok;

@@ -41,9 +41,6 @@ const uint32_t kRope[] =
 const uint32_t kAttention[] =
 #include "delegates/vulkan/shaders/attention.inc"
     ;
-const uint32_t kCacheWrite[] =
-#include "delegates/vulkan/shaders/cache_write.inc"
-    ;
 const uint32_t kEmbeddingWq[] =
 #include "delegates/vulkan/shaders/embedding_wq.inc"
     ;
@@ -87,9 +84,6 @@ const uint32_t kRopeFp16[] =
 const uint32_t kAttentionFp16[] =
 #include "delegates/vulkan/shaders/attention_fp16.inc"
     ;
-const uint32_t kCacheWriteFp16[] =
-#include "delegates/vulkan/shaders/cache_write_fp16.inc"
-    ;
 const uint32_t kEmbeddingWqFp16[] =
 #include "delegates/vulkan/shaders/embedding_wq_fp16.inc"
     ;
@@ -97,41 +91,39 @@ const uint32_t kLinearWqFp16[] =
 #include "delegates/vulkan/shaders/linear_wq_fp16.inc"
     ;
 
-#define EMBER_SHADER(name, var, bindings, push) \
-  ShaderInfo{name, var, sizeof(var) / sizeof(var[0]), bindings, push}
+#define EMBER_SHADER(name, var, bindings, push, outputs) \
+  ShaderInfo{name, var, sizeof(var) / sizeof(var[0]), bindings, push, outputs}
 
 const ShaderInfo kShaders[kNumShaders] = {
-    EMBER_SHADER("conv2d", kConv2d, 4, 0),
-    EMBER_SHADER("matmul", kMatmul, 4, 0),
-    EMBER_SHADER("binary", kBinary, 3, 112),
-    EMBER_SHADER("unary", kUnary, 2, 4),
-    EMBER_SHADER("pool2d", kPool2d, 2, 0),
-    EMBER_SHADER("softmax", kSoftmax, 2, 0),
-    EMBER_SHADER("layer_norm", kLayerNorm, 4, 0),
-    EMBER_SHADER("reduce_mean", kReduceMean, 2, 0),
-    EMBER_SHADER("strided_copy", kStridedCopy, 2, 112),
-    EMBER_SHADER("embedding", kEmbedding, 3, 0),
-    EMBER_SHADER("rope", kRope, 4, 0),
-    EMBER_SHADER("attention", kAttention, 7, 0),
-    EMBER_SHADER("cache_write", kCacheWrite, 5, 0),
-    EMBER_SHADER("linear_wq", kLinearWq, 9, 0),
-    EMBER_SHADER("embedding_wq", kEmbeddingWq, 4, 0),
+    EMBER_SHADER("conv2d", kConv2d, 4, 0, 1),
+    EMBER_SHADER("matmul", kMatmul, 4, 0, 1),
+    EMBER_SHADER("binary", kBinary, 3, 112, 1),
+    EMBER_SHADER("unary", kUnary, 2, 4, 1),
+    EMBER_SHADER("pool2d", kPool2d, 2, 0, 1),
+    EMBER_SHADER("softmax", kSoftmax, 2, 0, 1),
+    EMBER_SHADER("layer_norm", kLayerNorm, 4, 0, 1),
+    EMBER_SHADER("reduce_mean", kReduceMean, 2, 0, 1),
+    EMBER_SHADER("strided_copy", kStridedCopy, 2, 112, 1),
+    EMBER_SHADER("embedding", kEmbedding, 3, 0, 1),
+    EMBER_SHADER("rope", kRope, 4, 0, 1),
+    EMBER_SHADER("attention", kAttention, 11, 0, 3),
+    EMBER_SHADER("linear_wq", kLinearWq, 13, 0, 3),
+    EMBER_SHADER("embedding_wq", kEmbeddingWq, 4, 0, 1),
     // fp16-storage variants, same order (kFp16Offset + id).
-    EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0),
-    EMBER_SHADER("matmul_fp16", kMatmulFp16, 4, 0),
-    EMBER_SHADER("binary_fp16", kBinaryFp16, 3, 112),
-    EMBER_SHADER("unary_fp16", kUnaryFp16, 2, 4),
-    EMBER_SHADER("pool2d_fp16", kPool2dFp16, 2, 0),
-    EMBER_SHADER("softmax_fp16", kSoftmaxFp16, 2, 0),
-    EMBER_SHADER("layer_norm_fp16", kLayerNormFp16, 4, 0),
-    EMBER_SHADER("reduce_mean_fp16", kReduceMeanFp16, 2, 0),
-    EMBER_SHADER("strided_copy_fp16", kStridedCopyFp16, 2, 112),
-    EMBER_SHADER("embedding_fp16", kEmbeddingFp16, 3, 0),
-    EMBER_SHADER("rope_fp16", kRopeFp16, 4, 0),
-    EMBER_SHADER("attention_fp16", kAttentionFp16, 7, 0),
-    EMBER_SHADER("cache_write_fp16", kCacheWriteFp16, 5, 0),
-    EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 9, 0),
-    EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0),
+    EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0, 1),
+    EMBER_SHADER("matmul_fp16", kMatmulFp16, 4, 0, 1),
+    EMBER_SHADER("binary_fp16", kBinaryFp16, 3, 112, 1),
+    EMBER_SHADER("unary_fp16", kUnaryFp16, 2, 4, 1),
+    EMBER_SHADER("pool2d_fp16", kPool2dFp16, 2, 0, 1),
+    EMBER_SHADER("softmax_fp16", kSoftmaxFp16, 2, 0, 1),
+    EMBER_SHADER("layer_norm_fp16", kLayerNormFp16, 4, 0, 1),
+    EMBER_SHADER("reduce_mean_fp16", kReduceMeanFp16, 2, 0, 1),
+    EMBER_SHADER("strided_copy_fp16", kStridedCopyFp16, 2, 112, 1),
+    EMBER_SHADER("embedding_fp16", kEmbeddingFp16, 3, 0, 1),
+    EMBER_SHADER("rope_fp16", kRopeFp16, 4, 0, 1),
+    EMBER_SHADER("attention_fp16", kAttentionFp16, 11, 0, 3),
+    EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 13, 0, 3),
+    EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0, 1),
 };
 
 }  // namespace

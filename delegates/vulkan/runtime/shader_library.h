@@ -7,15 +7,15 @@
 namespace ember {
 namespace vulkan {
 
-// Ids 0..11 match fb::Shader (CacheWrite is a dispatch of the Attention node); kFp16Offset + id is the same shader compiled with
+// Ids 0..11 match fb::Shader; kFp16Offset + id is the same shader compiled with
 // -DSTORAGE_FP16 (float16_t storage buffers, fp32 arithmetic; see fp16_storage.h).
 enum class ShaderId : uint8_t {
   Conv2d = 0, Matmul = 1, Binary = 2, Unary = 3, Pool2d = 4, Softmax = 5, LayerNorm = 6,
-  ReduceMean = 7, StridedCopy = 8, Embedding = 9, Rope = 10, Attention = 11, CacheWrite = 12,
-  LinearWq = 13,  // a dispatch of Matmul nodes with quantized weights (LinearParams.weight_bits)
-  EmbeddingWq = 14,  // of Embedding nodes with quantized weights (EmbeddingParams.weight_bits)
+  ReduceMean = 7, StridedCopy = 8, Embedding = 9, Rope = 10, Attention = 11,
+  LinearWq = 12,  // a dispatch of Matmul nodes with quantized weights (LinearParams.weight_bits)
+  EmbeddingWq = 13,  // of Embedding nodes with quantized weights (EmbeddingParams.weight_bits)
 };
-constexpr int kNumBaseShaders = 15;
+constexpr int kNumBaseShaders = 14;
 constexpr int kFp16Offset = kNumBaseShaders;
 constexpr int kNumShaders = 2 * kNumBaseShaders;
 
@@ -30,16 +30,17 @@ struct ShaderInfo {
   const uint32_t* spirv;
   size_t spirv_words;
   // Storage buffers at bindings 0..n-1 of set 0 (<= kMaxBindings). A shader writes its last
-  // binding and only reads the others: the runtime places barriers by that rule
+  // num_outputs bindings and only reads the others: the runtime places barriers by that rule
   // (vulkan_graph.cc), test/delegates/vulkan:shader_bindings_test checks it in the SPIR-V.
   uint32_t num_bindings;
   uint32_t push_constant_bytes;  // 0: none
+  uint32_t num_outputs;          // 1..num_bindings
 };
 
 const ShaderInfo& shader_info(ShaderId id);
 
-// The most storage buffers a shader binds (linear_wq.comp's 9); sizes the hosts' fixed arrays.
-constexpr uint32_t kMaxBindings = 9;
+// The most storage buffers a shader binds (linear_wq.comp's 13); sizes the hosts' fixed arrays.
+constexpr uint32_t kMaxBindings = 13;
 
 // Workgroup size (local_size_x, specialization constant 0) used for every dispatch.
 constexpr uint32_t kWorkgroupSize = 64;

@@ -425,16 +425,18 @@ Error VulkanGraph::record_commands(VkCommandBuffer cb, const std::vector<TensorI
   const VkPhysicalDeviceLimits& lim = context_->properties().limits;
   profiler_.record_start(cb);
   // A barrier only before a dispatch that reads or writes a buffer written since the last one,
-  // or writes one read since (every shader writes its last binding and reads the others), so
-  // independent dispatches (an attention's q / k / v projections) overlap. With the profiler
-  // on, one between every two dispatches (its timestamps time them one by one).
+  // or writes one read since (every shader writes its last num_outputs bindings and reads the
+  // others), so independent dispatches overlap. With the profiler on, one between every two
+  // dispatches (its timestamps time them one by one).
   std::vector<uint8_t> written(device_.size(), 0), read(device_.size(), 0);
   for (size_t di = 0; di < dispatches.size(); ++di) {
     const Dispatch& d = dispatches[di];
+    const ShaderInfo& info = shader_info(d.shader);
+    const size_t first_output = d.bindings.size() > info.num_outputs ? d.bindings.size() - info.num_outputs : 0;
     bool hazard = di > 0 && profiler_.enabled();
     for (size_t i = 0; i < d.bindings.size(); ++i) {
       const size_t buf = buffer_index(d.bindings[i]);
-      hazard = hazard || written[buf] || (i + 1 == d.bindings.size() && read[buf]);
+      hazard = hazard || written[buf] || (i >= first_output && read[buf]);
     }
     if (hazard) {
       barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -442,8 +444,9 @@ Error VulkanGraph::record_commands(VkCommandBuffer cb, const std::vector<TensorI
       std::fill(written.begin(), written.end(), 0);
       std::fill(read.begin(), read.end(), 0);
     }
-    for (size_t i = 0; i < d.bindings.size(); ++i) (i + 1 == d.bindings.size() ? written : read)[buffer_index(d.bindings[i])] = 1;
-    const ShaderInfo& info = shader_info(d.shader);
+    // Reads first: a buffer bound both as an input and an output counts as written.
+    for (size_t i = 0; i < first_output; ++i) read[buffer_index(d.bindings[i])] = 1;
+    for (size_t i = first_output; i < d.bindings.size(); ++i) written[buffer_index(d.bindings[i])] = 1;
     EMBER_ASSIGN_OR_RETURN(ShaderObjects so, cache.shader(d.shader, diag));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, so.layout, 0, 1, &d.set, 0, nullptr);

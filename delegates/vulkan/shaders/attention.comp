@@ -7,11 +7,17 @@
 #else
 #define FLOAT_T float
 #endif
-// Ember Vulkan delegate: attention over a KV cache. One 64-invocation workgroup per query row
-// (b, h, t); the workgroup index may be 2D (x, y) when the rows exceed the X limit.
+// Ember Vulkan delegate: attention over a KV cache, with the cache update in the same dispatch.
+// One 64-invocation workgroup per query row (b, h, t); the workgroup index may be 2D (x, y) when
+// the rows exceed the X limit.
 layout(local_size_x_id = 0) in;
-// q [B, H, T, D]; caches [B, HKV, S, D]; query head h reads cache head h / (H / HKV). Row t
-// attends to cache rows 0..pos[t] (causal by position): softmax(q . k_j * SCALE) . v_j.
+// q [B, H, T, D]; the new keys and values k, v [B, HKV, T, D]; caches [B, HKV, S, D]; query head
+// h reads cache head h / (H / HKV). Token t' of this call goes to cache row pos[t']. Row t
+// attends to rows 0..pos[t] (causal by position) of the cache as it is after the update:
+// softmax(q . k_j * SCALE) . v_j, where a row j that some token t' of this call writes is read
+// from k / v (the last such t'), not from the cache, so no row is read and written in one
+// dispatch. The workgroups of each cache head's first query head store their token's k and v
+// row in the cache (rows the others only read from k / v), which the next call reads.
 layout(constant_id = 1) const int ROWS = 1;  // B * H * T
 layout(constant_id = 2) const int H = 1;
 layout(constant_id = 3) const int HKV = 1;
@@ -20,21 +26,31 @@ layout(constant_id = 5) const int S = 1;
 layout(constant_id = 6) const int D = 1;
 layout(constant_id = 7) const int IDX64 = 1;
 layout(constant_id = 8) const float SCALE = 1.0;
-// Token-major layouts, [B, T, H, D] instead of [B, H, T, D] (transposes folded into this dispatch,
-// runtime/dispatch_fusion.h): Q_TOKEN_MAJOR for q, Y_TOKEN_MAJOR for the output.
+// Token-major layouts, [B, T, heads, D] instead of [B, heads, T, D] (transposes folded into this
+// dispatch, runtime/dispatch_fusion.h): Q_TOKEN_MAJOR for q, Y_TOKEN_MAJOR for the output,
+// K_TOKEN_MAJOR / V_TOKEN_MAJOR for the new keys and values.
 layout(constant_id = 9) const int Q_TOKEN_MAJOR = 0;
 layout(constant_id = 10) const int Y_TOKEN_MAJOR = 0;
-// ROPE_Q: the query row is rotated as it is loaded (rotate-half RoPE, rows cos/sin [TC, D], TC =
-// T or 1): the RoPE feeding q, computed here (dispatch_fusion.h).
+// ROPE_Q / ROPE_K: q / the new keys are rotated as they are loaded (rotate-half RoPE, rows cos/sin
+// [TC, D], TC = T or 1): the RoPEs feeding the attention, computed here (dispatch_fusion.h).
 layout(constant_id = 11) const int ROPE_Q = 0;
-layout(constant_id = 12) const int TC = 1;
+layout(constant_id = 12) const int TC = 1;  // q's cos/sin rows
+layout(constant_id = 13) const int K_TOKEN_MAJOR = 0;
+layout(constant_id = 14) const int V_TOKEN_MAJOR = 0;
+layout(constant_id = 15) const int ROPE_K = 0;
+layout(constant_id = 16) const int TCK = 1;  // the keys' cos/sin rows
 layout(std430, set = 0, binding = 0) readonly buffer Q { FLOAT_T q[]; };
-layout(std430, set = 0, binding = 1) readonly buffer K { FLOAT_T kc[]; };
-layout(std430, set = 0, binding = 2) readonly buffer V { FLOAT_T vc[]; };
+layout(std430, set = 0, binding = 1) readonly buffer KN { FLOAT_T knew[]; };
+layout(std430, set = 0, binding = 2) readonly buffer VN { FLOAT_T vnew[]; };
 layout(std430, set = 0, binding = 3) readonly buffer P { int pos[]; };
 layout(std430, set = 0, binding = 4) readonly buffer C { FLOAT_T cosv[]; };
 layout(std430, set = 0, binding = 5) readonly buffer Sn { FLOAT_T sinv[]; };
-layout(std430, set = 0, binding = 6) writeonly buffer Y { FLOAT_T y[]; };
+layout(std430, set = 0, binding = 6) readonly buffer CK { FLOAT_T kcos[]; };
+layout(std430, set = 0, binding = 7) readonly buffer SK { FLOAT_T ksin[]; };
+// The outputs are the last bindings (shader_library.h: the runtime's barriers rely on it).
+layout(std430, set = 0, binding = 8) buffer KC { FLOAT_T kc[]; };
+layout(std430, set = 0, binding = 9) buffer VC { FLOAT_T vc[]; };
+layout(std430, set = 0, binding = 10) writeonly buffer Y { FLOAT_T y[]; };
 shared float scores[S];
 shared float qrow[D];
 shared float red[64];
@@ -52,6 +68,40 @@ float wg_reduce(float v, bool take_max) {
   return r;
 }
 
+// Token t's cache row, or -1 (an int64 position outside int32, which the runtime refuses
+// before the run anyway).
+int position(int t) {
+  if (IDX64 == 0) return pos[t];
+  return pos[2 * t + 1] != 0 ? -1 : pos[2 * t];
+}
+
+int b, g, first_pos;
+bool consecutive;  // positions first_pos, first_pos + 1, ...: the usual case, no search
+
+// The last token of this call that writes cache row j, or -1.
+int newest(int j) {
+  if (consecutive) return j >= first_pos && j < first_pos + T ? j - first_pos : -1;
+  for (int u = T - 1; u >= 0; --u)
+    if (position(u) == j) return u;
+  return -1;
+}
+
+// Where token u's row of the new keys / values starts.
+int new_row(int u, int token_major) {
+  return token_major != 0 ? ((b * T + u) * HKV + g) * D : ((b * HKV + g) * T + u) * D;
+}
+
+// Element d of token u's new key (rotated with ROPE_K), its row starting at `at`.
+float new_key(int at, int u, int d) {
+  float v = float(knew[at + d]);
+  if (ROPE_K != 0) {
+    const int half_d = D / 2, c = (TCK == 1 ? 0 : u) * D + d;
+    const float rot = d < half_d ? -float(knew[at + d + half_d]) : float(knew[at + d - half_d]);
+    v = v * float(kcos[c]) + rot * float(ksin[c]);
+  }
+  return v;
+}
+
 void main() {
   uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
   if (row >= uint(ROWS)) return;  // whole workgroup: no barrier is skipped
@@ -59,12 +109,25 @@ void main() {
   int lid = int(gl_LocalInvocationIndex);
   int t = r % T;
   int h = (r / T) % H;
-  int b = r / (T * H);
-  int g = h / (H / HKV);
-  int p = IDX64 != 0 ? pos[2 * t] : pos[t];
-  if (IDX64 != 0 && pos[2 * t + 1] != 0) p = -1;
+  b = r / (T * H);
+  g = h / (H / HKV);
+  first_pos = position(0);
+  float breaks = 0.0;
+  for (int u = lid; u < T; u += 64)
+    if (first_pos < 0 || position(u) != first_pos + u) breaks += 1.0;
+  consecutive = wg_reduce(breaks, false) == 0.0;
+  int p = position(t);
   int n = (p >= 0 && p < S) ? p + 1 : 0;
   int cache = (b * HKV + g) * S * D;
+  const int k_row = new_row(t, K_TOKEN_MAJOR), v_row = new_row(t, V_TOKEN_MAJOR);
+  // The cache update: this token's row, by the first query head of the cache head, unless a
+  // later token of the call writes the same row.
+  if (h % (H / HKV) == 0 && n > 0 && newest(p) == t) {
+    for (int d = lid; d < D; d += 64) {
+      kc[cache + p * D + d] = FLOAT_T(new_key(k_row, t, d));
+      vc[cache + p * D + d] = vnew[v_row + d];
+    }
+  }
   const int token_major_row = ((b * T + t) * H + h) * D;
   const int q_at = Q_TOKEN_MAJOR != 0 ? token_major_row : r * D;
   const int y_at = Y_TOKEN_MAJOR != 0 ? token_major_row : r * D;
@@ -81,7 +144,13 @@ void main() {
   float m = -3.402823e38;
   for (int j = lid; j < n; j += 64) {
     float acc = 0.0;
-    for (int d = 0; d < D; ++d) acc += qrow[d] * float(kc[cache + j * D + d]);
+    const int u = newest(j);
+    if (u < 0) {
+      for (int d = 0; d < D; ++d) acc += qrow[d] * float(kc[cache + j * D + d]);
+    } else {
+      const int at = new_row(u, K_TOKEN_MAJOR);
+      for (int d = 0; d < D; ++d) acc += qrow[d] * new_key(at, u, d);
+    }
     acc *= SCALE;
     scores[j] = acc;
     m = max(m, acc);
@@ -97,7 +166,14 @@ void main() {
   float inv = sum > 0.0 ? 1.0 / sum : 0.0;
   for (int d = lid; d < D; d += 64) {
     float acc = 0.0;
-    for (int j = 0; j < n; ++j) acc += scores[j] * float(vc[cache + j * D + d]);
+    for (int j = 0; j < n; ++j) {
+      const int u = newest(j);
+      if (u < 0) {
+        acc += scores[j] * float(vc[cache + j * D + d]);
+      } else {
+        acc += scores[j] * float(vnew[new_row(u, V_TOKEN_MAJOR) + d]);
+      }
+    }
     y[y_at + d] = FLOAT_T(acc * inv);
   }
 }

@@ -14,7 +14,10 @@
 //   NORM:     x is RMS-normalised first, x[m][k] * gamma[k] / rms(x[m]) (the RMSNorm feeding it);
 //   GATED:    y = silu(the dot with weights 1) * (the dot with weights 2: w2, s2), the SwiGLU of a
 //             gate and an up projection of the same x;
-//   RESIDUAL: y += residual[m][n] (the residual add after it).
+//   RESIDUAL: y += residual[m][n] (the residual add after it);
+//   SPLIT:    N2 / N3 > 0: two or three linears of the same x (an attention's q, k and v
+//             projections), rows 0..N-1 from (w, scales) into y, the next N2 from (w2, s2) into
+//             y2, the next N3 from (w3, s3) into y3; no bias, residual or GATED.
 //
 // Decoding reads every weight once per token, so the shader's job is to keep enough weight bytes
 // in flight. Each group of THREADS invocations computes ROWS neighbouring output rows, all of one
@@ -25,7 +28,8 @@
 // (neighbouring invocations, neighbouring words: coalesced), all issued before any is used, and
 // accumulates. The partial sums of a group are added in shared memory. The host picks THREADS,
 // ROWS, XW and the workgroup (graph_lowering.cc). The workgroup index may be 2D (x, y) past the X
-// limit.
+// limit. With SPLIT, each output's rows have their own workgroups (a workgroup's loads come from
+// one weight buffer).
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int M = 1;
 layout(constant_id = 2) const int K = 4;      // a multiple of the values per word
@@ -40,6 +44,8 @@ layout(constant_id = 10) const int NORM = 0;
 layout(constant_id = 11) const float EPS = 1e-6;  // NORM's epsilon
 layout(constant_id = 12) const int GATED = 0;
 layout(constant_id = 13) const int XW = 1;       // words per invocation, row and chunk, 1..MAX_XW
+layout(constant_id = 14) const int N2 = 0;       // SPLIT: rows of the second and third outputs
+layout(constant_id = 15) const int N3 = 0;
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT4_T x4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint wq[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bias { FLOAT_T bias[]; };
@@ -48,9 +54,14 @@ layout(std430, set = 0, binding = 4) readonly buffer R { FLOAT_T residual[]; };
 layout(std430, set = 0, binding = 5) readonly buffer G { FLOAT4_T gamma4[]; };
 layout(std430, set = 0, binding = 6) readonly buffer W2 { uint wq2[]; };
 layout(std430, set = 0, binding = 7) readonly buffer S2 { FLOAT_T scales2[]; };
-// The output is the last binding: the runtime's barriers assume every shader writes its last
-// binding only (shader_library.h, checked by shader_bindings_test).
-layout(std430, set = 0, binding = 8) writeonly buffer Y { FLOAT_T y[]; };
+layout(std430, set = 0, binding = 8) readonly buffer W3 { uint wq3[]; };
+layout(std430, set = 0, binding = 9) readonly buffer S3 { FLOAT_T scales3[]; };
+// The outputs are the last bindings: the runtime's barriers assume every shader writes only its
+// last ones (shader_library.h, checked by shader_bindings_test). Without SPLIT, y2 and y3 are
+// bound to y's buffer and not written.
+layout(std430, set = 0, binding = 10) writeonly buffer Y { FLOAT_T y[]; };
+layout(std430, set = 0, binding = 11) writeonly buffer Y2 { FLOAT_T y2[]; };
+layout(std430, set = 0, binding = 12) writeonly buffer Y3 { FLOAT_T y3[]; };
 const int PER_WORD = BITS == 8 ? 4 : 8;
 const int MAX_ROWS = 8;
 const int MAX_XW = 8;
@@ -71,13 +82,19 @@ float word_dot(uint word, vec4 a, vec4 b) {
 void main() {
   const int wg_size = int(gl_WorkGroupSize.x);
   const int outs = wg_size / THREADS * ROWS;
-  const int row_groups = (N + outs - 1) / outs;
+  const int groups1 = (N + outs - 1) / outs, groups2 = (N2 + outs - 1) / outs;
+  const int row_groups = groups1 + groups2 + (N3 + outs - 1) / outs;
   uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
   if (wg >= uint(M * row_groups)) return;  // whole workgroup: no barrier is skipped
   const int m = int(wg) / row_groups;
   const int lid = int(gl_LocalInvocationIndex);
   const int t = lid % THREADS;
-  const int n0 = (int(wg) % row_groups) * outs + lid / THREADS * ROWS;
+  // Which output this workgroup computes (SPLIT) and its first row there.
+  int rg = int(wg) % row_groups;
+  const int seg = rg < groups1 ? 0 : (rg < groups1 + groups2 ? 1 : 2);
+  rg -= seg == 0 ? 0 : (seg == 1 ? groups1 : groups1 + groups2);
+  const int NS = seg == 0 ? N : (seg == 1 ? N2 : N3);
+  const int n0 = rg * outs + lid / THREADS * ROWS;
   const int row_words = K / PER_WORD;
   const int group_words = GROUP / PER_WORD;  // words per scale
   const int row_scales = K / GROUP;
@@ -109,10 +126,10 @@ void main() {
         const int n = n0 + r0 + r;
         for (int i = 0; i < XW; ++i) {
           const int cw = c0 + i * THREADS + t;
-          const bool ok = r0 + r < ROWS && n < N && cw < row_words;
+          const bool ok = r0 + r < ROWS && n < NS && cw < row_words;
           const int at = n * row_words + cw, g = n * row_scales + cw / group_words;
-          w[r][i] = ok ? wq[at] : 0u;
-          sc[r][i] = ok ? float(scales[g]) : 0.0;
+          w[r][i] = !ok ? 0u : (seg == 0 ? wq[at] : (seg == 1 ? wq2[at] : wq3[at]));
+          sc[r][i] = !ok ? 0.0 : float(seg == 0 ? scales[g] : (seg == 1 ? scales2[g] : scales3[g]));
           if (GATED != 0) {
             w2[r][i] = ok ? wq2[at] : 0u;
             sc2[r][i] = ok ? float(scales2[g]) : 0.0;
@@ -153,11 +170,17 @@ void main() {
   const float inv_rms = NORM != 0 ? inversesqrt(partial3[lid] / float(K) + EPS) : 1.0;
   for (int r = 0; r < ROWS; ++r) {
     const int n = n0 + r;
-    if (n >= N) break;
+    if (n >= NS) break;
     float v = partial[r * MAX_WG + lid] * inv_rms;
     if (HAS_BIAS != 0) v += float(bias[n]);
     if (GATED != 0) v = v / (1.0 + exp(-v)) * (partial2[r * MAX_WG + lid] * inv_rms);
     if (HAS_RESIDUAL != 0) v += float(residual[m * N + n]);
-    y[m * N + n] = FLOAT_T(v);
+    if (seg == 0) {
+      y[m * N + n] = FLOAT_T(v);
+    } else if (seg == 1) {
+      y2[m * N2 + n] = FLOAT_T(v);
+    } else {
+      y3[m * N3 + n] = FLOAT_T(v);
+    }
   }
 }

@@ -93,6 +93,7 @@ GraphSpec template_graph() {
   t(D::Float32, {1, 6, 8}, K::Internal, 0, {1}); // 22 silu(gate) * up
   t(D::Float32, {1, 6, 8}, K::Internal, 0, {1}); // 23 down
   t(D::Float32, {1, 6, 8}, K::Output, 2, {1});   // 24 down + x
+  t(D::Float32, {1, 6, 8}, K::Output, 3, {1});   // 25 a second linear of the normalised x (split with q's)
   auto n = [&](fb::Shader s, Params p, std::vector<int> in, uint32_t out, int a = 0, int b = 0, int c = 0, float f = 0) {
     g.nodes.push_back(NodeSpec{static_cast<int>(s), static_cast<int>(p), in, {out}, a, b, c, f});
   };
@@ -108,8 +109,9 @@ GraphSpec template_graph() {
   n(fb::Shader::Binary, Params::BinaryParams, {20, 21}, 22, 4);               // a: op (4: SiluMul)
   n(fb::Shader::Matmul, Params::LinearParams, {22, 4, -1, 5}, 23, 8, 4);
   n(fb::Shader::Binary, Params::BinaryParams, {23, 0}, 24, 0);                // Add
+  n(fb::Shader::Matmul, Params::LinearParams, {3, 16, -1, 17}, 25, 8, 4);
   g.num_inputs = 2;
-  g.num_outputs = 3;
+  g.num_outputs = 4;
   g.state_outputs = {1};
   return g;
 }
@@ -281,10 +283,10 @@ TEST(VulkanBlobMutationTest, HostileWellFormedBlobsAreRefusedOrRunCleanly) {
     Result<void*> h = backend.init(init, Span<const uint8_t>(blob.data(), blob.size()), Span<const CompileSpecView>());
     if (seed == 0) {
       ASSERT_TRUE(h.ok()) << "the template must be valid: " << diag.text();
-      // Fused (dispatch_fusion.h), so mutations reach the fusion plan: q with the RMSNorm,
-      // RoPE reading through the permute, the slice, 2 cache writes + attention, gate+up,
-      // down+add (13 unfused).
-      EXPECT_EQ(static_cast<const VulkanGraph*>(*h)->num_dispatches(), 8u);
+      // Fused (dispatch_fusion.h), so mutations reach the fusion plan: q and the last linear
+      // with the RMSNorm (one split dispatch), RoPE reading through the permute, the slice, the
+      // attention with its cache writes, gate+up, down+add (13 unfused).
+      EXPECT_EQ(static_cast<const VulkanGraph*>(*h)->num_dispatches(), 6u);
     }
     if (!h.ok()) {
       EXPECT_NE(std::string(diag.text()), "") << "seed " << seed << ": refused without a message";

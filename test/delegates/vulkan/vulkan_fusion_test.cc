@@ -181,6 +181,50 @@ TEST(VulkanFusionTest, FoldedNormOverSeveralStagedChunks) {
   EXPECT_TRUE(near(values(os[0]), to_floats(w.apply(rms(std::vector<double>(x.begin(), x.end()), k, g, 1e-5), m)), 2e-5f));
 }
 
+// An attention's q, k and v projections (three weight-only linears of one normalised x, with
+// different output widths) run as one SPLIT dispatch with the RMSNorm folded in, and compute what
+// the unfused graph (4 dispatches) and the double-precision reference compute. Two linears of the
+// same x split too; a fourth starts a group of its own. Widths that are no multiple of a
+// workgroup's rows check each output's edge.
+TEST(VulkanFusionTest, LinearsOfOneInputShareADispatch) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  struct Case { int64_t m; int bits, group; std::vector<int64_t> widths; size_t fused; };
+  for (const Case& c : {Case{1, 4, 32, {64, 16, 16}, 1}, Case{3, 8, 16, {40, 24, 8}, 1}, Case{2, 4, 8, {17, 5}, 1},
+                        Case{1, 8, 32, {8, 16, 24, 32}, 2}}) {
+    SCOPED_TRACE(::testing::Message() << c.bits << " bits, M " << c.m << ", " << c.widths.size() << " linears");
+    const int64_t k = 64;
+    std::vector<QuantWeight> ws;
+    for (size_t i = 0; i < c.widths.size(); ++i) ws.emplace_back(c.widths[i], k, c.bits, c.group, 70 + 2 * static_cast<uint32_t>(i));
+    const Floats g = random_floats(static_cast<size_t>(k), 80, 0.5f, 1.5f), x = random_floats(static_cast<size_t>(c.m * k), 81);
+    const std::vector<double> h = rms(std::vector<double>(x.begin(), x.end()), k, g, 1e-5);
+    std::vector<Floats> outs[2];
+    for (int fuse = 0; fuse < 2; ++fuse) {
+      setenv("EMBER_VULKAN_FUSE", fuse ? "1" : "0", 1);
+      VulkanBlobBuilder b;
+      const int xi = b.input({c.m, k});
+      const int hn = b.rms_norm(xi, b.constant({k}, g), 1e-5f);
+      std::vector<int> ys;
+      for (const QuantWeight& w : ws) ys.push_back(w.add_to(b, hn));
+      for (int y : ys) b.output(y);
+      std::vector<uint8_t> blob = b.build();
+      Delegate del;
+      const Error e = del.init(blob);
+      unsetenv("EMBER_VULKAN_FUSE");
+      ASSERT_EQ(e, Error::Ok) << del.message();
+      EXPECT_EQ(del.graph()->num_dispatches(), fuse ? c.fused : 1 + ws.size());
+      std::vector<HostTensor> ins{HostTensor::f32({c.m, k}, x)};
+      std::vector<HostTensor> os;
+      for (const QuantWeight& w : ws) os.push_back(nan_out({c.m, w.n}));
+      ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
+      for (size_t i = 0; i < ws.size(); ++i) {
+        outs[fuse].push_back(values(os[i]));
+        EXPECT_TRUE(near(outs[fuse].back(), to_floats(ws[i].apply(h, c.m)), 2e-5f)) << "output " << i << (fuse ? ", fused" : "");
+      }
+    }
+    for (size_t i = 0; i < ws.size(); ++i) EXPECT_TRUE(near(outs[0][i], outs[1][i], 2e-5f)) << "output " << i;
+  }
+}
+
 // Graphs where a fusion would change the result keep their dispatches.
 TEST(VulkanFusionTest, NoFusionWhereItWouldBeWrong) {
   EMBER_SKIP_WITHOUT_VULKAN();
@@ -244,6 +288,18 @@ TEST(VulkanFusionTest, NoFusionWhereItWouldBeWrong) {
     for (size_t i = 0; i < want.size(); ++i) want[i] += bv[i % 8];
     check("broadcast residual",
           [&](VulkanBlobBuilder& b, int xi, int) { return b.binary(VkBinary::Add, wa.add_to(b, xi), b.constant({8}, bv)); },
+          want);
+  }
+  // Two linears of x, one with a bias (SPLIT takes none): two dispatches and the product.
+  {
+    std::vector<double> want = wa.apply(x, 2), other = wb.apply(x, 2);
+    for (size_t i = 0; i < want.size(); ++i) want[i] = (want[i] + bv[i % 8]) * other[i];
+    check("linears of one input, one with a bias",
+          [&](VulkanBlobBuilder& b, int xi, int) {
+            const int wt = b.constant_bytes({8, 16}, VkDType::UInt8, wa.bytes.data(), wa.bytes.size());
+            const int biased = b.linear_weight_only(xi, wt, b.constant({8, 1}, wa.scales), b.constant({8}, bv), 4, 32);
+            return b.binary(VkBinary::Mul, biased, wb.add_to(b, xi));
+          },
           want);
   }
   // silu_mul of linears of different inputs (x and a slice of x's square): not one dispatch.
