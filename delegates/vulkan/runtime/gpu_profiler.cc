@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <numeric>
 
@@ -13,7 +14,12 @@ namespace vulkan {
 
 bool GpuProfiler::requested() {
   const char* env = std::getenv("EMBER_VULKAN_PROFILE");
-  return env != nullptr && env[0] == '1';
+  return env != nullptr && (std::strcmp(env, "1") == 0 || std::strcmp(env, "span") == 0);
+}
+
+bool GpuProfiler::span_requested() {
+  const char* env = std::getenv("EMBER_VULKAN_PROFILE");
+  return env != nullptr && std::strcmp(env, "span") == 0;
 }
 
 GpuProfiler::~GpuProfiler() {
@@ -22,8 +28,9 @@ GpuProfiler::~GpuProfiler() {
 }
 
 Error GpuProfiler::init(VkDevice device, VkPhysicalDevice physical, uint32_t queue_family, float timestamp_period_ns,
-                        std::vector<std::string> labels, Diagnostic* diag, bool quiet) {
+                        std::vector<std::string> labels, Diagnostic* diag, bool quiet, bool span) {
   quiet_ = quiet;
+  span_ = span;
   uint32_t n = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
   std::vector<VkQueueFamilyProperties> families(n);
@@ -37,7 +44,7 @@ Error GpuProfiler::init(VkDevice device, VkPhysicalDevice physical, uint32_t que
   period_ns_ = timestamp_period_ns > 0 ? timestamp_period_ns : 1.0;
   valid_mask_ = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
   labels_ = std::move(labels);
-  stamps_.assign(labels_.size() + 1, 0);
+  stamps_.assign(span_ ? 2 : labels_.size() + 1, 0);
   total_ns_.assign(labels_.size(), 0.0);
   last_ns_.assign(labels_.size(), 0.0);
   VkQueryPoolCreateInfo qi{};
@@ -56,16 +63,24 @@ void GpuProfiler::record_start(VkCommandBuffer cb) const {
 
 void GpuProfiler::record_after(VkCommandBuffer cb, size_t dispatch) const {
   if (!enabled()) return;
-  vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, static_cast<uint32_t>(dispatch + 1));
+  if (span_ && dispatch + 1 != labels_.size()) return;
+  vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, static_cast<uint32_t>(span_ ? 1 : dispatch + 1));
 }
 
-Error GpuProfiler::collect(Diagnostic* diag) {
+Error GpuProfiler::collect(uint64_t host_ns, uint64_t wait_ns, Diagnostic* diag) {
   if (!enabled()) return Error::Ok;
+  host_ns_ += static_cast<double>(host_ns);
+  wait_ns_ += static_cast<double>(wait_ns);
   EMBER_VK_TRY(diag,
                vkGetQueryPoolResults(device_, pool_, 0, static_cast<uint32_t>(stamps_.size()),
                                      stamps_.size() * sizeof(uint64_t), stamps_.data(), sizeof(uint64_t),
                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
                "reading profiling timestamps");
+  if (span_) {
+    span_ns_ += static_cast<double>((stamps_[1] - stamps_[0]) & valid_mask_) * period_ns_;
+    ++executes_;
+    return Error::Ok;
+  }
   for (size_t i = 0; i < total_ns_.size(); ++i) {
     const uint64_t d = (stamps_[i + 1] - stamps_[i]) & valid_mask_;
     last_ns_[i] = static_cast<double>(d) * period_ns_;
@@ -81,8 +96,19 @@ std::string GpuProfiler::report() const {
   const double all = std::accumulate(total_ns_.begin(), total_ns_.end(), 0.0) / runs;
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof(line), "ember vulkan profile: %zu dispatches, %.1f us GPU per execute (%llu executes)\n",
-                labels_.size(), all / 1e3, static_cast<unsigned long long>(executes_));
+  if (span_) {
+    std::snprintf(line, sizeof(line),
+                  "ember vulkan span: %zu dispatches, %.1f us GPU per execute from the first dispatch to the last; "
+                  "host %.1f us per execute, %.1f us of it from submission to the fence (%llu executes)\n",
+                  labels_.size(), span_ns_ / runs / 1e3, host_ns_ / runs / 1e3, wait_ns_ / runs / 1e3,
+                  static_cast<unsigned long long>(executes_));
+    return out + line;
+  }
+  std::snprintf(line, sizeof(line),
+                "ember vulkan profile: %zu dispatches, %.1f us GPU per execute (%llu executes); host %.1f us per "
+                "execute, %.1f us of it from submission to the fence\n",
+                labels_.size(), all / 1e3, static_cast<unsigned long long>(executes_), host_ns_ / runs / 1e3,
+                wait_ns_ / runs / 1e3);
   out += line;
   // Mean ns per execute and dispatch count, summed over the labels that share a key.
   auto sum_by = [&](bool whole_label) {

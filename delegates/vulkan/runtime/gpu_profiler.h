@@ -4,7 +4,12 @@
 // neighbours is one dispatch's time including its barrier. After each execute the results
 // are added up (vkGetQueryPoolResults: no allocation); when the graph is destroyed a summary
 // goes to stderr: mean GPU time per execute, per shader, and the slowest dispatches with
-// their specialisation constants (the shapes). Off by default: no query pool, no cost.
+// their specialisation constants (the shapes), and the host's time per execute. Off by
+// default: no query pool, no cost.
+// EMBER_VULKAN_PROFILE=span times the graph as it normally runs instead: two timestamps, before
+// the first dispatch and after the last, with only the graph's own barriers (independent
+// dispatches overlap), beside the host's time per execute and from submission to the fence:
+// what the per-dispatch profile's serialisation hides, and what the GPU does not account for.
 // A method loaded with an EventTracer (runtime/core/event_tracer.h) enables it too,
 // quietly (no stderr summary), and the graph reports each dispatch's last GPU time as a
 // DelegateOp event.
@@ -29,20 +34,25 @@ class GpuProfiler {
  public:
   ~GpuProfiler();
 
-  // True when EMBER_VULKAN_PROFILE=1.
+  // True when EMBER_VULKAN_PROFILE=1 or =span; span_requested(): =span.
   static bool requested();
+  static bool span_requested();
 
   // `labels[i]` names dispatch i. A device whose compute queue has no timestamps leaves the
   // profiler disabled (with a note on stderr) and returns Ok.
   // `quiet`: no stderr notes or summary (profiling asked for by an event tracer).
+  // `span`: the two-timestamp mode above.
   Error init(VkDevice device, VkPhysicalDevice physical, uint32_t queue_family, float timestamp_period_ns,
-             std::vector<std::string> labels, Diagnostic* diag, bool quiet = false);
+             std::vector<std::string> labels, Diagnostic* diag, bool quiet = false, bool span = false);
   bool enabled() const { return pool_ != VK_NULL_HANDLE; }
+  // Timestamps after every dispatch (and a barrier before each): the per-dispatch mode.
+  bool per_dispatch() const { return enabled() && !span_; }
 
   void record_start(VkCommandBuffer cb) const;                 // reset + first timestamp
   void record_after(VkCommandBuffer cb, size_t dispatch) const;  // after dispatch `dispatch`
-  // Reads the last execute's timestamps and adds them up.
-  Error collect(Diagnostic* diag);
+  // Reads the last execute's timestamps and adds them up, with the host's nanoseconds for the
+  // whole execute and from submission to the fence.
+  Error collect(uint64_t host_ns, uint64_t wait_ns, Diagnostic* diag);
   // The summary (also written by the destructor when anything was collected, unless quiet).
   std::string report() const;
   // The last collect()'s GPU time of dispatch `i` and its label (valid while the profiler lives).
@@ -60,6 +70,8 @@ class GpuProfiler {
   std::vector<double> total_ns_;  // per dispatch, summed over executes
   std::vector<double> last_ns_;   // per dispatch, the last execute
   bool quiet_ = false;
+  bool span_ = false;
+  double span_ns_ = 0, host_ns_ = 0, wait_ns_ = 0;  // summed over executes
   uint64_t executes_ = 0;
 };
 

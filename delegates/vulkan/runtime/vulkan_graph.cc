@@ -82,7 +82,7 @@ Result<std::unique_ptr<VulkanGraph>> VulkanGraph::create(VulkanContext* context,
     const VkPhysicalDeviceProperties& props = context->properties();
     EMBER_TRY(g->profiler_.init(context->device(), context->physical_device(), context->queue_family(),
                                 props.limits.timestampPeriod, std::move(labels), diag,
-                                /*quiet=*/!GpuProfiler::requested()));
+                                /*quiet=*/!GpuProfiler::requested(), /*span=*/!traced && GpuProfiler::span_requested()));
   }
   EMBER_TRY(g->record(diag));
   const auto t_recorded = now();
@@ -433,7 +433,7 @@ Error VulkanGraph::record_commands(VkCommandBuffer cb, const std::vector<TensorI
     const Dispatch& d = dispatches[di];
     const ShaderInfo& info = shader_info(d.shader);
     const size_t first_output = d.bindings.size() > info.num_outputs ? d.bindings.size() - info.num_outputs : 0;
-    bool hazard = di > 0 && profiler_.enabled();
+    bool hazard = di > 0 && profiler_.per_dispatch();
     for (size_t i = 0; i < d.bindings.size(); ++i) {
       const size_t buf = buffer_index(d.bindings[i]);
       hazard = hazard || written[buf] || (i >= first_output && read[buf]);
@@ -585,6 +585,7 @@ Error VulkanGraph::select_variant(int64_t size, const std::vector<TensorInfo>** 
 }
 
 Error VulkanGraph::execute(EValue** args, size_t num_args, Diagnostic* diag, const BackendExecuteContext* trace) {
+  const uint64_t start_ns = profiler_.enabled() ? platform_monotonic_ns() : 0;
   const size_t ni = inputs_.size(), no = outputs_.size();
   if (num_args != ni + no) {
     return fail(diag, Error::InvalidArgument, "vulkan: delegate expects %zu inputs + %zu outputs, got %zu args", ni, no, num_args);
@@ -645,16 +646,17 @@ Error VulkanGraph::execute(EValue** args, size_t num_args, Diagnostic* diag, con
     void* dst = staged ? staging_[k].mapped : device_buffer(inputs_[k]).mapped;
     write_device_bytes((*ts)[static_cast<size_t>(inputs_[k])], args[k]->as_tensor->data, dst);
   }
-  const bool report = trace != nullptr && trace->event_tracer != nullptr && profiler_.enabled();
-  const uint64_t submit_ns = report ? platform_monotonic_ns() : 0;
+  const bool report = trace != nullptr && trace->event_tracer != nullptr && profiler_.per_dispatch();
+  const uint64_t submit_ns = profiler_.enabled() ? platform_monotonic_ns() : 0;
   EMBER_TRY(context_->submit_and_wait(cb, fence_, diag));
-  EMBER_TRY(profiler_.collect(diag));
-  if (report) report_dispatches(*trace, submit_ns, platform_monotonic_ns());
+  const uint64_t done_ns = profiler_.enabled() ? platform_monotonic_ns() : 0;
+  if (report) report_dispatches(*trace, submit_ns, done_ns);
   for (size_t k = 0; k < no; ++k) {
     if (outputs_[k] < 0) continue;
     const void* src = staged ? staging_[ni + k].mapped : device_buffer(outputs_[k]).mapped;
     read_device_bytes((*ts)[static_cast<size_t>(outputs_[k])], src, args[ni + k]->as_tensor->data);
   }
+  if (profiler_.enabled()) EMBER_TRY(profiler_.collect(platform_monotonic_ns() - start_ns, done_ns - submit_ns, diag));
   return Error::Ok;
 }
 

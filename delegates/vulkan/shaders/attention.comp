@@ -141,8 +141,20 @@ void main() {
     qrow[d] = v;
   }
   barrier();
+  // Rows [0, cached) are in the cache and none of them is new (with consecutive positions, the
+  // rows before this call's); rows [cached, n) may be new. Separate loops without a choice per
+  // row, so the compiler keeps many rows' loads in flight (a branch per row of a decode's long
+  // cache made the attention several times slower on an H200).
+  const int cached = consecutive ? min(n, first_pos) : 0;
   float m = -3.402823e38;
-  for (int j = lid; j < n; j += 64) {
+  for (int j = lid; j < cached; j += 64) {
+    float acc = 0.0;
+    for (int d = 0; d < D; ++d) acc += qrow[d] * float(kc[cache + j * D + d]);
+    acc *= SCALE;
+    scores[j] = acc;
+    m = max(m, acc);
+  }
+  for (int j = cached + lid; j < n; j += 64) {
     float acc = 0.0;
     const int u = newest(j);
     if (u < 0) {
@@ -166,7 +178,8 @@ void main() {
   float inv = sum > 0.0 ? 1.0 / sum : 0.0;
   for (int d = lid; d < D; d += 64) {
     float acc = 0.0;
-    for (int j = 0; j < n; ++j) {
+    for (int j = 0; j < cached; ++j) acc += scores[j] * float(vc[cache + j * D + d]);
+    for (int j = cached; j < n; ++j) {
       const int u = newest(j);
       if (u < 0) {
         acc += scores[j] * float(vc[cache + j * D + d]);

@@ -192,10 +192,30 @@ TEST(VulkanGraphTest, ProfilerReportsEveryDispatch) {
   EXPECT_NE(report.find("1 dispatches"), std::string::npos) << report;
   EXPECT_NE(report.find("(2 executes)"), std::string::npos) << report;
   EXPECT_NE(report.find("unary("), std::string::npos) << report;  // the slowest-dispatch line
+  EXPECT_NE(report.find("from submission to the fence"), std::string::npos) << report;  // the host's times
   Delegate plain;  // without the variable: no profiler, no report
   ASSERT_EQ(plain.init(relu_blob({3}, {3})), Error::Ok);
   ASSERT_EQ(plain.execute(ins, outs), Error::Ok);
   EXPECT_EQ(plain.graph()->profile_report(), "");
+}
+
+// EMBER_VULKAN_PROFILE=span: the graph's whole GPU span and the host's times, no per-dispatch lines,
+// and the outputs still right.
+TEST(VulkanGraphTest, SpanProfileTimesTheWholeGraph) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  setenv("EMBER_VULKAN_PROFILE", "span", 1);
+  Delegate d;
+  Error e = d.init(relu_blob({3}, {3}));
+  unsetenv("EMBER_VULKAN_PROFILE");
+  ASSERT_EQ(e, Error::Ok) << d.message();
+  std::vector<HostTensor> ins{HostTensor::f32({3}, {-1, 2, -3})}, outs{HostTensor::f32({3}, {9, 9, 9})};
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(d.execute(ins, outs), Error::Ok) << d.message();
+  EXPECT_EQ(values(outs[0]), (Floats{0, 2, 0}));
+  const std::string report = d.graph()->profile_report();
+  if (report.empty()) GTEST_SKIP() << "this device's compute queue has no timestamps";
+  EXPECT_EQ(report.rfind("ember vulkan span: 1 dispatches", 0), 0u) << report;
+  EXPECT_NE(report.find("(3 executes)"), std::string::npos) << report;
+  EXPECT_EQ(report.find("unary("), std::string::npos) << report;
 }
 
 TEST(VulkanGraphTest, CorruptBlobsAreRejected) {
