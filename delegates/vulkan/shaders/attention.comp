@@ -52,7 +52,6 @@ layout(std430, set = 0, binding = 8) buffer KC { FLOAT_T kc[]; };
 layout(std430, set = 0, binding = 9) buffer VC { FLOAT_T vc[]; };
 layout(std430, set = 0, binding = 10) writeonly buffer Y { FLOAT_T y[]; };
 shared float scores[S];
-shared float qrow[D];
 shared float red[64];
 
 float wg_reduce(float v, bool take_max) {
@@ -100,6 +99,25 @@ float new_key(int at, int u, int d) {
     v = v * float(kcos[c]) + rot * float(ksin[c]);
   }
   return v;
+}
+
+shared float qrow[D];
+
+// q . (token u's new key, rotated with ROPE_K), its row starting at `at`: with RoPE, elements d
+// and d + D / 2 together (each pair's two loads serve both).
+float new_key_dot(int at, int u) {
+  float acc = 0.0;
+  if (ROPE_K == 0) {
+    for (int d = 0; d < D; ++d) acc += qrow[d] * float(knew[at + d]);
+    return acc;
+  }
+  const int half_d = D / 2, c = (TCK == 1 ? 0 : u) * D;
+  for (int d = 0; d < half_d; ++d) {
+    const float k1 = float(knew[at + d]), k2 = float(knew[at + d + half_d]);
+    acc += qrow[d] * (k1 * float(kcos[c + d]) - k2 * float(ksin[c + d]));
+    acc += qrow[d + half_d] * (k2 * float(kcos[c + d + half_d]) + k1 * float(ksin[c + d + half_d]));
+  }
+  return acc;
 }
 
 void main() {
@@ -156,12 +174,11 @@ void main() {
   }
   for (int j = cached + lid; j < n; j += 64) {
     float acc = 0.0;
-    const int u = newest(j);
+    const int u = consecutive ? j - first_pos : newest(j);  // consecutive: every row from `cached` is new
     if (u < 0) {
       for (int d = 0; d < D; ++d) acc += qrow[d] * float(kc[cache + j * D + d]);
     } else {
-      const int at = new_row(u, K_TOKEN_MAJOR);
-      for (int d = 0; d < D; ++d) acc += qrow[d] * new_key(at, u, d);
+      acc = new_key_dot(new_row(u, K_TOKEN_MAJOR), u);
     }
     acc *= SCALE;
     scores[j] = acc;
@@ -179,7 +196,10 @@ void main() {
   for (int d = lid; d < D; d += 64) {
     float acc = 0.0;
     for (int j = 0; j < cached; ++j) acc += scores[j] * float(vc[cache + j * D + d]);
-    for (int j = cached; j < n; ++j) {
+    if (consecutive) {
+      for (int j = cached; j < n; ++j) acc += scores[j] * float(vnew[new_row(j - first_pos, V_TOKEN_MAJOR) + d]);
+    }
+    for (int j = consecutive ? n : cached; j < n; ++j) {
       const int u = newest(j);
       if (u < 0) {
         acc += scores[j] * float(vc[cache + j * D + d]);
