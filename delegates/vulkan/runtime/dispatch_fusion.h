@@ -18,8 +18,8 @@
 //     permute's output in token-major order.
 // Every tensor keeps its own buffer (the delegate does not share memory between tensors), so
 // reading a permute's input later than the copy would have is safe. And a RoPE read only by an
-// attention, as its q or k, runs inside the attention's dispatch (q: attention.comp rotates the
-// query row it loads, and the new keys as it reads and stores them).
+// attention, as its q or k, runs inside the attention's dispatch (attention.comp rotates the
+// query row it loads and the new keys as it reads and stores them).
 // The plan is structural (node kinds, consumers, tensor kinds, blob sizes), so the graph lowers
 // to the same dispatches with the same bindings at every dynamic size. Lowering still checks
 // each node's shapes at each size. EMBER_VULKAN_FUSE=0 turns fusion off (for measuring and
