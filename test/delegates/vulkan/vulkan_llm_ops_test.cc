@@ -317,6 +317,7 @@ void check_kv_attention(const AttnCase& c, bool fp16) {
   call({0});
   call({3});  // rows 1, 2 are the initial ones again (the prefill wrote them before the reset)
   call({4, 0, 2, 1, 3});  // any order, at the bound
+  call({6, 6, 3, 6});     // one row written three times: the last token's wins (read by all four)
 }
 
 // The transposes and RoPEs around attention (dispatch_fusion.h): token-major q, k, v [B, T, H, D]
