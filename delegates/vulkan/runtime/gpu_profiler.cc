@@ -12,15 +12,16 @@
 namespace ember {
 namespace vulkan {
 
-bool GpuProfiler::requested() {
+namespace {
+bool profile_env_is(const char* value) {
   const char* env = std::getenv("EMBER_VULKAN_PROFILE");
-  return env != nullptr && (std::strcmp(env, "1") == 0 || std::strcmp(env, "span") == 0);
+  return env != nullptr && std::strcmp(env, value) == 0;
 }
+}  // namespace
 
-bool GpuProfiler::span_requested() {
-  const char* env = std::getenv("EMBER_VULKAN_PROFILE");
-  return env != nullptr && std::strcmp(env, "span") == 0;
-}
+bool GpuProfiler::requested() { return profile_env_is("1") || profile_env_is("span"); }
+
+bool GpuProfiler::span_requested() { return profile_env_is("span"); }
 
 GpuProfiler::~GpuProfiler() {
   if (executes_ > 0 && !quiet_) std::fprintf(stderr, "%s", report().c_str());
