@@ -9,6 +9,7 @@
 #include <string>
 
 #include "delegates/vulkan/runtime/shader_library.h"
+#include "delegates/vulkan/runtime/weight_only_split.h"
 
 namespace ember {
 namespace vulkan {
@@ -267,40 +268,6 @@ class Lowering {
   int out_ = -1;
 };
 
-// linear_wq.comp's work split: `rows` outputs per group of `threads` invocations (a power of
-// two, at most the workgroup), each invocation holding the x values of `words` 32-bit weight
-// words per chunk of K in registers. A group of 32 (a warp on NVIDIA) reads 128 contiguous bytes
-// of a row per load; groups grow until an invocation has at most 4 words of a row (a 2048-wide
-// int4 row: 64 invocations), so that every row's loads are few and issued together. More rows
-// per group reuse the x registers but make fewer workgroups: decoding a 1.1B Llama, its
-// 2048-output projections get 2, its 32,000-output head 8; a prefill gets 8 everywhere.
-// EMBER_VULKAN_WQ_THREADS / _ROWS / _WG force a value, for tuning on a device.
-struct WeightOnlySplit {
-  int64_t threads, rows, words;
-  uint32_t workgroup;
-};
-constexpr int64_t kWqMaxRows = 8, kWqMaxWords = 8;  // linear_wq.comp's MAX_ROWS, MAX_XW
-long env_long(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
-}
-WeightOnlySplit weight_only_split(int64_t m, int64_t n, int64_t row_words, uint32_t max_workgroup) {
-  // Several rows of x (a prefill): every group reads its row of x once for all its outputs, so
-  // the most rows per group (x is read N / rows times per row m; the weights come from the cache).
-  WeightOnlySplit s{32, m > 1 ? kWqMaxRows : std::min<int64_t>(kWqMaxRows, std::max<int64_t>(1, n / 1024)), 1,
-                    max_workgroup >= 128 ? 128u : kWorkgroupSize};
-  while (s.threads < s.workgroup && s.threads * 4 < row_words) s.threads *= 2;
-  const long wg = env_long("EMBER_VULKAN_WQ_WG"), threads = env_long("EMBER_VULKAN_WQ_THREADS"),
-             rows = env_long("EMBER_VULKAN_WQ_ROWS");
-  if (wg == 64 || (wg == 128 && max_workgroup >= 128))  // at most linear_wq.comp's MAX_WG
-    s.workgroup = static_cast<uint32_t>(wg);
-  if (threads > 0 && threads <= s.workgroup && (threads & (threads - 1)) == 0) s.threads = threads;
-  s.threads = std::min<int64_t>(s.threads, s.workgroup);
-  if (rows >= 1 && rows <= kWqMaxRows) s.rows = rows;
-  s.words = std::min(kWqMaxWords, std::max<int64_t>(1, (row_words + s.threads - 1) / s.threads));
-  return s;
-}
-
 // Inputs [x, weight (Int8 / UInt8 packed), bias or -1, scales]; LinearParams.weight_bits 8 or 4.
 Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   EMBER_TRY(need_inputs(2, 4));
@@ -330,7 +297,9 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
     EMBER_TRY(split_member(j, x, bits, p->group_size(), &ns[i + 1], &ws[i + 1], &ss[i + 1], &ys[i + 1]));
   }
   const int64_t n = ns[0] + ns[1] + ns[2];
-  const WeightOnlySplit split = weight_only_split(m, n, k / (bits == 8 ? 4 : 8), limits_.max_workgroup);
+  const int64_t per_word = bits == 8 ? 4 : 8;
+  const WeightOnlySplit split =
+      weight_only_split(m, n, k / per_word, p->group_size() / per_word, limits_.max_workgroup);
   const uint32_t wg = split.workgroup;
   const int64_t per_group = wg / split.threads * split.rows;
   int64_t groups = 0;
@@ -348,7 +317,8 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   }
   add(ShaderId::LinearWq,
       {ibits(m), ibits(k), ibits(ns[0]), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(split.threads),
-       ibits(split.rows), 0, ibits(norm >= 0), fbits(eps), 0, ibits(split.words), ibits(ns[1]), ibits(ns[2])},
+       ibits(split.rows), 0, ibits(norm >= 0), fbits(eps), 0, ibits(split.words), ibits(ns[1]), ibits(ns[2]),
+       ibits(split.vec)},
       {xin, w, b >= 0 ? b : x, s, x, gamma, ws[1], ss[1], ws[2], ss[2], ys[0], ys[1], ys[2]}, groups * int64_t{wg}, {}, wg);
   node_dispatch_[index_] = static_cast<int>(d_.size()) - 1;
   return Error::Ok;
