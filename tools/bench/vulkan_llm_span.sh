@@ -8,6 +8,9 @@
 # 64-token prefill included.
 #
 #   tools/bench/vulkan_llm_span.sh BUNDLE BASELINE_EMBER WORK_DIR
+# SWEEP="A=1 B=2,C=3" also times this bundle's ember twice per comma-separated environment
+# (e.g. EMBER_VULKAN_WQ_THREADS=64,EMBER_VULKAN_SPIN_US=2000), after the rounds; a baseline may
+# be a script that sets an environment and runs the bundle's ember (an A/B of one binary).
 # Needs torch (tools/models/make_llama_bench.py) and the Vulkan loader (see docs/benchmarks-gpu.md).
 set -u
 bundle=$(readlink -f "$1"); base=$(readlink -f "$2"); work=$3
@@ -28,6 +31,11 @@ gen() {  # ember binary: prints decode and prefill tokens/s; stderr in $work/err
 gen "$bundle/bin/ember" > /dev/null; gen "$base" > /dev/null  # pipeline cache files
 for r in $(seq 1 "${ROUNDS:-4}"); do
   echo "new: $(gen "$bundle/bin/ember")   base: $(gen "$base")"
+done
+IFS=, read -r -a sweep <<<"${SWEEP:-}"
+for envs in "${sweep[@]}"; do
+  # shellcheck disable=SC2086
+  echo "sweep $envs: $(gen env $envs "$bundle/bin/ember")  /  $(gen env $envs "$bundle/bin/ember")"
 done
 for mode in span 1; do
   echo "## EMBER_VULKAN_PROFILE=$mode"
