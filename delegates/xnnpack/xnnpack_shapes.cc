@@ -1,5 +1,7 @@
 #include "delegates/xnnpack/xnnpack_shapes.h"
 
+#include "runtime/core/flatbuffer_alignment.h"
+
 namespace ember {
 namespace xnnpack {
 namespace {
@@ -379,6 +381,12 @@ bool read_node_attrs(const fb::Node& node, NodeAttrs* a, const char** why) {
   if (!(a->output_min <= a->output_max)) return fail(why, "output_min > output_max (or NaN)");
   a->alpha = node.alpha();
   a->padding_value = node.padding_value();
+  // The 64-bit vectors are read in place: their elements must be 8-byte aligned.
+  if (!elements_aligned(node.new_shape()) || !elements_aligned(node.pre_paddings()) ||
+      !elements_aligned(node.post_paddings()) || !elements_aligned(node.axes()) || !elements_aligned(node.offsets()) ||
+      !elements_aligned(node.sizes())) {
+    return fail(why, "a new_shape, paddings, axes, offsets or sizes vector is misaligned");
+  }
   if (node.new_shape() != nullptr) {
     a->new_shape = node.new_shape()->data();
     a->new_shape_rank = node.new_shape()->size();

@@ -54,6 +54,10 @@ struct BackendExecuteContext {
   const char* debug_name = "";  // the call's debug name (see TraceEvent)
 };
 
+// A delegate blob's address is a multiple of this (its FlatBuffer's 8-byte scalars read in
+// place): data segments are 64-byte aligned, and an inline blob that is not is refused at init.
+constexpr size_t kDelegateBlobAlignment = 8;
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -62,7 +66,8 @@ class Backend {
   // Why is_available() is false, for the load error (e.g. "no Vulkan driver: ..."): a
   // static or backend-owned string, never null; empty when there is nothing to add.
   virtual const char* unavailable_reason() const { return ""; }
-  // Builds executable state from `blob` (valid while the Program lives). Returns an opaque
+  // Builds executable state from `blob` (valid while the Program lives, kDelegateBlobAlignment
+  // aligned). Returns an opaque
   // handle passed back to execute/destroy.
   virtual Result<void*> init(BackendInitContext& context, Span<const uint8_t> blob,
                              Span<const CompileSpecView> compile_specs) = 0;

@@ -39,6 +39,14 @@ Error init_registered_delegates(const DelegateInitRequest& request) {
       blob = *seg;
     } else if (inline_blob != nullptr) {
       blob = Span<const uint8_t>(inline_blob->data(), inline_blob->size());
+      // Backends read their blobs as FlatBuffers, whose 8-byte scalars must be aligned in memory;
+      // the verifier checks alignment only relative to the blob's start. Segments are 64-byte
+      // aligned (program_validator.cc); an inline blob is where the file's writer put it.
+      if (reinterpret_cast<uintptr_t>(blob.data()) % kDelegateBlobAlignment != 0) {
+        return fail(diag, Error::InvalidProgram,
+                    "delegate %u: its inline blob is not %zu-byte aligned in the program; write it as a data "
+                    "segment (as ember export does) or force the vector's alignment", i, kDelegateBlobAlignment);
+      }
     }
     const auto* compile_specs = d->compile_specs();
     size_t num_specs = compile_specs ? compile_specs->size() : 0;

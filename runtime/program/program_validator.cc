@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/core/flatbuffer_alignment.h"
 #include "runtime/core/scalar_type.h"
 #include "runtime/core/tensor.h"
 #include "runtime/program/file_header.h"
@@ -12,15 +13,6 @@ namespace ember {
 namespace {
 
 using flatbuffers::uoffset_t;
-
-// The FlatBuffer verifier (flatbuffers 2.0.8) checks a vector's alignment for its 4-byte
-// length only, not for its elements: 8-byte elements may sit at 4 mod 8 and reading them
-// would be a misaligned access. The program buffer itself is 8-byte aligned (checked).
-template <typename T>
-bool elements_aligned(const flatbuffers::Vector<T>* v) {
-  // An empty vector has no elements to misread (FlatBuffers does not pad those).
-  return v == nullptr || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
-}
 
 // a + b <= limit, without overflow.
 bool fits(uint64_t offset, uint64_t size, uint64_t limit) {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "flatbuffers/flatbuffers.h"
+#include "runtime/backend/backend.h"
 #include "runtime/program/file_header.h"
 #include "schema/program_generated.h"
 
@@ -379,8 +380,14 @@ PteBytes ProgramBuilder::build() const {
       for (const auto& spec : d.specs) {
         specs.push_back(schema::CreateCompileSpecDirect(b, spec.first.c_str(), &spec.second));
       }
-      delegates.push_back(schema::CreateDelegateDirect(
-          b, d.backend_id.c_str(), &specs, d.blob_segment, d.blob_segment < 0 ? &d.inline_blob : nullptr));
+      // An inline blob is aligned as the runtime requires (kDelegateBlobAlignment).
+      fb::Offset<fb::Vector<uint8_t>> blob = 0;
+      if (d.blob_segment < 0) {
+        b.ForceVectorAlignment(d.inline_blob.size(), sizeof(uint8_t), kDelegateBlobAlignment);
+        blob = b.CreateVector(d.inline_blob);
+      }
+      delegates.push_back(schema::CreateDelegate(b, b.CreateString(d.backend_id), b.CreateVector(specs),
+                                                 d.blob_segment, blob));
     }
     std::vector<uint64_t> arenas = m.arena_sizes();
     std::vector<fb::Offset<schema::InstructionDebug>> debug;

@@ -11,12 +11,26 @@
 #include "delegates/vulkan/runtime/vulkan_context.h"
 #include "delegates/vulkan/runtime/vulkan_status.h"
 #include "delegates/vulkan/vulkan_graph_generated.h"
+#include "runtime/core/flatbuffer_alignment.h"
 #include "runtime/platform/platform.h"
 #include "runtime/program/program.h"
 
 namespace ember {
 namespace vulkan {
 namespace {
+
+// The blob's 64-bit vectors (tensor sizes, expand sizes) are read in place: their elements must
+// be 8-byte aligned, which the verifier does not check (runtime/core/flatbuffer_alignment.h).
+bool vectors_aligned(const fb::Graph& g) {
+  for (uint32_t i = 0; g.tensors() != nullptr && i < g.tensors()->size(); ++i) {
+    if (!elements_aligned(g.tensors()->Get(i)->sizes())) return false;
+  }
+  for (uint32_t i = 0; g.nodes() != nullptr && i < g.nodes()->size(); ++i) {
+    const fb::ExpandParams* p = g.nodes()->Get(i)->params_as_ExpandParams();
+    if (p != nullptr && !elements_aligned(p->sizes())) return false;
+  }
+  return true;
+}
 
 using TensorInfo = VulkanGraph::TensorInfo;
 using Dispatch = VulkanGraph::Dispatch;
@@ -123,6 +137,9 @@ Error VulkanGraph::parse(Span<const uint8_t> blob, const BackendInitContext& ini
   }
   fp16_ = g->options() != nullptr && g->options()->fp16();
   if (fp16_) EMBER_TRY(require_fp16_storage(*context_, diag));
+  if (!vectors_aligned(*g)) {
+    return fail(diag, Error::InvalidProgram, "vulkan blob: a tensor's or an expand's sizes vector is misaligned");
+  }
   fusion_ = plan_fusions(*g);
   if (g->tensors() == nullptr) return fail(diag, Error::InvalidProgram, "vulkan blob: no tensor table");
   const uint32_t ni = g->input_args() != 0 ? g->input_args() : g->num_inputs(), no = g->num_outputs();

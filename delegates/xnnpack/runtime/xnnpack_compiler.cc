@@ -12,6 +12,7 @@
 #include "delegates/xnnpack/runtime/weights_cache.h"
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
 #include "flatbuffers/flatbuffers.h"
+#include "runtime/core/flatbuffer_alignment.h"
 #include "runtime/platform/log.h"
 #include "runtime/program/program.h"
 
@@ -47,7 +48,7 @@ bool checked_numel(const Dims& d, uint64_t* numel) {
 bool read_dims(const flatbuffers::Vector<uint64_t>* v, Dims* out) {
   *out = Dims();
   if (v == nullptr) return true;  // scalar
-  if (v->size() > kMaxDims) return false;
+  if (v->size() > kMaxDims || !elements_aligned(v)) return false;
   out->rank = v->size();
   for (uint32_t i = 0; i < out->rank; ++i) {
     if (v->Get(i) > kMaxDim) return false;
@@ -269,6 +270,9 @@ Error prepare_delegate(XnnDelegate* d, BackendInitContext& ctx, Span<const uint8
   for (uint32_t t = 0; t < d->num_tensors; ++t) {
     const fb::Tensor* tensor = g->tensors()->Get(t);
     if (tensor == nullptr) return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u is missing", t);
+    if (!elements_aligned(tensor->dims()) || !elements_aligned(tensor->max_dims())) {
+      return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u has a misaligned dims vector (a corrupt blob); re-export the program", t);
+    }
     if (!read_dims(tensor->dims(), &d->declared_dims[t])) {
       return fail(diag, Error::InvalidProgram, "xnnpack: tensor %u has rank > %u or a dim too large", t, kMaxDims);
     }
