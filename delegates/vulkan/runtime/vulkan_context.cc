@@ -211,10 +211,6 @@ Error VulkanContext::create(Diagnostic* diag) {
     }
   }
   const uint64_t t_instance = platform_monotonic_ns();
-  if (const char* spin = std::getenv("EMBER_VULKAN_SPIN_US")) {
-    const long us = std::strtol(spin, nullptr, 10);
-    spin_wait_ns_.store(us > 0 && us <= 1000000 ? static_cast<uint64_t>(us) * 1000 : 0);
-  }
   DeviceCandidate c;
   if (!pick_device(instance_, &c)) {
     return fail(diag, Error::NotSupported,
@@ -298,18 +294,7 @@ Error VulkanContext::submit_and_wait(VkCommandBuffer cb, VkFence fence, Diagnost
     std::lock_guard<std::mutex> lock(queue_mutex_);
     EMBER_VK_TRY(diag, vkQueueSubmit(queue_, 1, &submit, fence), "submitting work");
   }
-  VkResult status = VK_NOT_READY;
-  const uint64_t spin_ns = spin_wait_ns();
-  if (spin_ns > 0) {
-    const uint64_t until = platform_monotonic_ns() + spin_ns;
-    do {
-      status = vkGetFenceStatus(device_, fence);
-    } while (status == VK_NOT_READY && platform_monotonic_ns() < until);
-    if (status != VK_SUCCESS && status != VK_NOT_READY) return vk_fail(diag, status, "waiting for the GPU");
-  }
-  if (status != VK_SUCCESS) {
-    EMBER_VK_TRY(diag, vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
-  }
+  EMBER_VK_TRY(diag, vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
   EMBER_VK_TRY(diag, vkResetFences(device_, 1, &fence), "resetting a fence");
   return Error::Ok;
 }

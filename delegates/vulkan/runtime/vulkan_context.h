@@ -67,14 +67,7 @@ class VulkanContext {
   static void set_hide_fp16_features(bool hide) { g_hide_fp16_ = hide; }
 
   // Submits one command buffer and waits for `fence` (which must be unsignalled); resets it.
-  // The wait polls the fence for up to spin_wait_ns() before blocking in vkWaitForFences: a
-  // blocked thread wakes some time after the GPU signals, which a decoded token pays on every
-  // submission. Polling spends the calling thread's core meanwhile.
   Error submit_and_wait(VkCommandBuffer cb, VkFence fence, Diagnostic* diag);
-  // EMBER_VULKAN_SPIN_US (microseconds, 0..1000000) read at creation; unset: 0 (block at once).
-  uint64_t spin_wait_ns() const { return spin_wait_ns_.load(std::memory_order_relaxed); }
-  // Tests: change the bound (takes effect at the next wait on any thread).
-  void set_spin_wait_ns(uint64_t ns) { spin_wait_ns_.store(ns, std::memory_order_relaxed); }
 
  private:
   VulkanContext() = default;
@@ -85,7 +78,6 @@ class VulkanContext {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
-  std::atomic<uint64_t> spin_wait_ns_{0};
   VkPhysicalDeviceProperties props_{};
   VkPhysicalDeviceMemoryProperties mem_props_{};
   bool storage_buffer16_ = false;

@@ -16,23 +16,16 @@ long env_long(const char* name) {
 
 }  // namespace
 
-// A group of 32 (a warp on NVIDIA) reads 512 contiguous bytes of a row per load with 16-byte
-// units (128 with words); groups grow until an invocation has at most MAX_XV units (4 words
-// without VEC) of a row (a 2048-wide int4 row: 32 invocations of 2 units), so that every row's
-// loads are few and issued together. More rows per group reuse the x registers but make fewer
-// workgroups: decoding a 1.1B Llama, its 2048-output projections get 2, its 32,000-output head
-// 8; a prefill gets 8 everywhere (x is read N / rows times per row m; the weights come from the
-// cache).
-WeightOnlySplit weight_only_split(int64_t m, int64_t n, int64_t row_words, int64_t group_words,
-                                  uint32_t max_workgroup) {
-  const char* vec_env = std::getenv("EMBER_VULKAN_WQ_VEC");
-  const bool vec = row_words % 4 == 0 && group_words % 4 == 0 && !(vec_env != nullptr && vec_env[0] == '0');
+// A group of 32 (a warp on NVIDIA) reads 128 contiguous bytes of a row per load; groups grow
+// until an invocation has at most 4 words of a row (a 2048-wide int4 row: 64 invocations), so
+// that every row's loads are few and issued together. More rows per group reuse the x registers
+// but make fewer workgroups: decoding a 1.1B Llama, its 2048-output projections get 2, its
+// 32,000-output head 8; a prefill gets 8 everywhere (x is read N / rows times per row m; the
+// weights come from the cache).
+WeightOnlySplit weight_only_split(int64_t m, int64_t n, int64_t row_words, uint32_t max_workgroup) {
   WeightOnlySplit s{32, m > 1 ? kWqMaxRows : std::min<int64_t>(kWqMaxRows, std::max<int64_t>(1, n / 1024)), 1,
-                    vec, max_workgroup >= 128 ? 128u : kWorkgroupSize};
-  const int64_t row_items = vec ? row_words / 4 : row_words;  // what an invocation loads at once
-  const int64_t max_items = vec ? kWqMaxUnits : kWqMaxWords;
-  const int64_t per_invocation = vec ? kWqMaxUnits : 4;
-  while (s.threads < s.workgroup && s.threads * per_invocation < row_items) s.threads *= 2;
+                    max_workgroup >= 128 ? 128u : kWorkgroupSize};
+  while (s.threads < s.workgroup && s.threads * 4 < row_words) s.threads *= 2;
   const long wg = env_long("EMBER_VULKAN_WQ_WG"), threads = env_long("EMBER_VULKAN_WQ_THREADS"),
              rows = env_long("EMBER_VULKAN_WQ_ROWS");
   if (wg == 64 || (wg == 128 && max_workgroup >= 128))  // at most linear_wq.comp's MAX_WG
@@ -40,7 +33,7 @@ WeightOnlySplit weight_only_split(int64_t m, int64_t n, int64_t row_words, int64
   if (threads > 0 && threads <= s.workgroup && (threads & (threads - 1)) == 0) s.threads = threads;
   s.threads = std::min<int64_t>(s.threads, s.workgroup);
   if (rows >= 1 && rows <= kWqMaxRows) s.rows = rows;
-  s.words = std::min(max_items, std::max<int64_t>(1, (row_items + s.threads - 1) / s.threads));
+  s.words = std::min(kWqMaxWords, std::max<int64_t>(1, (row_words + s.threads - 1) / s.threads));
   return s;
 }
 

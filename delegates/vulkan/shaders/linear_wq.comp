@@ -30,10 +30,6 @@
 // ROWS, XW and the workgroup (graph_lowering.cc). The workgroup index may be 2D (x, y) past the X
 // limit. With SPLIT, each output's rows have their own workgroups (a workgroup's loads come from
 // one weight buffer).
-// VEC: the same walk in 16-byte units (4 words, one uvec4 load; a unit lies in one scale group,
-// so one scale load): XW counts units, an invocation holds the x values of XW units, and each
-// row's loads are a quarter as many instructions for the same bytes in flight. The host sets it
-// where K and GROUP are multiples of a unit's values (int4: 32, int8: 16).
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int M = 1;
 layout(constant_id = 2) const int K = 4;      // a multiple of the values per word
@@ -50,7 +46,6 @@ layout(constant_id = 12) const int GATED = 0;
 layout(constant_id = 13) const int XW = 1;       // words per invocation, row and chunk, 1..MAX_XW
 layout(constant_id = 14) const int N2 = 0;       // SPLIT: rows of the second and third outputs
 layout(constant_id = 15) const int N3 = 0;
-layout(constant_id = 16) const int VEC = 0;      // 1: 16-byte units (above); XW is then units, 1..MAX_XV
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT4_T x4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint wq[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bias { FLOAT_T bias[]; };
@@ -61,10 +56,6 @@ layout(std430, set = 0, binding = 6) readonly buffer W2 { uint wq2[]; };
 layout(std430, set = 0, binding = 7) readonly buffer S2 { FLOAT_T scales2[]; };
 layout(std430, set = 0, binding = 8) readonly buffer W3 { uint wq3[]; };
 layout(std430, set = 0, binding = 9) readonly buffer S3 { FLOAT_T scales3[]; };
-// The weights again, as 16-byte units (VEC): the same buffers, so the same bindings.
-layout(std430, set = 0, binding = 1) readonly buffer WU { uvec4 wu[]; };
-layout(std430, set = 0, binding = 6) readonly buffer WU2 { uvec4 wu2[]; };
-layout(std430, set = 0, binding = 8) readonly buffer WU3 { uvec4 wu3[]; };
 // The outputs are the last bindings: the runtime's barriers assume every shader writes only its
 // last ones (shader_library.h, checked by shader_bindings_test). Without SPLIT, y2 and y3 are
 // bound to y's buffer and not written.
@@ -74,7 +65,6 @@ layout(std430, set = 0, binding = 12) writeonly buffer Y3 { FLOAT_T y3[]; };
 const int PER_WORD = BITS == 8 ? 4 : 8;
 const int MAX_ROWS = 8;
 const int MAX_XW = 8;
-const int MAX_XV = 2;    // VEC: units per invocation and chunk (x: 8 vec4 per int4 unit)
 const int BATCH = 4;     // rows whose loads are in flight together
 const int MAX_WG = 128;  // the largest workgroup the host gives this shader (shared memory: 8.5 KiB)
 shared float partial[MAX_WG * MAX_ROWS];
@@ -87,12 +77,6 @@ float word_dot(uint word, vec4 a, vec4 b) {
   uvec4 lo = (uvec4(word) >> uvec4(0, 4, 8, 12)) & 15u;
   uvec4 hi = (uvec4(word) >> uvec4(16, 20, 24, 28)) & 15u;
   return dot(vec4(lo) - 8.0, a) + dot(vec4(hi) - 8.0, b);
-}
-
-// One 16-byte unit against its x values x[0..7] (int4: 32 values; int8: 16 in x[0..3]), unscaled.
-float unit_dot(uvec4 w, vec4 x0, vec4 x1, vec4 x2, vec4 x3, vec4 x4_, vec4 x5, vec4 x6, vec4 x7) {
-  if (BITS == 8) return word_dot(w.x, x0, x0) + word_dot(w.y, x1, x1) + word_dot(w.z, x2, x2) + word_dot(w.w, x3, x3);
-  return word_dot(w.x, x0, x1) + word_dot(w.y, x2, x3) + word_dot(w.z, x4_, x5) + word_dot(w.w, x6, x7);
 }
 
 void main() {
@@ -116,58 +100,7 @@ void main() {
   const int row_scales = K / GROUP;
   float acc[MAX_ROWS], acc2[MAX_ROWS], ss = 0.0;
   for (int r = 0; r < MAX_ROWS; ++r) acc[r] = acc2[r] = 0.0;
-  if (VEC != 0) {
-    const int row_units = row_words / 4;
-    const int unit_x4 = PER_WORD;  // vec4s of x per unit: 8 (int4) or 4 (int8)
-    for (int c0 = 0; c0 < row_units; c0 += THREADS * XW) {
-      vec4 xv[MAX_XV * 8];
-      for (int i = 0; i < XW; ++i) {
-        const int cu = c0 + i * THREADS + t;
-        for (int j = 0; j < 8; ++j) {
-          vec4 a = vec4(0.0);
-          if (j < unit_x4 && cu < row_units) {
-            a = vec4(x4[(m * K) / 4 + cu * unit_x4 + j]);
-            if (NORM != 0) {
-              ss += dot(a, a);
-              a *= vec4(gamma4[cu * unit_x4 + j]);
-            }
-          }
-          xv[i * 8 + j] = a;
-        }
-      }
-      for (int r0 = 0; r0 < ROWS; r0 += BATCH) {
-        uvec4 w[BATCH][MAX_XV], w2[BATCH][MAX_XV];
-        float sc[BATCH][MAX_XV], sc2[BATCH][MAX_XV];
-        for (int r = 0; r < BATCH; ++r) {
-          const int n = n0 + r0 + r;
-          for (int i = 0; i < XW; ++i) {
-            const int cu = c0 + i * THREADS + t;
-            const bool ok = r0 + r < ROWS && n < NS && cu < row_units;
-            const int at = n * row_units + cu, g = n * row_scales + cu * 4 / group_words;
-            w[r][i] = !ok ? uvec4(0u) : (seg == 0 ? wu[at] : (seg == 1 ? wu2[at] : wu3[at]));
-            sc[r][i] = !ok ? 0.0 : float(seg == 0 ? scales[g] : (seg == 1 ? scales2[g] : scales3[g]));
-            if (GATED != 0) {
-              w2[r][i] = ok ? wu2[at] : uvec4(0u);
-              sc2[r][i] = ok ? float(scales2[g]) : 0.0;
-            }
-          }
-        }
-        for (int r = 0; r < BATCH; ++r) {
-          if (r0 + r >= ROWS) continue;
-          float d = 0.0, d2 = 0.0;
-          for (int i = 0; i < XW; ++i) {
-            const int b = i * 8;
-            d += unit_dot(w[r][i], xv[b], xv[b + 1], xv[b + 2], xv[b + 3], xv[b + 4], xv[b + 5], xv[b + 6], xv[b + 7]) * sc[r][i];
-            if (GATED != 0)
-              d2 += unit_dot(w2[r][i], xv[b], xv[b + 1], xv[b + 2], xv[b + 3], xv[b + 4], xv[b + 5], xv[b + 6], xv[b + 7]) * sc2[r][i];
-          }
-          acc[r0 + r] += d;
-          acc2[r0 + r] += d2;
-        }
-      }
-    }
-  }
-  for (int c0 = 0; VEC == 0 && c0 < row_words; c0 += THREADS * XW) {
+  for (int c0 = 0; c0 < row_words; c0 += THREADS * XW) {
     vec4 xa[MAX_XW], xb[MAX_XW];
     for (int i = 0; i < XW; ++i) {
       const int cw = c0 + i * THREADS + t;

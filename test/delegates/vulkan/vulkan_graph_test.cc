@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include "delegates/vulkan/runtime/vulkan_context.h"
 #include "delegates/vulkan/vulkan_graph_generated.h"
 #include "runtime/executor/method.h"
 #include "test/delegates/vulkan/vulkan_test_util.h"
@@ -217,29 +216,6 @@ TEST(VulkanGraphTest, SpanProfileTimesTheWholeGraph) {
   EXPECT_EQ(report.rfind("ember vulkan span: 1 dispatches", 0), 0u) << report;
   EXPECT_NE(report.find("(3 executes)"), std::string::npos) << report;
   EXPECT_EQ(report.find("unary("), std::string::npos) << report;
-}
-
-// The fence wait polls before it blocks (VulkanContext::spin_wait_ns): 1 us (the GPU is not done
-// yet: poll, then block) and 1 s (done while polling) give the same results as blocking at once.
-TEST(VulkanGraphTest, SpinningWaitsGiveTheSameResults) {
-  EMBER_SKIP_WITHOUT_VULKAN();
-  Diagnostic diag;
-  Result<VulkanContext*> ctx = VulkanContext::get(/*allow_cpu=*/true, &diag);
-  ASSERT_TRUE(ctx.ok()) << diag.text();
-  Delegate d;
-  ASSERT_EQ(d.init(relu_blob({3}, {3})), Error::Ok) << d.message();
-  const uint64_t before = (*ctx)->spin_wait_ns();
-  const uint64_t bounds[] = {0, 1000, 1000000000};
-  for (uint64_t ns : bounds) {
-    (*ctx)->set_spin_wait_ns(ns);
-    for (float s : {1.0f, -2.0f, 3.0f}) {
-      std::vector<HostTensor> ins{HostTensor::f32({3}, {-s, 2 * s, -3 * s})}, outs{HostTensor::f32({3}, {9, 9, 9})};
-      ASSERT_EQ(d.execute(ins, outs), Error::Ok) << d.message();
-      EXPECT_EQ(values(outs[0]), (Floats{std::max(0.0f, -s), std::max(0.0f, 2 * s), std::max(0.0f, -3 * s)}))
-          << "spin bound " << ns << " ns";
-    }
-  }
-  (*ctx)->set_spin_wait_ns(before);
 }
 
 TEST(VulkanGraphTest, CorruptBlobsAreRejected) {

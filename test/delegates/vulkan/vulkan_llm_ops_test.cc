@@ -550,23 +550,20 @@ TEST(VulkanLlmOpsTest, WeightOnlyLinearInt8AndInt4) {
 }
 
 // A work split a device sweep forces (weight_only_split.h's EMBER_VULKAN_WQ_*: workgroup,
-// invocations per row group, rows per group, 16-byte loads) computes the same products as the
-// heuristic's: 32-invocation groups of 8 rows; 64-invocation groups of 3 rows (fewer than a batch
-// of loads) in 16-byte units; 128-invocation groups of 5 rows in 32-bit words where the heuristic
-// would take units.
+// invocations per row group, rows per group) computes the same products as the heuristic's:
+// 32-invocation groups of 8 rows; 64-invocation groups of 3 rows (fewer than a batch of loads);
+// 128-invocation groups of 5 rows.
 TEST(VulkanLlmOpsTest, WeightOnlyLinearForcedWorkSplits) {
   EMBER_SKIP_WITHOUT_VULKAN();
-  struct Split { const char *wg, *threads, *rows, *vec; };
-  for (const Split& s : {Split{"64", "32", "8", "1"}, Split{"128", "64", "3", "1"}, Split{"128", "128", "5", "0"}}) {
+  struct Split { const char *wg, *threads, *rows; };
+  for (const Split& s : {Split{"64", "32", "8"}, Split{"128", "64", "3"}, Split{"128", "128", "5"}}) {
     setenv("EMBER_VULKAN_WQ_WG", s.wg, 1);
     setenv("EMBER_VULKAN_WQ_THREADS", s.threads, 1);
     setenv("EMBER_VULKAN_WQ_ROWS", s.rows, 1);
-    setenv("EMBER_VULKAN_WQ_VEC", s.vec, 1);
-    SCOPED_TRACE(std::string("workgroup ") + s.wg + ", threads " + s.threads + ", rows " + s.rows + ", vec " + s.vec);
+    SCOPED_TRACE(std::string("workgroup ") + s.wg + ", threads " + s.threads + ", rows " + s.rows);
     check_linear_weight_only(false);
   }
-  for (const char* v : {"EMBER_VULKAN_WQ_WG", "EMBER_VULKAN_WQ_THREADS", "EMBER_VULKAN_WQ_ROWS", "EMBER_VULKAN_WQ_VEC"})
-    unsetenv(v);
+  for (const char* v : {"EMBER_VULKAN_WQ_WG", "EMBER_VULKAN_WQ_THREADS", "EMBER_VULKAN_WQ_ROWS"}) unsetenv(v);
 }
 
 // Float linear layers with few rows take the row-dot path (matmul.comp TILED = 2): rows of x
