@@ -10,6 +10,7 @@
 // Ember Vulkan delegate: attention over a KV cache, with the cache update in the same dispatch.
 // One 64-invocation workgroup per query row (b, h, t); the workgroup index may be 2D (x, y) when
 // the rows exceed the X limit.
+#include "rotate_half.glsl"
 layout(local_size_x_id = 0) in;
 // q [B, H, T, D]; the new keys and values k, v [B, HKV, T, D]; caches [B, HKV, S, D]; query head
 // h reads cache head h / (H / HKV). Token t' of this call goes to cache row pos[t']. Row t
@@ -95,8 +96,8 @@ float new_key(int at, int u, int d) {
   float v = float(knew[at + d]);
   if (ROPE_K != 0) {
     const int half_d = D / 2, c = (TCK == 1 ? 0 : u) * D + d;
-    const float rot = d < half_d ? -float(knew[at + d + half_d]) : float(knew[at + d - half_d]);
-    v = v * float(kcos[c]) + rot * float(ksin[c]);
+    const bool first = d < half_d;
+    v = rotate_half(v, float(knew[at + (first ? d + half_d : d - half_d)]), first, float(kcos[c]), float(ksin[c]));
   }
   return v;
 }
@@ -114,8 +115,8 @@ float new_key_dot(int at, int u) {
   const int half_d = D / 2, c = (TCK == 1 ? 0 : u) * D;
   for (int d = 0; d < half_d; ++d) {
     const float k1 = float(knew[at + d]), k2 = float(knew[at + d + half_d]);
-    acc += qrow[d] * (k1 * float(kcos[c + d]) - k2 * float(ksin[c + d]));
-    acc += qrow[d + half_d] * (k2 * float(kcos[c + d + half_d]) + k1 * float(ksin[c + d + half_d]));
+    acc += qrow[d] * rotate_half(k1, k2, true, float(kcos[c + d]), float(ksin[c + d]));
+    acc += qrow[d + half_d] * rotate_half(k2, k1, false, float(kcos[c + d + half_d]), float(ksin[c + d + half_d]));
   }
   return acc;
 }
@@ -153,8 +154,8 @@ void main() {
     float v = float(q[q_at + d]);
     if (ROPE_Q != 0) {
       const int half_d = D / 2, c = (TC == 1 ? 0 : t) * D + d;
-      const float rot = d < half_d ? -float(q[q_at + d + half_d]) : float(q[q_at + d - half_d]);
-      v = v * float(cosv[c]) + rot * float(sinv[c]);
+      const bool first = d < half_d;
+      v = rotate_half(v, float(q[q_at + (first ? d + half_d : d - half_d)]), first, float(cosv[c]), float(sinv[c]));
     }
     qrow[d] = v;
   }

@@ -9,6 +9,7 @@
 #endif
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
+#include "rotate_half.glsl"
 layout(local_size_x_id = 0) in;
 uint linear_id() {
   return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
@@ -39,6 +40,7 @@ void main() {
     int bh = i / (D * T);
     at = ((bh / HEADS * T + t) * HEADS + bh % HEADS) * D + d;
   }
-  float rot = d < half_d ? -float(x[at + half_d]) : float(x[at - half_d]);
-  y[i] = FLOAT_T(float(x[at]) * float(c[row * D + d]) + rot * float(s[row * D + d]));
+  const bool first = d < half_d;
+  const float partner = float(x[first ? at + half_d : at - half_d]);
+  y[i] = FLOAT_T(rotate_half(float(x[at]), partner, first, float(c[row * D + d]), float(s[row * D + d])));
 }
