@@ -1,12 +1,5 @@
 #version 450
-// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
-// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
-#ifdef STORAGE_FP16
-#extension GL_EXT_shader_16bit_storage : require
-#define FLOAT_T float16_t
-#else
-#define FLOAT_T float
-#endif
+#include "storage.glsl"
 // Ember Vulkan delegate: attention over a KV cache, with the cache update in the same dispatch.
 // One 64-invocation workgroup per query row (b, h, t); the workgroup index may be 2D (x, y) when
 // the rows exceed the X limit.

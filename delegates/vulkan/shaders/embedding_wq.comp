@@ -1,12 +1,5 @@
 #version 450
-// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
-// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
-#ifdef STORAGE_FP16
-#extension GL_EXT_shader_16bit_storage : require
-#define FLOAT_T float16_t
-#else
-#define FLOAT_T float
-#endif
+#include "storage.glsl"
 // Ember Vulkan delegate. One invocation per output element; the dispatch may be 2D when the
 // element count exceeds the X workgroup-count limit (see linear_id()).
 layout(local_size_x_id = 0) in;

@@ -1,14 +1,5 @@
 #version 450
-// STORAGE_FP16 (second SPIR-V, see BUILD): float buffers hold float16_t; every load widens to
-// fp32 and all arithmetic and accumulation stay fp32; only stores round to fp16.
-#ifdef STORAGE_FP16
-#extension GL_EXT_shader_16bit_storage : require
-#define FLOAT_T float16_t
-#define FLOAT4_T f16vec4
-#else
-#define FLOAT_T float
-#define FLOAT4_T vec4
-#endif
+#include "storage.glsl"
 // Ember Vulkan delegate: weight-only quantized linear, y[m][n] = sum_k x[m][k] * q[n][k] *
 // scales[n][k / GROUP] + bias[n], with optional fused neighbours (runtime/dispatch_fusion.h):
 //   NORM:     x is RMS-normalised first, x[m][k] * gamma[k] / rms(x[m]) (the RMSNorm feeding it);
