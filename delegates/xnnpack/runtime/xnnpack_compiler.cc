@@ -48,7 +48,7 @@ bool checked_numel(const Dims& d, uint64_t* numel) {
 bool read_dims(const flatbuffers::Vector<uint64_t>* v, Dims* out) {
   *out = Dims();
   if (v == nullptr) return true;  // scalar
-  if (v->size() > kMaxDims || !elements_aligned(v)) return false;
+  if (v->size() > kMaxDims) return false;  // alignment: checked by prepare_delegate first
   out->rank = v->size();
   for (uint32_t i = 0; i < out->rank; ++i) {
     if (v->Get(i) > kMaxDim) return false;
