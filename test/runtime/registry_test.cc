@@ -2,6 +2,7 @@
 // backend's delegate run as one instruction (init/execute/destroy counted).
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -69,6 +70,54 @@ TEST(KernelRegistryTest, DuplicatesAndNullsAreRejected) {
   EXPECT_STREQ(last.name, "registry::op.default");
   EXPECT_EQ(last.dtype, static_cast<int>(ScalarType::Int8));
   EXPECT_EQ(last.fn, &kernel_other);
+}
+
+// find_kernel's binary search against the linear scan it replaced, over every registered name
+// and names just beside them (prefixes, extensions, neighbours in the order), after
+// registrations out of order that share prefixes with each other.
+KernelFn find_by_scan(const char* name, int dtype) {
+  KernelFn generic = nullptr;
+  for (size_t i = 0; i < num_registered_kernels(); ++i) {
+    const KernelEntry& e = registered_kernel(i);
+    if (std::strcmp(e.name, name) != 0) continue;
+    if (e.dtype == kAnyDtype) {
+      generic = e.fn;
+    } else if (e.dtype == dtype) {
+      return e.fn;
+    }
+  }
+  return generic;
+}
+
+TEST(KernelRegistryTest, LookupAgreesWithALinearScan) {
+  const char* names[] = {"scan::b.default", "scan::a.default", "scan::a", "scan::a.default.x", "scan::",
+                         "scan::c.out",     "scan::a.out",     "scan::b", "scan::ab.default"};
+  const int dtypes[] = {static_cast<int>(ScalarType::Int64), kAnyDtype, static_cast<int>(ScalarType::Float32),
+                        static_cast<int>(ScalarType::Bool)};
+  Error (*fns[])(KernelContext&, EValue**, size_t) = {kernel_generic, kernel_f32, kernel_i64, kernel_other};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
+    // Each name gets its own subset of the dtypes, registered in a different order.
+    for (size_t j = 0; j <= i % 4; ++j) {
+      ASSERT_TRUE(register_kernel(names[i], fns[(i + j) % 4], dtypes[(i + j) % 4])) << names[i];
+    }
+  }
+  std::vector<std::string> probes = {"", "scan", "scan::a.d", "scan::a.defaulz", "scan::z", "zzz", "aten::"};
+  for (size_t i = 0; i < num_registered_kernels(); ++i) {
+    const std::string name = registered_kernel(i).name;
+    probes.push_back(name);
+    probes.push_back(name + "x");
+    probes.push_back(name.substr(0, name.size() - 1));
+  }
+  size_t found = 0;
+  for (const std::string& probe : probes) {
+    for (int dtype = kAnyDtype; dtype <= static_cast<int>(ScalarType::Bool) + 1; ++dtype) {
+      const KernelFn want = find_by_scan(probe.c_str(), dtype);
+      EXPECT_EQ(find_kernel(probe.c_str(), dtype), want) << probe << " dtype " << dtype;
+      found += want != nullptr;
+    }
+  }
+  EXPECT_GT(found, num_registered_kernels());
+  EXPECT_EQ(find_kernel(nullptr), nullptr);
 }
 
 TEST(KernelRegistryTest, TableIsBoundedNotUnbounded) {
