@@ -35,11 +35,9 @@ struct KernelEntry {
 
 // Registers a kernel; returns false when the table is full or the (name, dtype) key exists.
 bool register_kernel(const char* name, KernelFn fn, int dtype = kAnyDtype);
-// The best kernel for `name` given the first tensor argument's dtype (the kernel registered
-// for that dtype, else the kAnyDtype one), or null. A binary search over the names.
+// The best kernel for `name` given the first tensor argument's dtype, or null.
 KernelFn find_kernel(const char* name, int first_tensor_dtype = kAnyDtype);
 size_t num_registered_kernels();
-// The index-th registered kernel, in registration order (index < num_registered_kernels()).
 const KernelEntry& registered_kernel(size_t index);
 
 }  // namespace ember
