@@ -94,7 +94,7 @@ TEST(KernelRegistryTest, LookupAgreesWithALinearScan) {
                          "scan::c.out",     "scan::a.out",     "scan::b", "scan::ab.default"};
   const int dtypes[] = {static_cast<int>(ScalarType::Int64), kAnyDtype, static_cast<int>(ScalarType::Float32),
                         static_cast<int>(ScalarType::Bool)};
-  Error (*fns[])(KernelContext&, EValue**, size_t) = {kernel_generic, kernel_f32, kernel_i64, kernel_other};
+  const KernelFn fns[] = {kernel_generic, kernel_f32, kernel_i64, kernel_other};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
     // Each name gets its own subset of the dtypes, registered in a different order.
     for (size_t j = 0; j <= i % 4; ++j) {
