@@ -242,6 +242,16 @@ class Lowering {
   uint32_t wide_workgroup() const {
     return limits_.max_workgroup >= kLongRowWorkgroup ? kLongRowWorkgroup : kWorkgroupSize;
   }
+  // attention.comp's workgroup: EMBER_VULKAN_ATTN_WG (a power of two, 64 to 1024, within the
+  // device's limit), else 512 invocations where the device allows (decoding the 1.1B Llama on an
+  // H200, docs/benchmarks-gpu.md: 16.4 us a layer with 256, 13.2 with 1024; 512 as fast as 1024).
+  uint32_t attention_workgroup() const {
+    const char* env = std::getenv("EMBER_VULKAN_ATTN_WG");
+    const long v = env == nullptr ? 0L : std::strtol(env, nullptr, 10);
+    if (v >= 64 && v <= 1024 && (v & (v - 1)) == 0 && static_cast<uint32_t>(v) <= limits_.max_workgroup)
+      return static_cast<uint32_t>(v);
+    return limits_.max_workgroup >= 512 ? 512u : wide_workgroup();
+  }
   // Weight `w` of a weight-only quantized node: Int8 for 8 bits, UInt8 (packed) for 4.
   Error need_quantized_weight(int w, int bits) {
     const uint8_t want = static_cast<uint8_t>(bits == 8 ? fb::DType::Int8 : fb::DType::UInt8);
@@ -774,8 +784,10 @@ Error Lowering::dispatch_op() {
       EMBER_TRY(check_out(out));
       const Sizes& qs = sz(q);
       const int64_t rows = qs[0] * qs[1] * qs[2], t = qs[2], d = qs[3], hkv = sz(k)[1], s = sz(kc)[2];
+      // A wide workgroup per query row (attention.comp spreads a row's work over it).
+      const uint32_t wg = attention_workgroup();
       // scores[S] + the query row + the reduction scratch, in workgroup memory.
-      const uint64_t shared = static_cast<uint64_t>(s + d + kWorkgroupSize) * sizeof(float);
+      const uint64_t shared = static_cast<uint64_t>(s + d + wg) * sizeof(float);
       if (shared > limits_.max_shared_bytes)
         return unsupported("a %lld-row cache needs %llu bytes of shared memory; the device has %u",
                            static_cast<long long>(s), static_cast<unsigned long long>(shared), limits_.max_shared_bytes);
@@ -791,7 +803,7 @@ Error Lowering::dispatch_op() {
            ibits(vr.heads > 0), ibits(kr.cos >= 0), ibits(kr.rows)},
           {qr.x.tensor, kr.x.tensor, vr.tensor, pos, qr.cos >= 0 ? qr.cos : pos, qr.sin >= 0 ? qr.sin : pos,
            kr.cos >= 0 ? kr.cos : pos, kr.sin >= 0 ? kr.sin : pos, kc, vc, y >= 0 ? y : out_},
-          rows * int64_t{kWorkgroupSize});
+          rows * int64_t{wg}, {}, wg);
       positions_.push_back({pos, s});
       return Error::Ok;
     }

@@ -1,8 +1,11 @@
 #version 450
 #include "storage.glsl"
 // Ember Vulkan delegate: attention over a KV cache, with the cache update in the same dispatch.
-// One 64-invocation workgroup per query row (b, h, t); the workgroup index may be 2D (x, y) when
-// the rows exceed the X limit.
+// One workgroup per query row (b, h, t) of NT invocations (the host's choice, a power of two
+// from 64 to 1024); the workgroup index may be 2D (x, y) when the rows exceed the X limit. A decode
+// has few rows (one per head) and reads the whole cache, so the work inside a row is spread over
+// every invocation: KS invocations per cache row for the scores, NT / D row partitions per
+// output element for the weighted sum of the values.
 #include "rotate_half.glsl"
 layout(local_size_x_id = 0) in;
 // q [B, H, T, D]; the new keys and values k, v [B, HKV, T, D]; caches [B, HKV, S, D]; query head
@@ -45,14 +48,15 @@ layout(std430, set = 0, binding = 7) readonly buffer SK { FLOAT_T ksin[]; };
 layout(std430, set = 0, binding = 8) buffer KC { FLOAT_T kc[]; };
 layout(std430, set = 0, binding = 9) buffer VC { FLOAT_T vc[]; };
 layout(std430, set = 0, binding = 10) writeonly buffer Y { FLOAT_T y[]; };
+const int KS = 4;  // invocations per cache row's score, each a quarter of its elements
 shared float scores[S];
-shared float red[64];
+shared float red[gl_WorkGroupSize.x];  // reductions and partial sums
 
 float wg_reduce(float v, bool take_max) {
   uint lid = gl_LocalInvocationIndex;
   red[lid] = v;
   barrier();
-  for (uint s = 32u; s > 0u; s >>= 1) {
+  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1) {
     if (lid < s) red[lid] = take_max ? max(red[lid], red[lid + s]) : red[lid] + red[lid + s];
     barrier();
   }
@@ -119,13 +123,14 @@ void main() {
   if (row >= uint(ROWS)) return;  // whole workgroup: no barrier is skipped
   int r = int(row);
   int lid = int(gl_LocalInvocationIndex);
+  const int NT = int(gl_WorkGroupSize.x);
   int t = r % T;
   int h = (r / T) % H;
   b = r / (T * H);
   g = h / (H / HKV);
   first_pos = position(0);
   float breaks = 0.0;
-  for (int u = lid; u < T; u += 64)
+  for (int u = lid; u < T; u += NT)
     if (first_pos < 0 || position(u) != first_pos + u) breaks += 1.0;
   consecutive = wg_reduce(breaks, false) == 0.0;
   int p = position(t);
@@ -135,7 +140,7 @@ void main() {
   // The cache update: this token's row, by the first query head of the cache head, unless a
   // later token of the call writes the same row.
   if (h % (H / HKV) == 0 && n > 0 && newest(p) == t) {
-    for (int d = lid; d < D; d += 64) {
+    for (int d = lid; d < D; d += NT) {
       kc[cache + p * D + d] = FLOAT_T(new_key(k_row, t, d));
       vc[cache + p * D + d] = vnew[v_row + d];
     }
@@ -143,7 +148,7 @@ void main() {
   const int token_major_row = ((b * T + t) * H + h) * D;
   const int q_at = Q_TOKEN_MAJOR != 0 ? token_major_row : r * D;
   const int y_at = Y_TOKEN_MAJOR != 0 ? token_major_row : r * D;
-  for (int d = lid; d < D; d += 64) {
+  for (int d = lid; d < D; d += NT) {
     float v = float(q[q_at + d]);
     if (ROPE_Q != 0) {
       const int half_d = D / 2, c = (TC == 1 ? 0 : t) * D + d;
@@ -158,49 +163,73 @@ void main() {
   // row, so the compiler keeps many rows' loads in flight (a branch per row of a decode's long
   // cache made the attention several times slower on an H200).
   const int cached = consecutive ? min(n, first_pos) : 0;
+  // Scores, NT / KS rows a round: invocation kq of a row takes its elements kq, kq + KS, ...;
+  // the row's first invocation adds the KS partial sums. A new row's score (rotated on the fly)
+  // is one invocation's.
+  const int kq = lid % KS, rows_per_round = NT / KS;
   float m = -3.402823e38;
-  for (int j = lid; j < cached; j += 64) {
+  for (int j0 = 0; j0 < n; j0 += rows_per_round) {
+    const int j = j0 + lid / KS;
     float acc = 0.0;
-    for (int d = 0; d < D; ++d) acc += qrow[d] * float(kc[cache + j * D + d]);
-    acc *= SCALE;
-    scores[j] = acc;
-    m = max(m, acc);
-  }
-  for (int j = cached + lid; j < n; j += 64) {
-    float acc = 0.0;
-    const int u = consecutive ? j - first_pos : newest(j);  // consecutive: every row from `cached` is new
-    if (u < 0) {
-      for (int d = 0; d < D; ++d) acc += qrow[d] * float(kc[cache + j * D + d]);
-    } else {
-      acc = new_key_dot(new_row(u, K_TOKEN_MAJOR), u);
+    if (j < cached) {
+      for (int d = kq; d < D; d += KS) acc += qrow[d] * float(kc[cache + j * D + d]);
+    } else if (j < n && kq == 0) {
+      const int u = consecutive ? j - first_pos : newest(j);  // consecutive: every row from `cached` is new
+      if (u < 0) {
+        for (int d = 0; d < D; ++d) acc += qrow[d] * float(kc[cache + j * D + d]);
+      } else {
+        acc = new_key_dot(new_row(u, K_TOKEN_MAJOR), u);
+      }
     }
-    acc *= SCALE;
-    scores[j] = acc;
-    m = max(m, acc);
+    red[lid] = acc;
+    barrier();
+    if (kq == 0 && j < n) {
+      float dot_j = 0.0;
+      for (int i = 0; i < KS; ++i) dot_j += red[lid + i];
+      dot_j *= SCALE;
+      scores[j] = dot_j;
+      m = max(m, dot_j);
+    }
+    barrier();
   }
   float mx = wg_reduce(m, true);
   float l = 0.0;
-  for (int j = lid; j < n; j += 64) {
+  for (int j = lid; j < n; j += NT) {
     float e = exp(scores[j] - mx);
     scores[j] = e;
     l += e;
   }
   float sum = wg_reduce(l, false);
   float inv = sum > 0.0 ? 1.0 / sum : 0.0;
-  for (int d = lid; d < D; d += 64) {
+  // The weighted sum of the values: DC output elements a pass (all D when D <= NT), each by JS
+  // invocations that take rows part, part + JS, ... (neighbouring invocations, neighbouring
+  // elements of one row: coalesced); the first adds the JS partial sums.
+  const int DC = min(D, NT), JS = NT / DC, part = lid / DC;
+  for (int d0 = 0; d0 < D; d0 += DC) {
+    const int d = d0 + lid % DC;
     float acc = 0.0;
-    for (int j = 0; j < cached; ++j) acc += scores[j] * float(vc[cache + j * D + d]);
-    if (consecutive) {
-      for (int j = cached; j < n; ++j) acc += scores[j] * float(vnew[new_row(j - first_pos, V_TOKEN_MAJOR) + d]);
-    }
-    for (int j = consecutive ? n : cached; j < n; ++j) {
-      const int u = newest(j);
-      if (u < 0) {
-        acc += scores[j] * float(vc[cache + j * D + d]);
+    if (part < JS && d < D) {
+      for (int j = part; j < cached; j += JS) acc += scores[j] * float(vc[cache + j * D + d]);
+      if (consecutive) {
+        for (int j = cached + part; j < n; j += JS) acc += scores[j] * float(vnew[new_row(j - first_pos, V_TOKEN_MAJOR) + d]);
       } else {
-        acc += scores[j] * float(vnew[new_row(u, V_TOKEN_MAJOR) + d]);
+        for (int j = cached + part; j < n; j += JS) {
+          const int u = newest(j);
+          if (u < 0) {
+            acc += scores[j] * float(vc[cache + j * D + d]);
+          } else {
+            acc += scores[j] * float(vnew[new_row(u, V_TOKEN_MAJOR) + d]);
+          }
+        }
       }
     }
-    y[y_at + d] = FLOAT_T(acc * inv);
+    red[lid] = acc;
+    barrier();
+    if (part == 0 && d < D) {
+      float v = 0.0;
+      for (int i = 0; i < JS; ++i) v += red[lid + i * DC];
+      y[y_at + d] = FLOAT_T(v * inv);
+    }
+    barrier();
   }
 }

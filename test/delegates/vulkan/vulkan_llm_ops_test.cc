@@ -318,6 +318,7 @@ void check_kv_attention(const AttnCase& c, bool fp16) {
   call({3});  // rows 1, 2 are the initial ones again (the prefill wrote them before the reset)
   call({4, 0, 2, 1, 3});  // any order, at the bound
   call({6, 6, 3, 6});     // one row written three times: the last token's wins (read by all four)
+  call({c.S - 1});        // the whole cache: more rows than a workgroup's invocations score at once
 }
 
 // The transposes and RoPEs around attention (dispatch_fusion.h): token-major q, k, v [B, T, H, D]
@@ -396,8 +397,12 @@ TEST(VulkanLlmOpsTest, KvCacheAttentionMhaBatchedInt32Positions) {
 
 TEST(VulkanLlmOpsTest, KvCacheAttentionLongRowsAndWideHeads) {
   EMBER_SKIP_WITHOUT_VULKAN();
-  // D and S above the workgroup size (64): strided loops over d and cache rows.
+  // D and S above 64: strided loops over d and cache rows.
   check_kv_attention({1, 2, 1, 5, 130, 72, 0.1f, true}, false);
+  // D above the widest workgroup (256: two passes over the output elements), a cache longer than
+  // it; an odd D (a row's score split unevenly).
+  check_kv_attention({1, 2, 1, 5, 300, 260, 0.05f, false}, false);
+  check_kv_attention({1, 3, 3, 5, 70, 5, 0.4f, true}, false);
 }
 
 // --- dynamic sizes ---
