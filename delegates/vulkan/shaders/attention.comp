@@ -101,16 +101,17 @@ float new_key(int at, int u, int d) {
 
 shared float qrow[D];
 
-// q . (token u's new key, rotated with ROPE_K), its row starting at `at`: with RoPE, elements d
-// and d + D / 2 together (each pair's two loads serve both).
-float new_key_dot(int at, int u) {
+// Invocation kq's share of q . (token u's new key, rotated with ROPE_K), its row starting at
+// `at`: elements kq, kq + KS, ...; with RoPE, pairs (d, d + D / 2) from d = kq on (each pair's
+// two loads serve both).
+float new_key_dot(int at, int u, int kq) {
   float acc = 0.0;
   if (ROPE_K == 0) {
-    for (int d = 0; d < D; ++d) acc += qrow[d] * float(knew[at + d]);
+    for (int d = kq; d < D; d += KS) acc += qrow[d] * float(knew[at + d]);
     return acc;
   }
   const int half_d = D / 2, c = (TCK == 1 ? 0 : u) * D;
-  for (int d = 0; d < half_d; ++d) {
+  for (int d = kq; d < half_d; d += KS) {
     const float k1 = float(knew[at + d]), k2 = float(knew[at + d + half_d]);
     acc += qrow[d] * rotate_half(k1, k2, true, float(kcos[c + d]), float(ksin[c + d]));
     acc += qrow[d + half_d] * rotate_half(k2, k1, false, float(kcos[c + d + half_d]), float(ksin[c + d + half_d]));
@@ -163,9 +164,8 @@ void main() {
   // row, so the compiler keeps many rows' loads in flight (a branch per row of a decode's long
   // cache made the attention several times slower on an H200).
   const int cached = consecutive ? min(n, first_pos) : 0;
-  // Scores, NT / KS rows a round: invocation kq of a row takes its elements kq, kq + KS, ...;
-  // the row's first invocation adds the KS partial sums. A new row's score (rotated on the fly)
-  // is one invocation's.
+  // Scores, NT / KS rows a round: invocation kq of a row takes its elements kq, kq + KS, ...
+  // (a new row's key rotated on the fly); the row's first invocation adds the KS partial sums.
   const int kq = lid % KS, rows_per_round = NT / KS;
   float m = -3.402823e38;
   for (int j0 = 0; j0 < n; j0 += rows_per_round) {
@@ -173,12 +173,12 @@ void main() {
     float acc = 0.0;
     if (j < cached) {
       for (int d = kq; d < D; d += KS) acc += qrow[d] * float(kc[cache + j * D + d]);
-    } else if (j < n && kq == 0) {
+    } else if (j < n) {
       const int u = consecutive ? j - first_pos : newest(j);  // consecutive: every row from `cached` is new
       if (u < 0) {
-        for (int d = 0; d < D; ++d) acc += qrow[d] * float(kc[cache + j * D + d]);
+        for (int d = kq; d < D; d += KS) acc += qrow[d] * float(kc[cache + j * D + d]);
       } else {
-        acc = new_key_dot(new_row(u, K_TOKEN_MAJOR), u);
+        acc = new_key_dot(new_row(u, K_TOKEN_MAJOR), u, kq);
       }
     }
     red[lid] = acc;
