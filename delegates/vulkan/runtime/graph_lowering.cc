@@ -784,10 +784,13 @@ Error Lowering::dispatch_op() {
       EMBER_TRY(check_out(out));
       const Sizes& qs = sz(q);
       const int64_t rows = qs[0] * qs[1] * qs[2], t = qs[2], d = qs[3], hkv = sz(k)[1], s = sz(kc)[2];
-      // A wide workgroup per query row (attention.comp spreads a row's work over it).
-      const uint32_t wg = attention_workgroup();
-      // scores[S] + the query row + the reduction scratch, in workgroup memory.
-      const uint64_t shared = static_cast<uint64_t>(s + d + wg) * sizeof(float);
+      // A wide workgroup per query row (attention.comp spreads a row's work over it), narrower
+      // where its workgroup memory would not fit: scores[S] + the query row + the reduction
+      // scratch (one float per invocation).
+      uint32_t wg = attention_workgroup();
+      const auto shared_bytes = [&](uint32_t invocations) { return static_cast<uint64_t>(s + d + invocations) * sizeof(float); };
+      while (wg > kWorkgroupSize && shared_bytes(wg) > limits_.max_shared_bytes) wg /= 2;
+      const uint64_t shared = shared_bytes(wg);
       if (shared > limits_.max_shared_bytes)
         return unsupported("a %lld-row cache needs %llu bytes of shared memory; the device has %u",
                            static_cast<long long>(s), static_cast<unsigned long long>(shared), limits_.max_shared_bytes);

@@ -399,10 +399,15 @@ TEST(VulkanLlmOpsTest, KvCacheAttentionLongRowsAndWideHeads) {
   EMBER_SKIP_WITHOUT_VULKAN();
   // D and S above 64: strided loops over d and cache rows.
   check_kv_attention({1, 2, 1, 5, 130, 72, 0.1f, true}, false);
-  // D above the widest workgroup (256: two passes over the output elements), a cache longer than
-  // it; an odd D (a row's score split unevenly).
-  check_kv_attention({1, 2, 1, 5, 300, 260, 0.05f, false}, false);
+  // A cache longer than the workgroup; an odd D (a row's score split unevenly).
+  check_kv_attention({1, 2, 1, 5, 600, 260, 0.05f, false}, false);
   check_kv_attention({1, 3, 3, 5, 70, 5, 0.4f, true}, false);
+  // 64-invocation workgroups (EMBER_VULKAN_ATTN_WG, as on a device that allows no wider): D
+  // above the workgroup, so the weighted sum of the values takes two and five passes.
+  ASSERT_EQ(setenv("EMBER_VULKAN_ATTN_WG", "64", 1), 0);
+  check_kv_attention({1, 2, 1, 5, 130, 72, 0.1f, true}, false);
+  check_kv_attention({1, 2, 1, 5, 300, 260, 0.05f, false}, false);
+  unsetenv("EMBER_VULKAN_ATTN_WG");
 }
 
 // --- dynamic sizes ---
