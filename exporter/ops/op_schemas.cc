@@ -249,6 +249,8 @@ const OpSchema* find_op_schema(const std::string& name, const std::string& overl
   return ct == c.index.end() ? nullptr : ct->second;
 }
 
+void preload_op_schemas() { table(); }
+
 absl::Status add_custom_op_schema(const std::string& signature) {
   const std::string sig = trim(signature);
   const size_t paren = sig.find('(');

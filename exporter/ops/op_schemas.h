@@ -49,6 +49,10 @@ absl::StatusOr<OpSchema> parse_op_schema(const std::string& signature);
 // op is unknown.
 const OpSchema* find_op_schema(const std::string& name, const std::string& overload);
 
+// Parses the built-in table now rather than on first use: a process that forks workers (the
+// conformance runner) calls it once so that no child parses the table again.
+void preload_op_schemas();
+
 // Custom operators: ops a model calls that the exporter knows no schema or kernel for (a
 // library's or the user's own, defined with torch.library). The user gives each one's
 // signature, "ns::name.overload(Tensor x, float scale) -> Tensor" (namespace required, not

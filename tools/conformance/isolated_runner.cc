@@ -118,7 +118,7 @@ std::vector<CaseResult> run_cases(const std::vector<CaseJob>& jobs, const Isolat
   }
   // The exporter parses its operator schema table (thousands of signatures) on first use: do it
   // here, once, so every child inherits it instead of parsing it again (2/3 of a case's time).
-  exporter::find_op_schema("aten::add", "Tensor");
+  exporter::preload_op_schemas();
   std::fflush(stdout);
   std::fflush(stderr);
   size_t parallel = options.parallel == 0 ? 1 : options.parallel;
