@@ -9,6 +9,7 @@
 #include <string>
 
 #include "delegates/vulkan/runtime/shader_library.h"
+#include "delegates/vulkan/runtime/tuning_env.h"
 #include "delegates/vulkan/runtime/weight_only_split.h"
 
 namespace ember {
@@ -36,16 +37,8 @@ int64_t tiles(int64_t n) { return (n + kTile - 1) / kTile; }
 // layer_norm.comp's cooperative rows may use up to this many invocations (its shared array).
 constexpr uint32_t kLongRowWorkgroup = 256;
 
-
-// A shader path choice that the environment may force ("0" / "1", for measuring one path
-// against the other on a device); unset, `heuristic` decides. Read at init only.
-bool env_choice(const char* name, bool heuristic) {
-  const char* env = std::getenv(name);
-  if (env != nullptr && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
-  return heuristic;
-}
 // EMBER_VULKAN_TILED: the tiled matmul / implicit-GEMM conv2d paths.
-bool use_tiled(bool heuristic) { return env_choice("EMBER_VULKAN_TILED", heuristic); }
+bool use_tiled(bool heuristic) { return tuning_choice("EMBER_VULKAN_TILED", heuristic); }
 
 std::vector<int64_t> contiguous(const Sizes& s) {
   std::vector<int64_t> st(s.size());
@@ -246,8 +239,7 @@ class Lowering {
   // device's limit), else 512 invocations where the device allows (decoding the 1.1B Llama on an
   // H200, docs/benchmarks-gpu.md: 16.4 us a layer with 256, 13.2 with 1024; 512 as fast as 1024).
   uint32_t attention_workgroup() const {
-    const char* env = std::getenv("EMBER_VULKAN_ATTN_WG");
-    const long v = env == nullptr ? 0L : std::strtol(env, nullptr, 10);
+    const long v = tuning_number("EMBER_VULKAN_ATTN_WG");
     if (v >= 64 && v <= 1024 && (v & (v - 1)) == 0 && static_cast<uint32_t>(v) <= limits_.max_workgroup)
       return static_cast<uint32_t>(v);
     return limits_.max_workgroup >= 512 ? 512u : wide_workgroup();
@@ -445,7 +437,7 @@ Error Lowering::dispatch_op() {
       const bool tiled = use_tiled(false) && ocg >= kMinTiledRows && plane >= kMinTiledRows;
       // Split the reduction 8 ways when it is deep and the outputs are too few to fill a GPU.
       const int64_t depth = (xs[1] / p->groups()) * ws[2] * ws[3];
-      const bool ksplit = !tiled && env_choice("EMBER_VULKAN_KSPLIT", depth >= 512 && numel(out) < 131072);
+      const bool ksplit = !tiled && tuning_choice("EMBER_VULKAN_KSPLIT", depth >= 512 && numel(out) < 131072);
       const int64_t invocations = tiled    ? xs[0] * p->groups() * tiles(ocg) * tiles(plane) * int64_t{kWorkgroupSize}
                                   : ksplit ? (numel(out) + 7) / 8 * int64_t{kWorkgroupSize}
                                            : numel(out);
@@ -471,7 +463,7 @@ Error Lowering::dispatch_op() {
       bool act = p->activation() == fb::Activation::Clamp;
       const bool tiled = use_tiled(m >= kMinTiledRows);
       // Few rows (LLM decoding): a workgroup per output streams its weight row coalesced.
-      const bool row_dot = !tiled && env_choice("EMBER_VULKAN_ROW_DOT", k >= kWorkgroupSize);
+      const bool row_dot = !tiled && tuning_choice("EMBER_VULKAN_ROW_DOT", k >= kWorkgroupSize);
       // row_dot: 32 invocations per output, WG / 32 outputs per workgroup.
       const uint32_t wg = row_dot ? wide_workgroup() : kWorkgroupSize;
       const int64_t invocations = tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize}

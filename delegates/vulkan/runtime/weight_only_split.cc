@@ -1,21 +1,12 @@
 #include "delegates/vulkan/runtime/weight_only_split.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "delegates/vulkan/runtime/shader_library.h"
+#include "delegates/vulkan/runtime/tuning_env.h"
 
 namespace ember {
 namespace vulkan {
-namespace {
-
-long env_long(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
-}
-
-}  // namespace
-
 // A group of 32 (a warp on NVIDIA) reads 128 contiguous bytes of a row per load; groups grow
 // until an invocation has at most 4 words of a row (a 2048-wide int4 row: 64 invocations), so
 // that every row's loads are few and issued together. More rows per group reuse the x registers
@@ -26,8 +17,8 @@ WeightOnlySplit weight_only_split(int64_t m, int64_t n, int64_t row_words, uint3
   WeightOnlySplit s{32, m > 1 ? kWqMaxRows : std::min<int64_t>(kWqMaxRows, std::max<int64_t>(1, n / 1024)), 1,
                     max_workgroup >= 128 ? 128u : kWorkgroupSize};
   while (s.threads < s.workgroup && s.threads * 4 < row_words) s.threads *= 2;
-  const long wg = env_long("EMBER_VULKAN_WQ_WG"), threads = env_long("EMBER_VULKAN_WQ_THREADS"),
-             rows = env_long("EMBER_VULKAN_WQ_ROWS");
+  const long wg = tuning_number("EMBER_VULKAN_WQ_WG"), threads = tuning_number("EMBER_VULKAN_WQ_THREADS"),
+             rows = tuning_number("EMBER_VULKAN_WQ_ROWS");
   if (wg == 64 || (wg == 128 && max_workgroup >= 128))  // at most linear_wq.comp's MAX_WG
     s.workgroup = static_cast<uint32_t>(wg);
   if (threads > 0 && threads <= s.workgroup && (threads & (threads - 1)) == 0) s.threads = threads;
