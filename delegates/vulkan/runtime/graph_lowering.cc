@@ -299,7 +299,7 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
     EMBER_TRY(split_member(j, x, bits, p->group_size(), &ns[i + 1], &ws[i + 1], &ss[i + 1], &ys[i + 1]));
   }
   const int64_t n = ns[0] + ns[1] + ns[2];
-  const WeightOnlySplit split = weight_only_split(m, n, k / (bits == 8 ? 4 : 8), limits_.max_workgroup);
+  const WeightOnlySplit split = weight_only_split(m, n, k, bits, p->group_size(), limits_.max_workgroup);
   const uint32_t wg = split.workgroup;
   const int64_t per_group = wg / split.threads * split.rows;
   int64_t groups = 0;
@@ -317,7 +317,8 @@ Error Lowering::linear_weight_only(const fb::LinearParams* p) {
   }
   add(ShaderId::LinearWq,
       {ibits(m), ibits(k), ibits(ns[0]), ibits(bits), ibits(p->group_size()), ibits(b >= 0), ibits(split.threads),
-       ibits(split.rows), 0, ibits(norm >= 0), fbits(eps), 0, ibits(split.words), ibits(ns[1]), ibits(ns[2])},
+       ibits(split.rows), 0, ibits(norm >= 0), fbits(eps), 0, ibits(split.units), ibits(ns[1]), ibits(ns[2]),
+       ibits(split.quads)},
       {xin, w, b >= 0 ? b : x, s, x, gamma, ws[1], ss[1], ws[2], ss[2], ys[0], ys[1], ys[2]}, groups * int64_t{wg}, {}, wg);
   node_dispatch_[index_] = static_cast<int>(d_.size()) - 1;
   return Error::Ok;

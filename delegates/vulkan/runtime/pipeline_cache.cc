@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "delegates/vulkan/runtime/pipeline_statistics.h"
 #include "delegates/vulkan/runtime/vulkan_status.h"
 #include "runtime/platform/cache_files.h"
 #include "runtime/platform/platform.h"
@@ -72,9 +73,10 @@ std::string PipelineCache::directory() {
   return "";
 }
 
-void PipelineCache::attach(VkDevice device, const PipelineCacheIdentity& identity) {
+void PipelineCache::attach(VkDevice device, const PipelineCacheIdentity& identity, bool capture_statistics) {
   device_ = device;
   identity_ = identity;
+  capture_statistics_ = capture_statistics;
 }
 
 void PipelineCache::open_driver_cache_locked() {
@@ -186,9 +188,11 @@ Result<VkPipeline> PipelineCache::create_pipeline(const ShaderObjects& s, const 
   ci.stage.pName = "main";
   ci.stage.pSpecializationInfo = &si;
   ci.layout = s.layout;
+  if (capture_statistics_) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkPipeline p = VK_NULL_HANDLE;
   EMBER_VK_TRY(diag, vkCreateComputePipelines(device_, driver_cache_, 1, &ci, nullptr, &p),
                "creating a compute pipeline");
+  if (capture_statistics_) print_pipeline_statistics(device_, p, shader_info(key.shader).name, key.workgroup_size, key.spec);
   return p;
 }
 

@@ -57,7 +57,9 @@ struct PipelineCacheStats {
 
 class PipelineCache {
  public:
-  void attach(VkDevice device, const PipelineCacheIdentity& identity);
+  // capture_statistics: the device has VK_KHR_pipeline_executable_properties enabled; every
+  // pipeline created prints its statistics (pipeline_statistics.h).
+  void attach(VkDevice device, const PipelineCacheIdentity& identity, bool capture_statistics = false);
   // Module + layouts of `shader`, created on first use.
   Result<ShaderObjects> shader(ShaderId shader, Diagnostic* diag);
   // The pipeline for `shader` with constant_id 0 = workgroup_size and constant_id i+1 =
@@ -86,6 +88,7 @@ class PipelineCache {
 
   VkDevice device_ = VK_NULL_HANDLE;
   PipelineCacheIdentity identity_;
+  bool capture_statistics_ = false;
   std::mutex mutex_;
   bool driver_cache_opened_ = false;
   VkPipelineCache driver_cache_ = VK_NULL_HANDLE;

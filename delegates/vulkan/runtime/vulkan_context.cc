@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "delegates/vulkan/runtime/gpu_profiler.h"
+#include "delegates/vulkan/runtime/pipeline_statistics.h"
 #include "delegates/vulkan/runtime/vulkan_status.h"
 #include "runtime/platform/platform.h"
 
@@ -222,27 +223,36 @@ Error VulkanContext::create(Diagnostic* diag) {
   vkGetPhysicalDeviceMemoryProperties(physical_, &mem_props_);
 
   // 16-bit features: query (Vulkan 1.1 core entry point), then enable what exists.
-  bool float16_ext = false;
+  bool float16_ext = false, executable_ext = false;
   {
     uint32_t n = 0;
     vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n, nullptr);
     std::vector<VkExtensionProperties> exts(n);
     if (n > 0 && vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n, exts.data()) >= 0) {
-      for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t i = 0; i < n; ++i) {
         float16_ext |= std::strcmp(exts[i].extensionName, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) == 0;
+        executable_ext |= std::strcmp(exts[i].extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) == 0;
+      }
     }
   }
+  // Pipeline statistics (pipeline_statistics.h) only when asked for.
+  executable_ext = executable_ext && pipeline_statistics_requested();
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exe{};
+  exe.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
   VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16{};
   f16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
   VkPhysicalDevice16BitStorageFeatures s16{};
   s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
   s16.pNext = float16_ext ? &f16 : nullptr;
+  f16.pNext = executable_ext ? &exe : nullptr;
+  if (!float16_ext && executable_ext) s16.pNext = &exe;
   VkPhysicalDeviceFeatures2 features{};
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   features.pNext = &s16;
   vkGetPhysicalDeviceFeatures2(physical_, &features);
   storage_buffer16_ = s16.storageBuffer16BitAccess == VK_TRUE;
   shader_float16_ = float16_ext && f16.shaderFloat16 == VK_TRUE;
+  const bool statistics = executable_ext && exe.pipelineExecutableInfo == VK_TRUE;
   // Enable only these (and nothing else the query reported).
   VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16_on{};
   f16_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
@@ -250,8 +260,14 @@ Error VulkanContext::create(Diagnostic* diag) {
   VkPhysicalDevice16BitStorageFeatures s16_on{};
   s16_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
   s16_on.storageBuffer16BitAccess = storage_buffer16_ ? VK_TRUE : VK_FALSE;
-  s16_on.pNext = shader_float16_ ? &f16_on : nullptr;
-  const char* f16_ext_name = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exe_on{};
+  exe_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
+  exe_on.pipelineExecutableInfo = VK_TRUE;
+  f16_on.pNext = statistics ? &exe_on : nullptr;
+  s16_on.pNext = shader_float16_ ? static_cast<void*>(&f16_on) : (statistics ? static_cast<void*>(&exe_on) : nullptr);
+  std::vector<const char*> extensions;
+  if (shader_float16_) extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  if (statistics) extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo q{};
@@ -264,8 +280,8 @@ Error VulkanContext::create(Diagnostic* diag) {
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &q;
   info.pNext = &s16_on;
-  info.enabledExtensionCount = shader_float16_ ? 1 : 0;
-  info.ppEnabledExtensionNames = shader_float16_ ? &f16_ext_name : nullptr;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.empty() ? nullptr : extensions.data();
   const uint64_t t_device = platform_monotonic_ns();
   EMBER_VK_TRY(diag, vkCreateDevice(physical_, &info, nullptr, &device_), "creating the logical device");
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
@@ -281,7 +297,7 @@ Error VulkanContext::create(Diagnostic* diag) {
   identity.device_id = props_.deviceID;
   identity.driver_version = props_.driverVersion;
   std::memcpy(identity.cache_uuid, props_.pipelineCacheUUID, sizeof(identity.cache_uuid));
-  pipelines_.attach(device_, identity);
+  pipelines_.attach(device_, identity, statistics);
   return Error::Ok;
 }
 

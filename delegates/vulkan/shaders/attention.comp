@@ -52,15 +52,24 @@ const int KS = 4;  // invocations per cache row's score, each a quarter of its e
 shared float scores[S];
 shared float red[gl_WorkGroupSize.x];  // reductions and partial sums
 
+// The sum (or max) of v over the workgroup, in two levels of shared memory rather than a tree:
+// NT / 16 invocations each combine 16 values, then every invocation combines those NT / 16
+// partials itself (reads of one address are broadcasts). Three barriers where a tree takes
+// log2(NT) + 2 (11 at 512 invocations, each a few hundred cycles when a decode step's whole
+// attention is one workgroup per head).
+const uint FAN_IN = 16u;  // NT is a power of two >= 64
 float wg_reduce(float v, bool take_max) {
-  uint lid = gl_LocalInvocationIndex;
+  const uint lid = gl_LocalInvocationIndex, parts = gl_WorkGroupSize.x / FAN_IN;
   red[lid] = v;
   barrier();
-  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1) {
-    if (lid < s) red[lid] = take_max ? max(red[lid], red[lid + s]) : red[lid] + red[lid + s];
-    barrier();
+  if (lid < parts) {
+    float a = red[lid];
+    for (uint i = 1u; i < FAN_IN; ++i) a = take_max ? max(a, red[lid + i * parts]) : a + red[lid + i * parts];
+    red[lid] = a;  // only this invocation reads red[lid] and red[lid + i * parts], i >= 1
   }
+  barrier();
   float r = red[0];
+  for (uint i = 1u; i < parts; ++i) r = take_max ? max(r, red[i]) : r + red[i];
   barrier();
   return r;
 }
@@ -130,10 +139,12 @@ void main() {
   b = r / (T * H);
   g = h / (H / HKV);
   first_pos = position(0);
+  // Whether this call's positions are consecutive: a short call's (a decode step's) read by every
+  // invocation, a long one's shared out and reduced.
   float breaks = 0.0;
-  for (int u = lid; u < T; u += NT)
+  for (int u = T <= 32 ? 0 : lid; u < T; u += T <= 32 ? 1 : NT)
     if (first_pos < 0 || position(u) != first_pos + u) breaks += 1.0;
-  consecutive = wg_reduce(breaks, false) == 0.0;
+  consecutive = (T <= 32 ? breaks : wg_reduce(breaks, false)) == 0.0;
   int p = position(t);
   int n = (p >= 0 && p < S) ? p + 1 : 0;
   int cache = (b * HKV + g) * S * D;

@@ -21,6 +21,9 @@
 // ROWS, XW and the workgroup (graph_lowering.cc). The workgroup index may be 2D (x, y) past the X
 // limit. With SPLIT, each output's rows have their own workgroups (a workgroup's loads come from
 // one weight buffer).
+// QUADS (rows of a multiple of 4 words, one scale per 4 words): the unit of K is a quad of 4
+// neighbouring words read by one 16-byte load with its one scale, instead of 4 strided words with
+// 4 scales: XW counts quads (1..MAX_XQ), and a warp's load covers 512 contiguous bytes.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int M = 1;
 layout(constant_id = 2) const int K = 4;      // a multiple of the values per word
@@ -37,6 +40,7 @@ layout(constant_id = 12) const int GATED = 0;
 layout(constant_id = 13) const int XW = 1;       // words per invocation, row and chunk, 1..MAX_XW
 layout(constant_id = 14) const int N2 = 0;       // SPLIT: rows of the second and third outputs
 layout(constant_id = 15) const int N3 = 0;
+layout(constant_id = 16) const int QUADS = 0;    // 1: weights read as 16-byte quads (see above)
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT4_T x4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint wq[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bias { FLOAT_T bias[]; };
@@ -47,6 +51,11 @@ layout(std430, set = 0, binding = 6) readonly buffer W2 { uint wq2[]; };
 layout(std430, set = 0, binding = 7) readonly buffer S2 { FLOAT_T scales2[]; };
 layout(std430, set = 0, binding = 8) readonly buffer W3 { uint wq3[]; };
 layout(std430, set = 0, binding = 9) readonly buffer S3 { FLOAT_T scales3[]; };
+// QUADS: the weight buffers again, four words to an element (a buffer starts 16-byte aligned:
+// each tensor has its own VkBuffer, bound at offset 0).
+layout(std430, set = 0, binding = 1) readonly buffer WQuads { uvec4 wq4[]; };
+layout(std430, set = 0, binding = 6) readonly buffer W2Quads { uvec4 wq24[]; };
+layout(std430, set = 0, binding = 8) readonly buffer W3Quads { uvec4 wq34[]; };
 // The outputs are the last bindings: the runtime's barriers assume every shader writes only its
 // last ones (shader_library.h, checked by shader_bindings_test). Without SPLIT, y2 and y3 are
 // bound to y's buffer and not written.
@@ -56,6 +65,7 @@ layout(std430, set = 0, binding = 12) writeonly buffer Y3 { FLOAT_T y3[]; };
 const int PER_WORD = BITS == 8 ? 4 : 8;
 const int MAX_ROWS = 8;
 const int MAX_XW = 8;
+const int MAX_XQ = 2;    // QUADS: quads per invocation and chunk (8 words, as MAX_XW)
 const int BATCH = 4;     // rows whose loads are in flight together
 const int MAX_WG = 128;  // the largest workgroup the host gives this shader (shared memory: 8.5 KiB)
 shared float partial[MAX_WG * MAX_ROWS];
@@ -80,46 +90,41 @@ float word_dot(uint word, vec4 a, vec4 b) {
   return dot(uintBitsToFloat(lo) - 8388616.0, a) + dot(uintBitsToFloat(hi) - 8388616.0, b);  // 2^23 + 8
 }
 
-void main() {
-  const int wg_size = int(gl_WorkGroupSize.x);
-  const int outs = wg_size / THREADS * ROWS;
-  const int groups1 = (N + outs - 1) / outs, groups2 = (N2 + outs - 1) / outs;
-  const int row_groups = groups1 + groups2 + (N3 + outs - 1) / outs;
-  uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
-  if (wg >= uint(M * row_groups)) return;  // whole workgroup: no barrier is skipped
-  const int m = int(wg) / row_groups;
-  const int lid = int(gl_LocalInvocationIndex);
-  const int t = lid % THREADS;
-  // Which output this workgroup computes (SPLIT) and its first row there.
-  int rg = int(wg) % row_groups;
-  const int seg = rg < groups1 ? 0 : (rg < groups1 + groups2 ? 1 : 2);
-  rg -= seg == 0 ? 0 : (seg == 1 ? groups1 : groups1 + groups2);
-  const int NS = seg == 0 ? N : (seg == 1 ? N2 : N3);
-  const int n0 = rg * outs + lid / THREADS * ROWS;
-  const int row_words = K / PER_WORD;
-  const int group_words = GROUP / PER_WORD;  // words per scale
-  const int row_scales = K / GROUP;
-  float acc[MAX_ROWS], acc2[MAX_ROWS], ss = 0.0;
-  for (int r = 0; r < MAX_ROWS; ++r) acc[r] = acc2[r] = 0.0;
-  for (int c0 = 0; c0 < row_words; c0 += THREADS * XW) {
-    vec4 xa[MAX_XW], xb[MAX_XW];
-    for (int i = 0; i < XW; ++i) {
-      const int cw = c0 + i * THREADS + t;
-      vec4 a = vec4(0.0), b = vec4(0.0);
-      if (cw < row_words) {
-        const int q = (m * K + cw * PER_WORD) / 4;
-        a = vec4(x4[q]);
-        if (BITS == 4) b = vec4(x4[q + 1]);
-        if (NORM != 0) {
-          ss += dot(a, a) + dot(b, b);
-          const int gq = cw * PER_WORD / 4;
-          a *= vec4(gamma4[gq]);
-          if (BITS == 4) b *= vec4(gamma4[gq + 1]);
-        }
-      }
-      xa[i] = a;
-      xb[i] = b;
+// One invocation's sums over its part of K: acc (and acc2, GATED) for its group's ROWS rows from
+// n0, and ss the squares of its x values (NORM).
+float acc[MAX_ROWS], acc2[MAX_ROWS], ss = 0.0;
+const int row_words = K / PER_WORD;
+const int group_words = GROUP / PER_WORD;  // words per scale
+const int row_scales = K / GROUP;
+
+// x value q (a vec4 index of row m's slice) for K index k4 * 4: normalised and scaled by gamma
+// (NORM), its squares added to ss.
+vec4 load_x(int q, int k4) {
+  vec4 a = vec4(x4[q]);
+  if (NORM != 0) {
+    ss += dot(a, a);
+    a *= vec4(gamma4[k4]);
+  }
+  return a;
+}
+
+// Words strided by THREADS: invocation t holds words t, t + THREADS, ... of each chunk.
+vec4 xa[MAX_XW], xb[MAX_XW];
+void load_x_words(int m, int t, int c0) {
+  for (int i = 0; i < XW; ++i) {
+    const int cw = c0 + i * THREADS + t;
+    vec4 a = vec4(0.0), b = vec4(0.0);
+    if (cw < row_words) {
+      const int q = (m * K + cw * PER_WORD) / 4, k4 = cw * PER_WORD / 4;
+      a = load_x(q, k4);
+      if (BITS == 4) b = load_x(q + 1, k4 + 1);
     }
+    xa[i] = a;
+    xb[i] = b;
+  }
+}
+void accumulate_words(int m, int t, int seg, int NS, int n0) {
+  for (int c0 = 0; c0 < row_words; c0 += THREADS * XW) {
     for (int r0 = 0; r0 < ROWS; r0 += BATCH) {
       uint w[BATCH][MAX_XW], w2[BATCH][MAX_XW];
       float sc[BATCH][MAX_XW], sc2[BATCH][MAX_XW];
@@ -137,6 +142,9 @@ void main() {
           }
         }
       }
+      // x after the first batch's weight loads: the two waits overlap (x comes from the cache,
+      // written by the previous dispatch; the weights from memory).
+      if (r0 == 0) load_x_words(m, t, c0);
       for (int r = 0; r < BATCH; ++r) {
         if (r0 + r >= ROWS) continue;
         float d = 0.0, d2 = 0.0;
@@ -148,6 +156,95 @@ void main() {
         acc2[r0 + r] += d2;
       }
     }
+  }
+}
+
+// QUADS: invocation t holds quads t, t + THREADS, ... of each chunk; a quad's x values are
+// PER_WORD vec4s (int4: 32 values, int8: 16), at xv[i * 8 ...].
+vec4 xv[MAX_XQ * 8];
+float quad_dot(uvec4 w, int i) {
+  if (BITS == 8) return word_dot(w.x, xv[i * 8], xv[i * 8]) + word_dot(w.y, xv[i * 8 + 1], xv[i * 8 + 1]) +
+                        word_dot(w.z, xv[i * 8 + 2], xv[i * 8 + 2]) + word_dot(w.w, xv[i * 8 + 3], xv[i * 8 + 3]);
+  return word_dot(w.x, xv[i * 8], xv[i * 8 + 1]) + word_dot(w.y, xv[i * 8 + 2], xv[i * 8 + 3]) +
+         word_dot(w.z, xv[i * 8 + 4], xv[i * 8 + 5]) + word_dot(w.w, xv[i * 8 + 6], xv[i * 8 + 7]);
+}
+void accumulate_quads(int m, int t, int seg, int NS, int n0) {
+  const int row_quads = row_words / 4, quad_values = 4 * PER_WORD;
+  for (int c0 = 0; c0 < row_quads; c0 += THREADS * XW) {
+    for (int r0 = 0; r0 < ROWS; r0 += BATCH) {
+      uvec4 w[BATCH][MAX_XQ], w2[BATCH][MAX_XQ];
+      float sc[BATCH][MAX_XQ], sc2[BATCH][MAX_XQ];
+      for (int r = 0; r < BATCH; ++r) {
+        const int n = n0 + r0 + r;
+        for (int i = 0; i < XW; ++i) {
+          const int cq = c0 + i * THREADS + t;
+          const bool ok = r0 + r < ROWS && n < NS && cq < row_quads;
+          const int at = n * row_quads + cq, g = n * row_scales + cq * 4 / group_words;
+          w[r][i] = !ok ? uvec4(0u) : (seg == 0 ? wq4[at] : (seg == 1 ? wq24[at] : wq34[at]));
+          sc[r][i] = !ok ? 0.0 : float(seg == 0 ? scales[g] : (seg == 1 ? scales2[g] : scales3[g]));
+          if (GATED != 0) {
+            w2[r][i] = ok ? wq24[at] : uvec4(0u);
+            sc2[r][i] = ok ? float(scales2[g]) : 0.0;
+          }
+        }
+      }
+      if (r0 == 0) {  // as accumulate_words
+        for (int i = 0; i < XW; ++i) {
+          const int cq = c0 + i * THREADS + t;
+          for (int j = 0; j < PER_WORD; ++j) {
+            const int q = (m * K + cq * quad_values) / 4 + j, k4 = cq * quad_values / 4 + j;
+            xv[i * 8 + j] = cq < row_quads ? load_x(q, k4) : vec4(0.0);
+          }
+        }
+      }
+      for (int r = 0; r < BATCH; ++r) {
+        if (r0 + r >= ROWS) continue;
+        float d = 0.0, d2 = 0.0;
+        for (int i = 0; i < XW; ++i) {
+          d += quad_dot(w[r][i], i) * sc[r][i];
+          if (GATED != 0) d2 += quad_dot(w2[r][i], i) * sc2[r][i];
+        }
+        acc[r0 + r] += d;
+        acc2[r0 + r] += d2;
+      }
+    }
+  }
+}
+
+void main() {
+  const int wg_size = int(gl_WorkGroupSize.x);
+  const int outs = wg_size / THREADS * ROWS;
+  const int groups1 = (N + outs - 1) / outs, groups2 = (N2 + outs - 1) / outs;
+  const int row_groups = groups1 + groups2 + (N3 + outs - 1) / outs;
+  uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (wg >= uint(M * row_groups)) return;  // whole workgroup: no barrier is skipped
+  const int m = int(wg) / row_groups;
+  const int lid = int(gl_LocalInvocationIndex);
+  const int t = lid % THREADS;
+  // Which output this workgroup computes (SPLIT) and its first row there.
+  int rg = int(wg) % row_groups;
+  const int seg = rg < groups1 ? 0 : (rg < groups1 + groups2 ? 1 : 2);
+  rg -= seg == 0 ? 0 : (seg == 1 ? groups1 : groups1 + groups2);
+  const int NS = seg == 0 ? N : (seg == 1 ? N2 : N3);
+  const int n0 = rg * outs + lid / THREADS * ROWS;
+  for (int r = 0; r < MAX_ROWS; ++r) acc[r] = acc2[r] = 0.0;
+  // What is added after the gating (the bias, unless GATED; the residual), read now by the
+  // invocations that write the outputs, so the wait overlaps the weights' instead of following
+  // the reduction.
+  float extra[MAX_ROWS];
+  for (int r = 0; r < ROWS; ++r) {
+    const int n = n0 + r;
+    float e = 0.0;
+    if (t == 0 && n < NS) {
+      if (HAS_BIAS != 0 && GATED == 0) e += float(bias[n]);
+      if (HAS_RESIDUAL != 0) e += float(residual[m * N + n]);
+    }
+    extra[r] = e;
+  }
+  if (QUADS != 0) {
+    accumulate_quads(m, t, seg, NS, n0);
+  } else {
+    accumulate_words(m, t, seg, NS, n0);
   }
   for (int r = 0; r < ROWS; ++r) {
     partial[r * MAX_WG + lid] = acc[r];
@@ -173,9 +270,11 @@ void main() {
     const int n = n0 + r;
     if (n >= NS) break;
     float v = partial[r * MAX_WG + lid] * inv_rms;
-    if (HAS_BIAS != 0) v += float(bias[n]);
-    if (GATED != 0) v = v / (1.0 + exp(-v)) * (partial2[r * MAX_WG + lid] * inv_rms);
-    if (HAS_RESIDUAL != 0) v += float(residual[m * N + n]);
+    if (GATED != 0) {
+      if (HAS_BIAS != 0) v += float(bias[n]);
+      v = v / (1.0 + exp(-v)) * (partial2[r * MAX_WG + lid] * inv_rms);
+    }
+    v += extra[r];
     if (seg == 0) {
       y[m * N + n] = FLOAT_T(v);
     } else if (seg == 1) {

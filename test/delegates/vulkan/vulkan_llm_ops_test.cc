@@ -560,20 +560,24 @@ TEST(VulkanLlmOpsTest, WeightOnlyLinearInt8AndInt4) {
 }
 
 // A work split a device sweep forces (weight_only_split.h's EMBER_VULKAN_WQ_*: workgroup,
-// invocations per row group, rows per group) computes the same products as the heuristic's:
-// 32-invocation groups of 8 rows; 128-invocation groups of 5 rows (a full batch of loads, then
-// a partial one).
+// invocations per row group, rows per group, quads or words) computes the same products as the
+// heuristic's: 32-invocation groups of 8 rows; 128-invocation groups of 5 rows (a full batch of
+// loads, then a partial one); quads for int4 too, and words for int8 (the heuristic's cases give
+// int8 quads wherever rows and scale groups are whole quads, int4 words).
 TEST(VulkanLlmOpsTest, WeightOnlyLinearForcedWorkSplits) {
   EMBER_SKIP_WITHOUT_VULKAN();
-  struct Split { const char *wg, *threads, *rows; };
-  for (const Split& s : {Split{"64", "32", "8"}, Split{"128", "128", "5"}}) {
+  struct Split { const char *wg, *threads, *rows, *quads; };
+  for (const Split& s : {Split{"64", "32", "8", "1"}, Split{"128", "128", "5", "0"}, Split{"0", "0", "0", "1"},
+                         Split{"0", "0", "0", "0"}, Split{"64", "32", "8", "0"}}) {
     setenv("EMBER_VULKAN_WQ_WG", s.wg, 1);
     setenv("EMBER_VULKAN_WQ_THREADS", s.threads, 1);
     setenv("EMBER_VULKAN_WQ_ROWS", s.rows, 1);
-    SCOPED_TRACE(std::string("workgroup ") + s.wg + ", threads " + s.threads + ", rows " + s.rows);
+    setenv("EMBER_VULKAN_WQ_QUADS", s.quads, 1);
+    SCOPED_TRACE(std::string("workgroup ") + s.wg + ", threads " + s.threads + ", rows " + s.rows + ", quads " + s.quads);
     check_linear_weight_only(false);
   }
-  for (const char* v : {"EMBER_VULKAN_WQ_WG", "EMBER_VULKAN_WQ_THREADS", "EMBER_VULKAN_WQ_ROWS"}) unsetenv(v);
+  for (const char* v : {"EMBER_VULKAN_WQ_WG", "EMBER_VULKAN_WQ_THREADS", "EMBER_VULKAN_WQ_ROWS", "EMBER_VULKAN_WQ_QUADS"})
+    unsetenv(v);
 }
 
 // Float linear layers with few rows take the row-dot path (matmul.comp TILED = 2): rows of x
