@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -20,6 +21,43 @@ uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 // NaN sorts and samples as -inf: a broken logit never wins.
 float sanitized(float x) { return std::isnan(x) ? -std::numeric_limits<float>::infinity() : x; }
+
+// The lowest id of the largest logit, NaN never winning (0 when none is above -inf): the scalar
+// loop costs ~40 us over a 32,000-entry vocabulary, 3% of a decoded token on a GPU. Blocks of 64
+// are reduced with 4-wide vectors (GCC vector extensions: SSE on x86-64, NEON on Arm64), a
+// block's maximum compared with the best so far; the winning block is searched at the end.
+// A comparison with NaN is false, so NaN is never taken; lanes start at -inf, not at the
+// first values (a NaN there would stick).
+int32_t greedy_argmax(const float* logits, int32_t n) {
+  typedef float Lanes __attribute__((vector_size(16)));
+  constexpr int32_t kBlock = 64;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  float best = kNegInf;
+  int32_t best_block = -1, i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    Lanes m[4];
+    for (Lanes& v : m) v = Lanes{kNegInf, kNegInf, kNegInf, kNegInf};
+    for (int32_t k = 0; k < kBlock; k += 16) {
+      Lanes a[4];
+      std::memcpy(a, logits + i + k, sizeof(a));
+      for (int j = 0; j < 4; ++j) m[j] = a[j] > m[j] ? a[j] : m[j];
+    }
+    for (int j = 1; j < 4; ++j) m[0] = m[j] > m[0] ? m[j] : m[0];
+    float block_max = kNegInf;
+    for (int j = 0; j < 4; ++j) block_max = m[0][j] > block_max ? m[0][j] : block_max;
+    if (block_max > best) best = block_max, best_block = i;  // strict: the earlier block keeps a tie
+  }
+  int32_t best_tail = -1;
+  for (; i < n; ++i) {
+    if (logits[i] > best) best = logits[i], best_tail = i;
+  }
+  if (best_tail >= 0) return best_tail;
+  if (best_block < 0) return 0;
+  for (int32_t k = best_block; k < best_block + kBlock; ++k) {
+    if (logits[k] == best) return k;
+  }
+  return best_block;  // not reached: the block holds its maximum
+}
 
 }  // namespace
 
@@ -83,15 +121,7 @@ void Sampler::apply_repetition_penalty(float* logits, Span<const int32_t> contex
 int32_t Sampler::sample(float* logits, Span<const int32_t> context) {
   apply_repetition_penalty(logits, context);
   const int32_t n = vocab_size_;
-  if (config_.temperature == 0.f) {
-    int32_t best = 0;
-    float best_value = sanitized(logits[0]);
-    for (int32_t i = 1; i < n; ++i) {
-      const float v = sanitized(logits[i]);
-      if (v > best_value) best = i, best_value = v;
-    }
-    return best;
-  }
+  if (config_.temperature == 0.f) return greedy_argmax(logits, n);
   const float inv_t = 1.f / config_.temperature;
   for (int32_t i = 0; i < n; ++i) logits[i] = sanitized(logits[i]) * inv_t;
 

@@ -324,8 +324,10 @@ Status TextGenerator::generate(const std::vector<int32_t>& prompt, const Generat
 
   Clock::time_point decode_start;
   for (;;) {
+    const Clock::time_point sample_start = Clock::now();
     std::memcpy(logits_row_.data(), logits, logits_row_.size() * sizeof(float));
     const int32_t token = sampler_->sample(logits_row_.data(), Span<const int32_t>(context_.data(), context_.size()));
+    result->sample_ms += ms_since(sample_start);
     result->generated_tokens.push_back(token);
     if (result->generated_tokens.size() == 1) {
       result->ttft_ms = ms_since(start);
@@ -358,7 +360,9 @@ Status TextGenerator::generate(const std::vector<int32_t>& prompt, const Generat
       result->stop_reason = StopReason::ContextFull;
     } else {
       context_.push_back(token);
+      const Clock::time_point forward_start = Clock::now();
       s = forward(context_.size() - 1, 1, &logits);
+      result->decode_forward_ms += ms_since(forward_start);
       if (!s.ok()) return s;
       continue;
     }

@@ -72,6 +72,10 @@ struct GenerationResult {
   double prefill_ms = 0;  // the prompt's forward calls
   double ttft_ms = 0;     // generate() entry to the first generated token
   double decode_ms = 0;   // the per-token calls after the first token
+  // Where decode_ms goes: the model's forward calls, and the sampler (the first token's included);
+  // the rest is the runner's own bookkeeping.
+  double decode_forward_ms = 0;
+  double sample_ms = 0;
   double prefill_tokens_per_s() const { return prefill_ms > 0 ? prompt_tokens * 1e3 / prefill_ms : 0; }
   double decode_tokens_per_s() const {
     const size_t n = generated_tokens.size() > 1 ? generated_tokens.size() - 1 : 0;

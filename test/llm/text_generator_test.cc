@@ -203,6 +203,10 @@ TEST_F(TextGeneratorTest, DecodeLoopAllocatesNothing) {
   EXPECT_GT(result.decode_tokens_per_s(), 0);
   EXPECT_GT(result.prefill_tokens_per_s(), 0);
   EXPECT_GE(result.ttft_ms, result.prefill_ms);
+  // The decode's parts: 15 forward calls and 16 samples, inside decode_ms (plus the first sample).
+  EXPECT_GT(result.decode_forward_ms, 0);
+  EXPECT_GT(result.sample_ms, 0);
+  EXPECT_LE(result.decode_forward_ms, result.decode_ms);
 }
 
 TEST_F(TextGeneratorTest, MetadataIsReadAndChecked) {

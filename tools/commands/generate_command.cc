@@ -213,6 +213,8 @@ int generate_command(int argc, char** argv) {
     j["ttft_ms"] = result.ttft_ms;
     j["prefill_ms"] = result.prefill_ms;
     j["decode_ms"] = result.decode_ms;
+    j["decode_forward_ms"] = result.decode_forward_ms;
+    j["sample_ms"] = result.sample_ms;
     j["prefill_tokens_per_s"] = result.prefill_tokens_per_s();
     j["decode_tokens_per_s"] = result.decode_tokens_per_s();
     j["peak_rss_bytes"] = rss;

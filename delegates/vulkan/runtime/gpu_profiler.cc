@@ -46,6 +46,8 @@ Error GpuProfiler::init(VkDevice device, VkPhysicalDevice physical, uint32_t que
   valid_mask_ = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
   labels_ = std::move(labels);
   stamps_.assign(span_ ? 2 : labels_.size() + 1, 0);
+  if (span_)
+    for (std::vector<float>& v : samples_) v.reserve(kMaxSamples);
   total_ns_.assign(labels_.size(), 0.0);
   last_ns_.assign(labels_.size(), 0.0);
   VkQueryPoolCreateInfo qi{};
@@ -68,17 +70,23 @@ void GpuProfiler::record_after(VkCommandBuffer cb, size_t dispatch) const {
   vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, static_cast<uint32_t>(span_ ? 1 : dispatch + 1));
 }
 
-Error GpuProfiler::collect(uint64_t host_ns, uint64_t wait_ns, Diagnostic* diag) {
+Error GpuProfiler::collect(const HostTimes& host, Diagnostic* diag) {
   if (!enabled()) return Error::Ok;
-  host_ns_ += static_cast<double>(host_ns);
-  wait_ns_ += static_cast<double>(wait_ns);
+  host_ns_ += static_cast<double>(host.total_ns);
+  wait_ns_ += static_cast<double>(host.wait_ns);
   EMBER_VK_TRY(diag,
                vkGetQueryPoolResults(device_, pool_, 0, static_cast<uint32_t>(stamps_.size()),
                                      stamps_.size() * sizeof(uint64_t), stamps_.data(), sizeof(uint64_t),
                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
                "reading profiling timestamps");
   if (span_) {
-    span_ns_ += static_cast<double>((stamps_[1] - stamps_[0]) & valid_mask_) * period_ns_;
+    const double span = static_cast<double>((stamps_[1] - stamps_[0]) & valid_mask_) * period_ns_;
+    span_ns_ += span;
+    if (samples_[0].size() < kMaxSamples) {
+      const double values[5] = {span, static_cast<double>(host.total_ns), static_cast<double>(host.before_submit_ns),
+                                static_cast<double>(host.wait_ns), static_cast<double>(host.outputs_ns)};
+      for (size_t i = 0; i < 5; ++i) samples_[i].push_back(static_cast<float>(values[i]));
+    }
     ++executes_;
     return Error::Ok;
   }
@@ -103,6 +111,17 @@ std::string GpuProfiler::report() const {
                   "host %.1f us per execute, %.1f us of it from submission to the fence (%llu executes)\n",
                   labels_.size(), span_ns_ / runs / 1e3, host_ns_ / runs / 1e3, wait_ns_ / runs / 1e3,
                   static_cast<unsigned long long>(executes_));
+    out += line;
+    double median[5];
+    for (size_t i = 0; i < 5; ++i) {
+      std::vector<float> v = samples_[i];
+      std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+      median[i] = v.empty() ? 0.0 : v[v.size() / 2] / 1e3;
+    }
+    std::snprintf(line, sizeof(line),
+                  "ember vulkan span medians per execute: GPU %.1f us; host %.1f us: %.1f before submission, %.1f "
+                  "from submission to the fence, %.1f reading outputs\n",
+                  median[0], median[1], median[2], median[3], median[4]);
     return out + line;
   }
   std::snprintf(line, sizeof(line),

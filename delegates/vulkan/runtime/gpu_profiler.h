@@ -10,6 +10,8 @@
 // the first dispatch and after the last, with only the graph's own barriers (independent
 // dispatches overlap), beside the host's time per execute and from submission to the fence:
 // what the per-dispatch profile's serialisation hides, and what the GPU does not account for.
+// It also reports medians per execute (a generation's one long prefill skews the means) of the
+// span, the host's time before submission, from submission to the fence, and reading outputs.
 // A method loaded with an EventTracer (runtime/core/event_tracer.h) enables it too,
 // quietly (no stderr summary), and the graph reports each dispatch's last GPU time as a
 // DelegateOp event.
@@ -50,9 +52,13 @@ class GpuProfiler {
 
   void record_start(VkCommandBuffer cb) const;                 // reset + first timestamp
   void record_after(VkCommandBuffer cb, size_t dispatch) const;  // after dispatch `dispatch`
-  // Reads the last execute's timestamps and adds them up, with the host's nanoseconds for the
-  // whole execute and from submission to the fence.
-  Error collect(uint64_t host_ns, uint64_t wait_ns, Diagnostic* diag);
+  // The host's nanoseconds of one execute: in all, before the submission (checks, inputs), from
+  // submission to the fence, and after it (outputs read back).
+  struct HostTimes {
+    uint64_t total_ns, before_submit_ns, wait_ns, outputs_ns;
+  };
+  // Reads the last execute's timestamps and adds them up, with the host's times.
+  Error collect(const HostTimes& host, Diagnostic* diag);
   // The summary (also written by the destructor when anything was collected, unless quiet).
   std::string report() const;
   // The last collect()'s GPU time of dispatch `i` and its label (valid while the profiler lives).
@@ -73,6 +79,10 @@ class GpuProfiler {
   bool span_ = false;
   double span_ns_ = 0, host_ns_ = 0, wait_ns_ = 0;  // summed over executes
   uint64_t executes_ = 0;
+  // Span mode: per execute (the first kMaxSamples): span, host total, before submission, wait,
+  // outputs; reserved at init, so collect() never allocates.
+  static constexpr size_t kMaxSamples = 16384;
+  std::vector<float> samples_[5];
 };
 
 }  // namespace vulkan

@@ -673,7 +673,10 @@ Error VulkanGraph::execute(EValue** args, size_t num_args, Diagnostic* diag, con
     const void* src = staged ? staging_[ni + k].mapped : device_buffer(outputs_[k]).mapped;
     read_device_bytes((*ts)[static_cast<size_t>(outputs_[k])], src, args[ni + k]->as_tensor->data);
   }
-  if (profiler_.enabled()) EMBER_TRY(profiler_.collect(platform_monotonic_ns() - start_ns, done_ns - submit_ns, diag));
+  if (profiler_.enabled()) {
+    const uint64_t end_ns = platform_monotonic_ns();
+    EMBER_TRY(profiler_.collect({end_ns - start_ns, submit_ns - start_ns, done_ns - submit_ns, end_ns - done_ns}, diag));
+  }
   return Error::Ok;
 }
 
