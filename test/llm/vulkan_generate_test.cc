@@ -65,6 +65,7 @@ class VulkanGenerateTest : public ::testing::Test {
     if (testing::shared_dir().empty()) GTEST_SKIP() << "shared/ data not found";
     if (!vulkan::vulkan_backend().is_available()) GTEST_SKIP() << "no Vulkan device";
   }
+  void check_conversation();
 };
 
 TEST_F(VulkanGenerateTest, OneDelegateTakesTheWholeDecoderWithItsCache) {
@@ -82,7 +83,9 @@ TEST_F(VulkanGenerateTest, OneDelegateTakesTheWholeDecoderWithItsCache) {
   EXPECT_EQ(r.portable_ops, (std::map<std::string, int>{{"aten::sym_size.int", 1}}));
 }
 
-TEST_F(VulkanGenerateTest, GreedyTokensEqualThePortableProgramsThroughAConversationAndAReset) {
+// A conversation (prefill, decode, a second turn, resets) on the GPU and on the portable
+// kernels: the same greedy tokens throughout.
+void VulkanGenerateTest::check_conversation() {
   const std::string portable_path = export_kv(false, nullptr), vulkan_path = export_kv(true, nullptr);
   ASSERT_FALSE(portable_path.empty());
   ASSERT_FALSE(vulkan_path.empty());
@@ -114,6 +117,17 @@ TEST_F(VulkanGenerateTest, GreedyTokensEqualThePortableProgramsThroughAConversat
   ASSERT_TRUE(p.reset().ok());
   const std::vector<int32_t> other = {400, 2, 77};
   EXPECT_EQ(greedy(v, other, 16), greedy(p, other, 16));
+}
+
+TEST_F(VulkanGenerateTest, GreedyTokensEqualThePortableProgramsThroughAConversationAndAReset) { check_conversation(); }
+
+// EMBER_VULKAN_EVENT_WAIT=1: each execute returns when the host sees the event its command
+// buffer sets after the outputs, its fence waited for at the next use of the queue (the next
+// execute, a reset): the same tokens.
+TEST_F(VulkanGenerateTest, TheEventWaitGivesTheSameConversation) {
+  setenv("EMBER_VULKAN_EVENT_WAIT", "1", 1);
+  check_conversation();
+  unsetenv("EMBER_VULKAN_EVENT_WAIT");
 }
 
 // Weight-only int8 and int4 (group 32) linear layers and token embedding, dequantized in the

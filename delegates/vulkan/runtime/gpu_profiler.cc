@@ -45,7 +45,7 @@ Error GpuProfiler::init(VkDevice device, VkPhysicalDevice physical, uint32_t que
   period_ns_ = timestamp_period_ns > 0 ? timestamp_period_ns : 1.0;
   valid_mask_ = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
   labels_ = std::move(labels);
-  stamps_.assign(span_ ? 2 : labels_.size() + 1, 0);
+  stamps_.assign(span_ ? 4 : labels_.size() + 1, 0);
   if (span_)
     for (std::vector<float>& v : samples_) v.reserve(kMaxSamples);
   total_ns_.assign(labels_.size(), 0.0);
@@ -58,16 +58,31 @@ Error GpuProfiler::init(VkDevice device, VkPhysicalDevice physical, uint32_t que
   return Error::Ok;
 }
 
-void GpuProfiler::record_start(VkCommandBuffer cb) const {
+// Span stamps: 0 the command buffer's start, 1 after the input copies, 2 after the last dispatch,
+// 3 after the output copies (1..3 wait for the commands before them: bottom of pipe).
+void GpuProfiler::record_begin(VkCommandBuffer cb) const {
   if (!enabled()) return;
   vkCmdResetQueryPool(cb, pool_, 0, static_cast<uint32_t>(stamps_.size()));
-  vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool_, 0);
+  if (span_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool_, 0);
+}
+
+void GpuProfiler::record_start(VkCommandBuffer cb) const {
+  if (!enabled()) return;
+  if (span_) {
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, 1);
+  } else {
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool_, 0);
+  }
 }
 
 void GpuProfiler::record_after(VkCommandBuffer cb, size_t dispatch) const {
   if (!enabled()) return;
   if (span_ && dispatch + 1 != labels_.size()) return;
-  vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, static_cast<uint32_t>(span_ ? 1 : dispatch + 1));
+  vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, static_cast<uint32_t>(span_ ? 2 : dispatch + 1));
+}
+
+void GpuProfiler::record_end(VkCommandBuffer cb) const {
+  if (enabled() && span_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, 3);
 }
 
 Error GpuProfiler::collect(const HostTimes& host, Diagnostic* diag) {
@@ -80,12 +95,14 @@ Error GpuProfiler::collect(const HostTimes& host, Diagnostic* diag) {
                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
                "reading profiling timestamps");
   if (span_) {
-    const double span = static_cast<double>((stamps_[1] - stamps_[0]) & valid_mask_) * period_ns_;
+    auto between = [&](size_t a, size_t b) { return static_cast<double>((stamps_[b] - stamps_[a]) & valid_mask_) * period_ns_; };
+    const double span = between(1, 2);
     span_ns_ += span;
     if (samples_[0].size() < kMaxSamples) {
-      const double values[5] = {span, static_cast<double>(host.total_ns), static_cast<double>(host.before_submit_ns),
-                                static_cast<double>(host.wait_ns), static_cast<double>(host.outputs_ns)};
-      for (size_t i = 0; i < 5; ++i) samples_[i].push_back(static_cast<float>(values[i]));
+      const double values[kSampleKinds] = {span, between(0, 1), between(2, 3), static_cast<double>(host.total_ns),
+                                           static_cast<double>(host.before_submit_ns), static_cast<double>(host.wait_ns),
+                                           static_cast<double>(host.outputs_ns)};
+      for (size_t i = 0; i < kSampleKinds; ++i) samples_[i].push_back(static_cast<float>(values[i]));
     }
     ++executes_;
     return Error::Ok;
@@ -112,16 +129,17 @@ std::string GpuProfiler::report() const {
                   labels_.size(), span_ns_ / runs / 1e3, host_ns_ / runs / 1e3, wait_ns_ / runs / 1e3,
                   static_cast<unsigned long long>(executes_));
     out += line;
-    double median[5];
-    for (size_t i = 0; i < 5; ++i) {
+    double median[kSampleKinds];
+    for (size_t i = 0; i < kSampleKinds; ++i) {
       std::vector<float> v = samples_[i];
       std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
       median[i] = v.empty() ? 0.0 : v[v.size() / 2] / 1e3;
     }
     std::snprintf(line, sizeof(line),
-                  "ember vulkan span medians per execute: GPU %.1f us; host %.1f us: %.1f before submission, %.1f "
-                  "from submission to the fence, %.1f reading outputs\n",
-                  median[0], median[1], median[2], median[3], median[4]);
+                  "ember vulkan span medians per execute: GPU %.1f us (and %.1f before it: inputs, %.1f after it: "
+                  "outputs); host %.1f us: %.1f before submission, %.1f from submission to the fence, %.1f reading "
+                  "outputs\n",
+                  median[0], median[1], median[2], median[3], median[4], median[5], median[6]);
     return out + line;
   }
   std::snprintf(line, sizeof(line),

@@ -11,7 +11,8 @@
 // dispatches overlap), beside the host's time per execute and from submission to the fence:
 // what the per-dispatch profile's serialisation hides, and what the GPU does not account for.
 // It also reports medians per execute (a generation's one long prefill skews the means) of the
-// span, the host's time before submission, from submission to the fence, and reading outputs.
+// span, the GPU's time before it (input copies) and after it (output copies), and the host's
+// time before submission, from submission to the fence, and reading outputs.
 // A method loaded with an EventTracer (runtime/core/event_tracer.h) enables it too,
 // quietly (no stderr summary), and the graph reports each dispatch's last GPU time as a
 // DelegateOp event.
@@ -50,8 +51,13 @@ class GpuProfiler {
   // Timestamps after every dispatch (and a barrier before each): the per-dispatch mode.
   bool per_dispatch() const { return enabled() && !span_; }
 
-  void record_start(VkCommandBuffer cb) const;                 // reset + first timestamp
-  void record_after(VkCommandBuffer cb, size_t dispatch) const;  // after dispatch `dispatch`
+  // In recording order: the command buffer's first command (reset; span: a timestamp), before
+  // the first dispatch (after the input copies), after dispatch `dispatch`, and the last command
+  // (span: a timestamp after the output copies).
+  void record_begin(VkCommandBuffer cb) const;
+  void record_start(VkCommandBuffer cb) const;
+  void record_after(VkCommandBuffer cb, size_t dispatch) const;
+  void record_end(VkCommandBuffer cb) const;
   // The host's nanoseconds of one execute: in all, before the submission (checks, inputs), from
   // submission to the fence, and after it (outputs read back).
   struct HostTimes {
@@ -79,10 +85,11 @@ class GpuProfiler {
   bool span_ = false;
   double span_ns_ = 0, host_ns_ = 0, wait_ns_ = 0;  // summed over executes
   uint64_t executes_ = 0;
-  // Span mode: per execute (the first kMaxSamples): span, host total, before submission, wait,
-  // outputs; reserved at init, so collect() never allocates.
+  // Span mode: per execute (the first kMaxSamples): span, GPU inputs, GPU outputs, host total,
+  // before submission, wait, outputs; reserved at init, so collect() never allocates.
   static constexpr size_t kMaxSamples = 16384;
-  std::vector<float> samples_[5];
+  static constexpr size_t kSampleKinds = 7;
+  std::vector<float> samples_[kSampleKinds];
 };
 
 }  // namespace vulkan

@@ -8,6 +8,7 @@
 
 #include "delegates/vulkan/runtime/gpu_profiler.h"
 #include "delegates/vulkan/runtime/pipeline_statistics.h"
+#include "delegates/vulkan/runtime/tuning_env.h"
 #include "delegates/vulkan/runtime/vulkan_status.h"
 #include "runtime/platform/platform.h"
 
@@ -56,11 +57,15 @@ bool pick_device(VkInstance instance, DeviceCandidate* best) {
     std::vector<VkQueueFamilyProperties> qs(nq);
     vkGetPhysicalDeviceQueueFamilyProperties(d, &nq, qs.data());
     int family = -1;
+    // EMBER_VULKAN_GRAPHICS_QUEUE=1 (measuring): a family with graphics too, where there is one.
+    const bool want_graphics = tuning_choice("EMBER_VULKAN_GRAPHICS_QUEUE", false);
     for (uint32_t i = 0; i < nq; ++i) {
       if ((qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qs[i].queueCount > 0) {
+        const bool graphics = (qs[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0;
+        if (want_graphics && !graphics && family >= 0) continue;
         family = static_cast<int>(i);
         // A compute queue without graphics is usually the less contended one.
-        if (!(qs[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) break;
+        if (graphics == want_graphics) break;
       }
     }
     if (family < 0) continue;
@@ -301,15 +306,18 @@ Error VulkanContext::create(Diagnostic* diag) {
   return Error::Ok;
 }
 
+Error VulkanContext::submit(VkCommandBuffer cb, VkFence fence, Diagnostic* diag) {
+  VkSubmitInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &cb;
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  EMBER_VK_TRY(diag, vkQueueSubmit(queue_, 1, &info, fence), "submitting work");
+  return Error::Ok;
+}
+
 Error VulkanContext::submit_and_wait(VkCommandBuffer cb, VkFence fence, Diagnostic* diag) {
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cb;
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    EMBER_VK_TRY(diag, vkQueueSubmit(queue_, 1, &submit, fence), "submitting work");
-  }
+  EMBER_TRY(submit(cb, fence, diag));
   EMBER_VK_TRY(diag, vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
   EMBER_VK_TRY(diag, vkResetFences(device_, 1, &fence), "resetting a fence");
   return Error::Ok;

@@ -68,6 +68,8 @@ class VulkanContext {
 
   // Submits one command buffer and waits for `fence` (which must be unsignalled); resets it.
   Error submit_and_wait(VkCommandBuffer cb, VkFence fence, Diagnostic* diag);
+  // Submits `cb`, signalling `fence` when it completes, without waiting.
+  Error submit(VkCommandBuffer cb, VkFence fence, Diagnostic* diag);
 
  private:
   VulkanContext() = default;

@@ -2,8 +2,11 @@
 // (every shape is re-derived so a corrupt blob cannot make a shader index out of bounds),
 // lower nodes to dispatches (graph_lowering.h), allocate buffers at the bound of the graph's
 // dynamic size, upload the weights and initial state once, and record the whole graph into
-// one command buffer. execute: copy inputs in, submit, wait on a fence, copy outputs out (no
-// heap allocation and no recording at a size seen before; see below).
+// one command buffer. execute: copy inputs in, submit, wait, copy outputs out (no heap
+// allocation and no recording at a size seen before; see below). The wait: the fence, or on
+// discrete GPUs an event the command buffer sets after its outputs, polled by the calling
+// thread (it keeps a CPU core busy while the GPU works; the fence is waited for at the next use
+// of the queue, so the driver's end-of-submission work overlaps the caller's).
 //
 // Dynamic size: a blob may mark dims of its tensors as the graph's one dynamic size (a
 // sequence length; fb Tensor.dynamic_dims). execute reads it from the inputs; at the bound it
@@ -116,6 +119,7 @@ class VulkanGraph {
   // Uploads the initial bytes of `ids` (Constant / State tensors) with command buffer `cb`.
   Error upload(const std::vector<int>& ids, VkCommandBuffer cb, Diagnostic* diag);
   Error record(Diagnostic* diag);
+  Error probe_submission(Diagnostic* diag);
   Error record_commands(VkCommandBuffer cb, const std::vector<TensorInfo>& tensors, const std::vector<Dispatch>& dispatches,
                         Diagnostic* diag);
   // The variant for `size` (made on first use); fills *tensors / *cb.
@@ -126,6 +130,14 @@ class VulkanGraph {
   const DeviceBuffer& device_buffer(int tensor) const { return device_[buffer_index(tensor)]; }
   // A primary command buffer from command_pool_.
   Error new_command_buffer(VkCommandBuffer* cb, Diagnostic* diag);
+  // Submits the graph's `cb` and returns once its outputs are readable: at the fence, or (with
+  // done_event_) as soon as the host sees the event the command buffer sets after its output
+  // copies, leaving the fence to settle() (the driver's end-of-submission work then overlaps the
+  // host's: the caller's sampling, the next inputs).
+  Error run_graph(VkCommandBuffer cb, Diagnostic* diag);
+  // Waits for a submission run_graph() left pending; every other use of the queue, the fence,
+  // a command buffer or the staging memory comes after it.
+  Error settle(Diagnostic* diag);
 
   VulkanContext* context_;
   bool fp16_ = false;         // blob CompileOptions.fp16: fp16 storage (fp16_storage.h)
@@ -149,6 +161,10 @@ class VulkanGraph {
   VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;  // the graph at the bound
   VkCommandBuffer transfer_buffer_ = VK_NULL_HANDLE;  // state resets (staged devices)
   VkFence fence_ = VK_NULL_HANDLE;
+  // Set by each graph command buffer after its outputs (run_graph): discrete GPUs, or
+  // EMBER_VULKAN_EVENT_WAIT=1.
+  VkEvent done_event_ = VK_NULL_HANDLE;
+  bool pending_ = false;      // a submission whose fence is not waited for yet
   GpuProfiler profiler_;      // EMBER_VULKAN_PROFILE=1 only (gpu_profiler.h)
 };
 

@@ -216,6 +216,10 @@ TEST(VulkanGraphTest, SpanProfileTimesTheWholeGraph) {
   EXPECT_EQ(report.rfind("ember vulkan span: 1 dispatches", 0), 0u) << report;
   EXPECT_NE(report.find("(3 executes)"), std::string::npos) << report;
   EXPECT_EQ(report.find("unary("), std::string::npos) << report;
+  // The medians line: the GPU's span and its copies, the host's parts.
+  EXPECT_NE(report.find("ember vulkan span medians per execute: GPU "), std::string::npos) << report;
+  EXPECT_NE(report.find("before it: inputs"), std::string::npos) << report;
+  EXPECT_NE(report.find("from submission to the fence"), std::string::npos) << report;
 }
 
 TEST(VulkanGraphTest, CorruptBlobsAreRejected) {
