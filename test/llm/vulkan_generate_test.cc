@@ -124,9 +124,13 @@ TEST_F(VulkanGenerateTest, GreedyTokensEqualThePortableProgramsThroughAConversat
 // EMBER_VULKAN_EVENT_WAIT=1: each execute returns when the host sees the event its command
 // buffer sets after the outputs, its fence waited for at the next use of the queue (the next
 // execute, a reset): the same tokens.
+// With a 1 us polling bound every wait ends on the fence instead.
 TEST_F(VulkanGenerateTest, TheEventWaitGivesTheSameConversation) {
   setenv("EMBER_VULKAN_EVENT_WAIT", "1", 1);
   check_conversation();
+  setenv("EMBER_VULKAN_EVENT_SPIN_US", "1", 1);
+  check_conversation();
+  unsetenv("EMBER_VULKAN_EVENT_SPIN_US");
   unsetenv("EMBER_VULKAN_EVENT_WAIT");
 }
 

@@ -300,6 +300,8 @@ Error VulkanGraph::allocate(Diagnostic* diag) {
     VkEventCreateInfo ei{};
     ei.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO;
     EMBER_VK_TRY(diag, vkCreateEvent(dev, &ei, nullptr, &done_event_), "creating an event");
+    const long spin_us = tuning_number("EMBER_VULKAN_EVENT_SPIN_US");  // 0: unset
+    if (spin_us > 0) spin_ns_ = static_cast<uint64_t>(spin_us) * 1000;
   }
   return Error::Ok;
 }
@@ -319,16 +321,20 @@ Error VulkanGraph::run_graph(VkCommandBuffer cb, Diagnostic* diag) {
   EMBER_VK_TRY(diag, vkResetEvent(dev, done_event_), "resetting an event");
   EMBER_TRY(context_->submit(cb, fence_, diag));
   pending_ = true;
-  // Spin on the event; now and then ask the fence too, so a submission that completes without
-  // setting it (not expected) ends the wait instead of hanging it.
+  // Spin on the event for up to spin_ns_, checking the fence now and then (a submission that
+  // completed without setting the event ends the wait instead of hanging it); past that, block on
+  // the fence: a long execute gains nothing from the ~70 us, and a core spinning for
+  // milliseconds is waste.
+  const uint64_t start = platform_monotonic_ns();
   for (uint32_t polls = 1;; ++polls) {
     const VkResult r = vkGetEventStatus(dev, done_event_);
     if (r == VK_EVENT_SET) return Error::Ok;
     if (r != VK_EVENT_RESET) EMBER_VK_TRY(diag, r, "waiting for the graph's event");
-    if (polls % 4096 == 0) {
+    if (polls % 1024 == 0) {
       const VkResult f = vkGetFenceStatus(dev, fence_);
       if (f == VK_SUCCESS) return Error::Ok;
       if (f != VK_NOT_READY) EMBER_VK_TRY(diag, f, "waiting for the GPU");
+      if (platform_monotonic_ns() - start > spin_ns_) return settle(diag);
     }
   }
 }

@@ -5,8 +5,9 @@
 // one command buffer. execute: copy inputs in, submit, wait, copy outputs out (no heap
 // allocation and no recording at a size seen before; see below). The wait: the fence, or on
 // discrete GPUs an event the command buffer sets after its outputs, polled by the calling
-// thread (it keeps a CPU core busy while the GPU works; the fence is waited for at the next use
-// of the queue, so the driver's end-of-submission work overlaps the caller's).
+// thread for up to 4 ms before it blocks on the fence (it keeps a CPU core busy while the GPU
+// works; the fence is waited for at the next use of the queue, so the driver's
+// end-of-submission work overlaps the caller's).
 //
 // Dynamic size: a blob may mark dims of its tensors as the graph's one dynamic size (a
 // sequence length; fb Tensor.dynamic_dims). execute reads it from the inputs; at the bound it
@@ -165,6 +166,7 @@ class VulkanGraph {
   // EMBER_VULKAN_EVENT_WAIT=1.
   VkEvent done_event_ = VK_NULL_HANDLE;
   bool pending_ = false;      // a submission whose fence is not waited for yet
+  uint64_t spin_ns_ = 4'000'000;  // the event's polling bound (EMBER_VULKAN_EVENT_SPIN_US)
   GpuProfiler profiler_;      // EMBER_VULKAN_PROFILE=1 only (gpu_profiler.h)
 };
 
