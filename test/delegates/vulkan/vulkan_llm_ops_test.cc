@@ -12,78 +12,13 @@
 #include <gtest/gtest.h>
 
 #include "delegates/vulkan/vulkan_fp16.h"
+#include "test/delegates/vulkan/vulkan_runner.h"
 #include "test/delegates/vulkan/vulkan_test_util.h"
 
 namespace ember {
 namespace vulkan {
 namespace testing {
 namespace {
-
-constexpr float kTol32 = 1e-5f;  // near(): |got - want| <= tol * (1 + |want|)
-constexpr float kTol16 = 2e-3f;
-
-// A backend handle (like Delegate in vulkan_test_util.h) whose outputs the runtime may resize
-// (dynamic sizes: HostTensor::sizes is updated after execute), with reset_state. Keeps the blob
-// alive: State tensors' initial bytes are read from it again on reset.
-class Runner {
- public:
-  ~Runner() {
-    if (handle_ != nullptr) vulkan_backend().destroy(handle_);
-  }
-  ::testing::AssertionResult init(const VulkanBlobBuilder& b) {
-    if (!b.ok()) return ::testing::AssertionFailure() << "builder: " << b.error();
-    blob_ = b.build();
-    BackendInitContext ctx{nullptr, nullptr, nullptr, &diag_};
-    Result<void*> h =
-        vulkan_backend().init(ctx, Span<const uint8_t>(blob_.data(), blob_.size()), Span<const CompileSpecView>());
-    if (!h.ok()) return ::testing::AssertionFailure() << "init: " << error_name(h.error()) << ": " << diag_.text();
-    handle_ = *h;
-    return ::testing::AssertionSuccess();
-  }
-  Error execute(std::vector<HostTensor>& ins, std::vector<HostTensor>& outs) {
-    std::vector<std::unique_ptr<Arg>> args;
-    std::vector<EValue*> ptrs;
-    for (HostTensor& h : ins) args.emplace_back(new Arg(h));
-    for (HostTensor& h : outs) {
-      args.emplace_back(new Arg(h));
-      args.back()->tensor.dynamic = true;  // capacity: the bound
-    }
-    for (auto& a : args) ptrs.push_back(&a->value);
-    BackendExecuteContext ctx{nullptr, nullptr, &diag_};
-    Error e = vulkan_backend().execute(ctx, handle_, ptrs.data(), ptrs.size());
-    for (size_t k = 0; k < outs.size(); ++k) outs[k].sizes = args[ins.size() + k]->sizes;
-    return e;
-  }
-  Error reset() { return vulkan_backend().reset_state(handle_, &diag_); }
-  const VulkanGraph& graph() const { return *static_cast<const VulkanGraph*>(handle_); }
-  const char* message() const { return diag_.text(); }
-
- private:
-  std::vector<uint8_t> blob_;
-  void* handle_ = nullptr;
-  Diagnostic diag_;
-};
-
-
-// Every value survives float -> fp16 -> float (it came out of an fp16 buffer).
-::testing::AssertionResult all_fp16(const Floats& v) {
-  for (size_t i = 0; i < v.size(); ++i)
-    if (half_to_float(float_to_half(v[i])) != v[i])
-      return ::testing::AssertionFailure() << "element " << i << " = " << v[i] << " is not an fp16 value";
-  return ::testing::AssertionSuccess();
-}
-
-// Builds `b`, runs it once on `ins`, returns output `y`.
-::testing::AssertionResult run1(const VulkanBlobBuilder& b, std::vector<HostTensor> ins, int y, Floats* out) {
-  Runner r;
-  ::testing::AssertionResult ok = r.init(b);
-  if (!ok) return ok;
-  std::vector<HostTensor> outs{nan_out(b.sizes(y))};
-  Error e = r.execute(ins, outs);
-  if (e != Error::Ok) return ::testing::AssertionFailure() << "execute: " << error_name(e) << ": " << r.message();
-  *out = values(outs[0]);
-  return ::testing::AssertionSuccess();
-}
 
 // --- references (double precision) ---
 
@@ -504,158 +439,9 @@ TEST(VulkanLlmOpsTest, DynamicSizeVariantsEvictLeastRecentlyUsed) {
   EXPECT_EQ(rn.graph().num_variants(), VulkanGraph::kMaxVariants);
 }
 
-// --- fp16 storage ---
-
-// --- weight-only quantized linear (linear_wq.comp) ---
-
-// w[n][k] = q[n][k] * scales[n][k / group]; bits 4 packed two per byte (value + 8, low nibble
-// first), as kernels/portable/quantized/weight_only_ops.cc reads them.
-void check_linear_weight_only(bool fp16) {
-  struct Case { int bits; int64_t m, k, n, group; bool bias; };
-  for (const Case& c : {Case{8, 1, 64, 5, 64, true}, Case{8, 3, 96, 7, 32, false}, Case{8, 1, 2048, 33, 2048, false},
-                        Case{4, 1, 64, 6, 32, true}, Case{4, 5, 128, 9, 8, false}, Case{4, 2, 1024, 17, 32, true},
-                        Case{4, 2, 2560, 5, 32, false}, Case{8, 1, 3000, 3, 1000, true},
-                        // linear_wq.comp's paths: rows of a few words, rows longer than one
-                        // chunk of x in registers (128 invocations x 8 words), odd M and N.
-                        Case{4, 3, 32, 70, 32, true}, Case{4, 2, 40, 9, 8, false}, Case{8, 2, 4104, 3, 8, true},
-                        Case{4, 1, 16384 + 32, 2, 32, false}, Case{8, 7, 48, 300, 16, true},
-                        // groups of 2 and 8 rows (2048+ and 8192+ outputs), the last group partial
-                        Case{8, 3, 32, 2731, 32, true}, Case{4, 1, 64, 16387, 16, false}}) {
-    const uint32_t seed = static_cast<uint32_t>(c.k * 31 + c.n + c.bits);
-    Floats x = random_floats(static_cast<size_t>(c.m * c.k), seed, -1, 1);
-    Floats scales = random_floats(static_cast<size_t>(c.n * (c.k / c.group)), seed + 1, 0.001f, 0.02f);
-    Floats bias = random_floats(static_cast<size_t>(c.n), seed + 2);
-    const std::vector<int> q = random_quantized(static_cast<size_t>(c.n * c.k), c.bits, seed + 3);
-    const std::vector<uint8_t> bytes = pack_quantized(q, c.bits);
-    const Sizes ws = c.bits == 8 ? Sizes{c.n, c.k} : Sizes{c.n, c.k / 2};
-    VulkanBlobBuilder b;
-    const int xi = b.input({c.m, c.k});
-    const int wi = b.constant_bytes(ws, c.bits == 8 ? VkDType::Int8 : VkDType::UInt8, bytes.data(), bytes.size());
-    const int y = b.linear_weight_only(xi, wi, b.constant({c.n, c.k / c.group}, scales),
-                                       c.bias ? b.constant({c.n}, bias) : -1, c.bits, static_cast<int>(c.group));
-    b.output(y);
-    b.set_fp16(fp16);
-    Floats got;
-    ASSERT_TRUE(run1(b, {HostTensor::f32({c.m, c.k}, x)}, y, &got)) << c.bits << " bits, K " << c.k;
-    // With fp16 storage the shader reads x, the scales and the bias rounded to fp16 and then
-    // computes in fp32: the reference does the same, so only the output's rounding remains.
-    if (fp16)
-      for (Floats* v : {&x, &scales, &bias})
-        for (float& f : *v) f = half_to_float(float_to_half(f));
-    Floats want(static_cast<size_t>(c.m * c.n));
-    for (int64_t m = 0; m < c.m; ++m)
-      for (int64_t n = 0; n < c.n; ++n) {
-        double acc = c.bias ? bias[n] : 0.0;
-        for (int64_t k = 0; k < c.k; ++k)
-          acc += static_cast<double>(x[m * c.k + k]) * q[n * c.k + k] * scales[n * (c.k / c.group) + k / c.group];
-        want[m * c.n + n] = static_cast<float>(acc);
-      }
-    EXPECT_TRUE(near(got, want, fp16 ? kTol16 : kTol32)) << c.bits << " bits, M " << c.m << " K " << c.k << " group " << c.group;
-  }
-}
-
-TEST(VulkanLlmOpsTest, WeightOnlyLinearInt8AndInt4) {
-  EMBER_SKIP_WITHOUT_VULKAN();
-  check_linear_weight_only(false);
-}
-
-// A work split a device sweep forces (weight_only_split.h's EMBER_VULKAN_WQ_*: workgroup,
-// invocations per row group, rows per group, quads or words) computes the same products as the
-// heuristic's: 32-invocation groups of 8 rows; 128-invocation groups of 5 rows (a full batch of
-// loads, then a partial one); quads for int4 too, and words for int8 (the heuristic's cases give
-// int8 quads wherever rows and scale groups are whole quads, int4 words).
-TEST(VulkanLlmOpsTest, WeightOnlyLinearForcedWorkSplits) {
-  EMBER_SKIP_WITHOUT_VULKAN();
-  struct Split { const char *wg, *threads, *rows, *quads; };
-  for (const Split& s : {Split{"64", "32", "8", "1"}, Split{"128", "128", "5", "0"}, Split{"0", "0", "0", "1"},
-                         Split{"0", "0", "0", "0"}, Split{"64", "32", "8", "0"}}) {
-    setenv("EMBER_VULKAN_WQ_WG", s.wg, 1);
-    setenv("EMBER_VULKAN_WQ_THREADS", s.threads, 1);
-    setenv("EMBER_VULKAN_WQ_ROWS", s.rows, 1);
-    setenv("EMBER_VULKAN_WQ_QUADS", s.quads, 1);
-    SCOPED_TRACE(std::string("workgroup ") + s.wg + ", threads " + s.threads + ", rows " + s.rows + ", quads " + s.quads);
-    check_linear_weight_only(false);
-  }
-  for (const char* v : {"EMBER_VULKAN_WQ_WG", "EMBER_VULKAN_WQ_THREADS", "EMBER_VULKAN_WQ_ROWS", "EMBER_VULKAN_WQ_QUADS"})
-    unsetenv(v);
-}
-
-// Float linear layers with few rows take the row-dot path (matmul.comp TILED = 2): rows of x
-// staged 2048 values at a time, 8 outputs per workgroup (N not a multiple of 8 here).
-TEST(VulkanLlmOpsTest, RowDotLinearShortAndLongRows) {
-  EMBER_SKIP_WITHOUT_VULKAN();
-  struct Case { int64_t m, k, n; bool bias; };
-  for (const Case& c : {Case{1, 64, 3, true}, Case{3, 700, 13, false}, Case{2, 5000, 9, true}, Case{15, 2049, 17, false}}) {
-    Floats x = random_floats(static_cast<size_t>(c.m * c.k), 71, -1, 1), w = random_floats(static_cast<size_t>(c.n * c.k), 72),
-           bias = random_floats(static_cast<size_t>(c.n), 73);
-    VulkanBlobBuilder b;
-    const int y = b.linear(b.input({c.m, c.k}), b.constant({c.n, c.k}, w), c.bias ? b.constant({c.n}, bias) : -1);
-    b.output(y);
-    Floats got;
-    ASSERT_TRUE(run1(b, {HostTensor::f32({c.m, c.k}, x)}, y, &got));
-    Floats want(static_cast<size_t>(c.m * c.n));
-    for (int64_t m = 0; m < c.m; ++m)
-      for (int64_t n = 0; n < c.n; ++n) {
-        double acc = c.bias ? bias[n] : 0.0;
-        for (int64_t k = 0; k < c.k; ++k) acc += static_cast<double>(x[m * c.k + k]) * w[n * c.k + k];
-        want[m * c.n + n] = static_cast<float>(acc);
-      }
-    EXPECT_TRUE(near(got, want, kTol32)) << "M " << c.m << " K " << c.k << " N " << c.n;
-  }
-}
-
-// Quantized token rows (embedding_wq.comp): int8 and packed int4, int64 and int32 indices, one
-// out of range (a zero row, as the float embedding gives).
-TEST(VulkanLlmOpsTest, WeightOnlyEmbeddingRows) {
-  EMBER_SKIP_WITHOUT_VULKAN();
-  for (int bits : {8, 4}) {
-    for (bool idx64 : {true, false}) {
-      const int64_t v = 11, d = 24, group = 8;
-      Floats scales = random_floats(static_cast<size_t>(v * (d / group)), 81 + bits, 0.01f, 0.1f);
-      const std::vector<int> q = random_quantized(static_cast<size_t>(v * d), bits, 82);
-      const std::vector<uint8_t> bytes = pack_quantized(q, bits);
-      const std::vector<int64_t> rows = {3, 0, 10, -1, 42, 7};  // -1: the last row; 42: out of range
-      VulkanBlobBuilder b;
-      const int w = b.constant_bytes(bits == 8 ? Sizes{v, d} : Sizes{v, d / 2}, bits == 8 ? VkDType::Int8 : VkDType::UInt8,
-                                     bytes.data(), bytes.size());
-      const int idx = b.input({2, 3}, idx64 ? VkDType::Int64 : VkDType::Int32);
-      const int y = b.embedding_weight_only(w, b.constant({v, d / group}, scales), idx, bits, static_cast<int>(group));
-      b.output(y);
-      ASSERT_EQ(b.sizes(y), (Sizes{2, 3, d}));
-      std::vector<int32_t> rows32(rows.begin(), rows.end());
-      Floats got;
-      ASSERT_TRUE(run1(b, {idx64 ? HostTensor::i64({2, 3}, rows) : HostTensor::i32({2, 3}, rows32)}, y, &got));
-      Floats want;
-      for (int64_t row : rows) {
-        const int64_t rr = row < 0 ? row + v : row;
-        for (int64_t k = 0; k < d; ++k)
-          want.push_back(rr >= v ? 0.0f : static_cast<float>(q[rr * d + k] * static_cast<double>(scales[rr * (d / group) + k / group])));
-      }
-      EXPECT_TRUE(near(got, want, kTol32)) << bits << " bits, int" << (idx64 ? 64 : 32) << " indices";
-    }
-  }
-}
-
-TEST(VulkanLlmOpsTest, WeightOnlyLinearRefusesBadLayouts) {
-  VulkanBlobBuilder b;  // K not a multiple of 8 for packed int4
-  std::vector<uint8_t> w(3 * 6, 0);
-  const int x = b.input({1, 12});
-  EXPECT_EQ(b.linear_weight_only(x, b.constant_bytes({3, 6}, VkDType::UInt8, w.data(), w.size()),
-                                 b.constant({3, 3}, Floats(9, 1.0f)), -1, 4, 4),
-            -1);
-  EXPECT_NE(b.error().find("multiple of 8"), std::string::npos) << b.error();
-  VulkanBlobBuilder c;  // an int8 weight where 4 bits were declared
-  std::vector<uint8_t> w8(3 * 16, 0);
-  EXPECT_EQ(c.linear_weight_only(c.input({1, 16}), c.constant_bytes({3, 16}, VkDType::Int8, w8.data(), w8.size()),
-                                 c.constant({3, 2}, Floats(6, 1.0f)), -1, 4, 8),
-            -1);
-  EXPECT_FALSE(c.ok());
-}
-
 TEST(VulkanLlmOpsTest, Fp16RmsNormRopeAttention) {
   EMBER_SKIP_WITHOUT_FP16();
   check_rms_norm(true);
-  check_linear_weight_only(true);
   check_rope(true);
   check_kv_attention({1, 4, 2, 5, 9, 16, 0.25f, true}, true);
   check_kv_attention({1, 2, 2, 5, 70, 8, 0.3f, false}, true);
