@@ -73,6 +73,14 @@ class GraphView {
       return nullptr;
     return p;
   }
+  // A conv without activation (inputs [x, weight, bias or -1]).
+  bool plain_conv(int i) const {
+    if (i < 0 || i >= num_nodes_) return false;
+    const fb::Node* n = node(i);
+    const fb::Conv2dParams* p = n->params_as_Conv2dParams();
+    return n->shader() == fb::Shader::Conv2d && p != nullptr && p->activation() == fb::Activation::None &&
+           valid(output(i)) && is_f32(output(i));
+  }
   // An internal tensor read once, by the node that takes it over.
   bool private_result(int id) const { return kind_is(id, fb::TensorKind::Internal) && consumers(id) == 1; }
   // Read, and only as the input x of weight-only linears.
@@ -166,6 +174,22 @@ void plan_ropes(const GraphView& v, FusionPlan* plan) {
   }
 }
 
+// A relu / clamp / hardtanh (node i) of a plain conv's private result, or of a private add that
+// an earlier node of the plan fused into a conv: the conv applies it (dispatch_fusion.h).
+bool plan_conv_activation(const GraphView& v, int i, FusionPlan* plan) {
+  const fb::Node* n = v.node(i);
+  const fb::UnaryParams* p = n->params_as_UnaryParams();
+  if (n->shader() != fb::Shader::Unary || p == nullptr || v.num_inputs(i) != 1) return false;
+  if (p->op() != fb::UnaryOp::Relu && p->op() != fb::UnaryOp::Clamp && p->op() != fb::UnaryOp::Hardtanh) return false;
+  const int x = v.input(i, 0), o = v.output(i);
+  if (!v.valid(o) || !v.is_f32(o) || !v.private_result(x) || !v.same_sizes(x, o)) return false;
+  int c = v.producer(x);
+  if (c >= 0 && !v.plain_conv(c)) c = plan->conv_residual[static_cast<size_t>(c)];  // through a fused add
+  if (!v.plain_conv(c)) return false;
+  plan->conv_activation[static_cast<size_t>(i)] = c;
+  return true;
+}
+
 // Weight-only linears of the same x computed by one dispatch (dispatch_fusion.h, SPLIT): every
 // linear without bias whose dispatch no other fusion changes.
 void plan_splits(const GraphView& v, FusionPlan* plan) {
@@ -205,6 +229,8 @@ FusionPlan plan_fusions(const fb::Graph& g) {
   plan.norm_source.assign(n, -1);
   plan.residual_linear.assign(n, -1);
   plan.residual_input.assign(n, -1);
+  plan.conv_residual.assign(n, -1);
+  plan.conv_activation.assign(n, -1);
   plan.gate_linear.assign(n, -1);
   plan.up_linear.assign(n, -1);
   plan.split_leader.assign(n, -1);
@@ -224,6 +250,7 @@ FusionPlan plan_fusions(const fb::Graph& g) {
       plan.folded_norm[static_cast<size_t>(i)] = true;
       continue;
     }
+    if (plan_conv_activation(v, i, &plan)) continue;
     const fb::BinaryParams* bp = node->params_as_BinaryParams();
     if (node->shader() != fb::Shader::Binary || bp == nullptr || v.num_inputs(i) != 2 || !v.valid(v.output(i))) continue;
     const int a = v.input(i, 0), b = v.input(i, 1);
@@ -237,6 +264,16 @@ FusionPlan plan_fusions(const fb::Graph& g) {
             v.kind_is(r, fb::TensorKind::State))
           continue;
         plan.residual_linear[static_cast<size_t>(i)] = l;
+        plan.residual_input[static_cast<size_t>(i)] = 1 - which;
+        break;
+      }
+      for (int which = 0; which < 2 && plan.residual_linear[static_cast<size_t>(i)] < 0; ++which) {
+        // r must exist before the conv runs (of two convs, the later one takes the add).
+        const int conv = which == 0 ? a : b, r = which == 0 ? b : a;
+        const int c = v.producer(conv);
+        if (!v.plain_conv(c) || !v.private_result(conv) || v.producer(r) >= c || v.kind_is(r, fb::TensorKind::State))
+          continue;
+        plan.conv_residual[static_cast<size_t>(i)] = c;
         plan.residual_input[static_cast<size_t>(i)] = 1 - which;
         break;
       }

@@ -10,6 +10,12 @@
 //     epilogue (RESIDUAL), when r exists before the linear runs;
 //   - two or three other weight-only linears of the same x, without bias (an attention's q, k
 //     and v projections): one dispatch computes all their outputs (SPLIT).
+// Convolutions take their consumers' element-wise work into their epilogue (conv2d_gemm.comp;
+// a CNN's adds and relus otherwise cost a dispatch and a barrier each):
+//   - add(conv, r) of a conv without activation used only there, r existing before the conv
+//     runs and of the same sizes: the conv adds r (RESIDUAL; the GEMM path only);
+//   - relu / clamp / hardtanh of such a conv, or of such an add: the conv applies it (both conv
+//     paths).
 // and the transposes around attention (rank-4 permutes (0, 2, 1, 3): [B, T, H, D] <-> [B, H, T,
 // D]) into their neighbours' indexing, so no copy is dispatched:
 //   - a permute read only by RoPE (its x) and attention (q, k, v): they read its input in the
@@ -43,6 +49,12 @@ struct FusionPlan {
   // residual_input: which input (0 or 1) of the add is the residual.
   std::vector<int> residual_linear;
   std::vector<int> residual_input;
+  // Per node: for an add fused into a conv's epilogue, that conv (node index), else -1 (which
+  // input is the residual: residual_input).
+  std::vector<int> conv_residual;
+  // Per node: for a relu / clamp / hardtanh a conv applies (to its own result or to an add fused
+  // into it), that conv, else -1.
+  std::vector<int> conv_activation;
   // Per node: for a silu_mul computed by one gated dispatch, (gate linear, up linear) node
   // indices, else (-1, -1).
   std::vector<int> gate_linear, up_linear;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "delegates/vulkan/runtime/conv_gemm_plan.h"
 #include "delegates/vulkan/runtime/shader_library.h"
 #include "delegates/vulkan/runtime/tuning_env.h"
 #include "delegates/vulkan/runtime/weight_only_split.h"
@@ -28,16 +29,21 @@ uint32_t fbits(float f) {
 }
 uint32_t ibits(int64_t v) { return static_cast<uint32_t>(static_cast<int32_t>(v)); }
 
-// The tiled matmul/conv2d shader paths (TILED spec constant): 32x32 output tiles, one
-// 64-invocation workgroup each (the shaders assume kWorkgroupSize == 64).
+// The tiled matmul shader path (TILED spec constant): 32x32 output tiles, one 64-invocation
+// workgroup each (the shader assumes kWorkgroupSize == 64). Convolutions tile in conv2d_gemm.comp.
 constexpr int64_t kTile = 32;
 constexpr int64_t kMinTiledRows = 16;  // below this many output rows the direct loop wins
-static_assert(kWorkgroupSize == 64, "matmul.comp / conv2d.comp tile with 64 invocations");
+static_assert(kWorkgroupSize == 64, "matmul.comp tiles with 64 invocations");
 int64_t tiles(int64_t n) { return (n + kTile - 1) / kTile; }
 // layer_norm.comp's cooperative rows may use up to this many invocations (its shared array).
 constexpr uint32_t kLongRowWorkgroup = 256;
 
-// EMBER_VULKAN_TILED: the tiled matmul / implicit-GEMM conv2d paths.
+// conv2d.comp / conv2d_gemm.comp specialisation constants, as indices of Dispatch::spec (constant_id - 1).
+constexpr size_t kConvAct = 17, kConvActMin = 18, kConvActMax = 19;                 // both shaders
+constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23;          // conv2d_gemm.comp
+constexpr size_t kConvGemmResidual = 3, kConvGemmOut = 5, kConvDirectOut = 3;       // bindings
+
+// EMBER_VULKAN_TILED: the tiled matmul path.
 bool use_tiled(bool heuristic) { return tuning_choice("EMBER_VULKAN_TILED", heuristic); }
 
 std::vector<int64_t> contiguous(const Sizes& s) {
@@ -203,6 +209,25 @@ class Lowering {
     Dispatch d{s, std::move(spec), std::move(push), std::move(bindings), static_cast<uint64_t>(invocations), workgroup};
     d_.push_back(std::move(d));
   }
+  // The graph's one scratch tensor (fp32, grown to the largest request; dispatches that use it
+  // are ordered by the barrier rule like any other). Appending may move t_: callers copy sizes first.
+  int scratch(int64_t floats) {
+    if (scratch_ < 0) {
+      TensorInfo t;
+      t.dtype = static_cast<uint8_t>(fb::DType::Float32);
+      t.kind = static_cast<uint8_t>(fb::TensorKind::Internal);
+      t.root = static_cast<int>(t_.size());
+      t.available = true;
+      scratch_ = t.root;
+      t_.push_back(t);
+    }
+    TensorInfo& t = t_[static_cast<size_t>(scratch_)];
+    if (t.sizes.empty() || t.sizes[0] < floats) {
+      set_tensor_sizes(t, {floats});
+      t.bound = t.sizes;
+    }
+    return scratch_;
+  }
   void add_copy(int src, int dst, const Sizes& sizes, const std::vector<int64_t>& ss,
                 const std::vector<int64_t>& ds, int64_t src_off, int64_t dst_off) {
     IndexSpacePush p{};
@@ -227,6 +252,9 @@ class Lowering {
   Error linear_weight_only(const fb::LinearParams* p);
   Error split_member(int j, int x, int bits, int group, int64_t* rows, int* w, int* s, int* y);
   bool fuse_into_linear(const fb::BinaryParams* p, int a, int b);
+  std::vector<Dispatch*> conv_dispatches(int node);
+  bool fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b);
+  bool fuse_activation_into_conv(const fb::UnaryParams* p, int x);
   Error embedding_weight_only(const fb::EmbeddingParams* p);
 
   bool is_kind(int id, fb::TensorKind k) const { return t_[id].kind == static_cast<uint8_t>(k); }
@@ -261,13 +289,14 @@ class Lowering {
   bool derive_;
   const LoweringLimits& limits_;
   const FusionPlan& plan_;
-  std::vector<int> node_dispatch_;  // node -> its weight-only linear dispatch (fusion targets)
+  std::vector<int> node_dispatch_;  // node -> its weight-only linear or (first) conv dispatch (fusion targets)
   std::vector<bool> dead_;          // dispatches a fusion made redundant
   Diagnostic* diag_;
   const fb::Node* node_ = nullptr;
   size_t index_ = 0;
   const char* op_ = "";
   int out_ = -1;
+  int scratch_ = -1;  // scratch(): the graph's scratch tensor, once made
 };
 
 // Inputs [x, weight (Int8 / UInt8 packed), bias or -1, scales]; LinearParams.weight_bits 8 or 4.
@@ -410,6 +439,57 @@ bool Lowering::fuse_into_linear(const fb::BinaryParams* p, int a, int b) {
   return false;
 }
 
+// The dispatches of conv node `node` (its GEMM and reduction, or its direct loop), in order;
+// empty when it has none.
+std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
+  std::vector<Dispatch*> r;
+  const int di = node >= 0 ? node_dispatch_[static_cast<size_t>(node)] : -1;
+  if (di < 0) return r;
+  Dispatch& d = d_[static_cast<size_t>(di)];
+  if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm) return r;
+  r.push_back(&d);
+  if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplits] > 1) r.push_back(&d_[static_cast<size_t>(di) + 1]);
+  return r;
+}
+
+// This add (inputs a, b) runs in the epilogue of the conv the fusion plan names, when that conv
+// took the GEMM path, still writes the add's conv operand and has no activation: patches its
+// dispatches and returns true.
+bool Lowering::fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b) {
+  const size_t i = index_;
+  if (p->op() != fb::BinaryOp::Add || plan_.conv_residual[i] < 0 || sz(a) != sz(b)) return false;
+  std::vector<Dispatch*> ds = conv_dispatches(plan_.conv_residual[i]);
+  const int conv_out = plan_.residual_input[i] == 0 ? b : a, r = plan_.residual_input[i] == 0 ? a : b;
+  if (ds.empty() || ds[0]->shader != ShaderId::Conv2dGemm) return false;
+  for (Dispatch* d : ds)
+    if (d->bindings[kConvGemmOut] != conv_out || d->spec[kConvAct] != 0 || d->spec[kConvHasResidual] != 0) return false;
+  for (Dispatch* d : ds) {
+    d->spec[kConvHasResidual] = 1;
+    d->bindings[kConvGemmResidual] = r;
+    d->bindings[kConvGemmOut] = out_;
+  }
+  return true;
+}
+
+// This relu / clamp / hardtanh (input x) is applied by the conv the fusion plan names (maybe
+// through an add fused into it), when that conv still writes x and has no activation.
+bool Lowering::fuse_activation_into_conv(const fb::UnaryParams* p, int x) {
+  const int c = plan_.conv_activation[index_];
+  std::vector<Dispatch*> ds = conv_dispatches(c);
+  if (ds.empty()) return false;
+  const size_t out_slot = ds[0]->shader == ShaderId::Conv2dGemm ? kConvGemmOut : kConvDirectOut;
+  for (Dispatch* d : ds)
+    if (d->bindings[out_slot] != x || d->spec[kConvAct] != 0) return false;
+  const bool relu = p->op() == fb::UnaryOp::Relu;
+  for (Dispatch* d : ds) {
+    d->spec[kConvAct] = 1;
+    d->spec[kConvActMin] = fbits(relu ? 0.0f : p->min());
+    d->spec[kConvActMax] = fbits(relu ? INFINITY : p->max());
+    d->bindings[out_slot] = out_;
+  }
+  return true;
+}
+
 Error Lowering::dispatch_op() {
   Sizes out;
   std::string e;
@@ -428,26 +508,36 @@ Error Lowering::dispatch_op() {
       if (e.empty()) e = infer_conv2d(sz(x), sz(w), b >= 0 ? numel(sz(b)) : -1, win, p->groups(), &out);
       if (!e.empty()) return shape_error(e);
       EMBER_TRY(check_out(out));
-      const Sizes& xs = sz(x);
-      const Sizes& ws = sz(w);
+      const Sizes xs = sz(x), ws = sz(w);  // copies: a scratch tensor may be appended below
       bool act = p->activation() == fb::Activation::Clamp;
-      // The implicit-GEMM tiles (TILED) measured slower than the direct loop on an H100 for
-      // every conv of ResNet18/MobileNetV2/SqueezeNet/EfficientNet (docs/benchmarks-gpu.md): too few
-      // workgroups for deep K. Kept behind EMBER_VULKAN_TILED=1 for devices where it wins.
+      const uint32_t common[] = {ibits(xs[0]), ibits(xs[1]), ibits(xs[2]), ibits(xs[3]), ibits(out[1]), ibits(out[2]),
+                                 ibits(out[3]), ibits(ws[2]), ibits(ws[3]), ibits(win.sh), ibits(win.sw), ibits(win.ph),
+                                 ibits(win.pw), ibits(win.dh), ibits(win.dw), ibits(p->groups()), ibits(b >= 0), ibits(act),
+                                 fbits(p->act_min()), fbits(p->act_max())};
       const int64_t ocg = out[1] / p->groups(), plane = out[2] * out[3];
-      const bool tiled = use_tiled(false) && ocg >= kMinTiledRows && plane >= kMinTiledRows;
-      // Split the reduction 8 ways when it is deep and the outputs are too few to fill a GPU.
       const int64_t depth = (xs[1] / p->groups()) * ws[2] * ws[3];
-      const bool ksplit = !tiled && tuning_choice("EMBER_VULKAN_KSPLIT", depth >= 512 && numel(out) < 131072);
-      const int64_t invocations = tiled    ? xs[0] * p->groups() * tiles(ocg) * tiles(plane) * int64_t{kWorkgroupSize}
-                                  : ksplit ? (numel(out) + 7) / 8 * int64_t{kWorkgroupSize}
-                                           : numel(out);
-      add(ShaderId::Conv2d,
-          {ibits(xs[0]), ibits(xs[1]), ibits(xs[2]), ibits(xs[3]), ibits(out[1]), ibits(out[2]),
-           ibits(out[3]), ibits(ws[2]), ibits(ws[3]), ibits(win.sh), ibits(win.sw), ibits(win.ph),
-           ibits(win.pw), ibits(win.dh), ibits(win.dw), ibits(p->groups()), ibits(b >= 0), ibits(act),
-           fbits(p->act_min()), fbits(p->act_max()), ibits(tiled), ibits(ksplit)},
-          {x, w, b >= 0 ? b : w, out_}, invocations);
+      const bool static_shapes = t_[x].dynamic_mask == 0 && t_[out_].dynamic_mask == 0;
+      const ConvGemmPlan gemm = conv_gemm_plan(xs[0], p->groups(), ocg, plane, depth, limits_.max_workgroup, static_shapes);
+      if (gemm.use) {  // conv2d_gemm.comp: tiles, and a reducing dispatch when the k range is split
+        const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
+        std::vector<uint32_t> spec(std::begin(common), std::end(common));
+        spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0});
+        node_dispatch_[index_] = static_cast<int>(d_.size());
+        add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_},
+            gemm.workgroups * int64_t{kConvGemmWorkgroup}, {}, kConvGemmWorkgroup);
+        if (gemm.splits > 1) {
+          spec[kConvPhase] = 1;
+          add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_}, numel(out), {}, kConvGemmWorkgroup);
+        }
+        return Error::Ok;
+      }
+      // Split the reduction 8 ways when it is deep and the outputs are too few to fill a GPU.
+      const bool ksplit = tuning_choice("EMBER_VULKAN_KSPLIT", depth >= 512 && numel(out) < 131072);
+      const int64_t invocations = ksplit ? (numel(out) + 7) / 8 * int64_t{kWorkgroupSize} : numel(out);
+      std::vector<uint32_t> spec(std::begin(common), std::end(common));
+      spec.push_back(ibits(ksplit));
+      node_dispatch_[index_] = static_cast<int>(d_.size());
+      add(ShaderId::Conv2d, spec, {x, w, b >= 0 ? b : w, out_}, invocations);
       return Error::Ok;
     }
     case fb::Params::LinearParams: {
@@ -528,7 +618,7 @@ Error Lowering::dispatch_op() {
           (which == 0 ? push.s0 : push.s1)[i] = static_cast<int32_t>(stride);
         }
       }
-      if (fuse_into_linear(p, a, b)) return Error::Ok;
+      if (fuse_into_linear(p, a, b) || fuse_residual_into_conv(p, a, b)) return Error::Ok;
       for (size_t i = 0; i < out.size(); ++i) push.sizes[i] = static_cast<int32_t>(out[i]);
       add(ShaderId::Binary, {static_cast<uint32_t>(p->op()), fbits(p->alpha())}, {a, b, out_},
           numel(out), to_bytes(push));
@@ -542,6 +632,7 @@ Error Lowering::dispatch_op() {
       EMBER_TRY(need_f32({x, out_}));
       if (static_cast<int>(p->op()) > static_cast<int>(fb::UnaryOp::MAX)) return bad("unknown unary op");
       EMBER_TRY(check_out(sz(x)));
+      if (fuse_activation_into_conv(p, x)) return Error::Ok;
       int32_t n = static_cast<int32_t>(numel(sz(x)));
       add(ShaderId::Unary, {static_cast<uint32_t>(p->op()), fbits(p->min()), fbits(p->max())}, {x, out_},
           n, to_bytes(n));

@@ -47,6 +47,9 @@ const uint32_t kEmbeddingWq[] =
 const uint32_t kLinearWq[] =
 #include "delegates/vulkan/shaders/linear_wq.inc"
     ;
+const uint32_t kConv2dGemm[] =
+#include "delegates/vulkan/shaders/conv2d_gemm.inc"
+    ;
 
 const uint32_t kConv2dFp16[] =
 #include "delegates/vulkan/shaders/conv2d_fp16.inc"
@@ -90,6 +93,9 @@ const uint32_t kEmbeddingWqFp16[] =
 const uint32_t kLinearWqFp16[] =
 #include "delegates/vulkan/shaders/linear_wq_fp16.inc"
     ;
+const uint32_t kConv2dGemmFp16[] =
+#include "delegates/vulkan/shaders/conv2d_gemm_fp16.inc"
+    ;
 
 #define EMBER_SHADER(name, var, bindings, push, outputs) \
   ShaderInfo{name, var, sizeof(var) / sizeof(var[0]), bindings, push, outputs}
@@ -109,6 +115,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("attention", kAttention, 11, 0, 3),
     EMBER_SHADER("linear_wq", kLinearWq, 13, 0, 3),
     EMBER_SHADER("embedding_wq", kEmbeddingWq, 4, 0, 1),
+    EMBER_SHADER("conv2d_gemm", kConv2dGemm, 6, 0, 2),
     // fp16-storage variants, same order (kFp16Offset + id).
     EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0, 1),
     EMBER_SHADER("matmul_fp16", kMatmulFp16, 4, 0, 1),
@@ -124,6 +131,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("attention_fp16", kAttentionFp16, 11, 0, 3),
     EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 13, 0, 3),
     EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0, 1),
+    EMBER_SHADER("conv2d_gemm_fp16", kConv2dGemmFp16, 6, 0, 2),
 };
 
 }  // namespace

@@ -14,8 +14,9 @@ enum class ShaderId : uint8_t {
   ReduceMean = 7, StridedCopy = 8, Embedding = 9, Rope = 10, Attention = 11,
   LinearWq = 12,  // a dispatch of Matmul nodes with quantized weights (LinearParams.weight_bits)
   EmbeddingWq = 13,  // of Embedding nodes with quantized weights (EmbeddingParams.weight_bits)
+  Conv2dGemm = 14,   // of Conv2d nodes as an implicit GEMM (conv_gemm_plan.h)
 };
-constexpr int kNumBaseShaders = 14;
+constexpr int kNumBaseShaders = 15;
 constexpr int kFp16Offset = kNumBaseShaders;
 constexpr int kNumShaders = 2 * kNumBaseShaders;
 
