@@ -6,7 +6,8 @@ seeded random weights, eval mode, torch.export (training IR), torch.export.save.
 For each NAME writes OUT/NAME/model.pt2, input_0.npy (1x3x224x224, seeded) and output_0.npy
 (eager PyTorch on that input), and model.onnx (TorchScript ONNX export of the same
 module, for onnxruntime), so `ember export` + `ember run` can be checked against it.
-Usage: export_torchvision.py OUT NAME...   (NAME: a torchvision.models builder, e.g. resnet18)"""
+Usage: export_torchvision.py OUT NAME...   (NAME: a torchvision.models builder, e.g. resnet18, or
+vit_tiny: the shared models' 4-layer VisionTransformer, 192 wide, 3 heads, MLP 768, patch 16)"""
 import os
 import sys
 
@@ -17,7 +18,12 @@ import torchvision
 
 def export(out_root, name):
     torch.manual_seed(0)
-    model = getattr(torchvision.models, name)(weights=None).eval()
+    if name == "vit_tiny":  # ../shared/models/vit_tiny's architecture (2,158,504 parameters)
+        from torchvision.models.vision_transformer import VisionTransformer
+        model = VisionTransformer(image_size=224, patch_size=16, num_layers=4, num_heads=3, hidden_dim=192,
+                                  mlp_dim=768).eval()
+    else:
+        model = getattr(torchvision.models, name)(weights=None).eval()
     x = torch.randn(1, 3, 224, 224)
     with torch.no_grad():
         ref = model(x)

@@ -174,13 +174,15 @@ void plan_ropes(const GraphView& v, FusionPlan* plan) {
   }
 }
 
-// A relu / clamp / hardtanh (node i) of a plain conv's private result, or of a private add that
+// A relu / clamp / hardtanh / silu / sigmoid (node i) of a plain conv's private result, or of a private add that
 // an earlier node of the plan fused into a conv: the conv applies it (dispatch_fusion.h).
 bool plan_conv_activation(const GraphView& v, int i, FusionPlan* plan) {
   const fb::Node* n = v.node(i);
   const fb::UnaryParams* p = n->params_as_UnaryParams();
   if (n->shader() != fb::Shader::Unary || p == nullptr || v.num_inputs(i) != 1) return false;
-  if (p->op() != fb::UnaryOp::Relu && p->op() != fb::UnaryOp::Clamp && p->op() != fb::UnaryOp::Hardtanh) return false;
+  if (p->op() != fb::UnaryOp::Relu && p->op() != fb::UnaryOp::Clamp && p->op() != fb::UnaryOp::Hardtanh &&
+      p->op() != fb::UnaryOp::Silu && p->op() != fb::UnaryOp::Sigmoid)
+    return false;
   const int x = v.input(i, 0), o = v.output(i);
   if (!v.valid(o) || !v.is_f32(o) || !v.private_result(x) || !v.same_sizes(x, o)) return false;
   int c = v.producer(x);

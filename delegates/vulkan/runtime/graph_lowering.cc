@@ -33,13 +33,14 @@ uint32_t ibits(int64_t v) { return static_cast<uint32_t>(static_cast<int32_t>(v)
 // workgroup each (the shader assumes kWorkgroupSize == 64). Convolutions tile in conv2d_gemm.comp.
 constexpr int64_t kTile = 32;
 constexpr int64_t kMinTiledRows = 16;  // below this many output rows the direct loop wins
-static_assert(kWorkgroupSize == 64, "matmul.comp tiles with 64 invocations");
+static_assert(kWorkgroupSize == 64, "matmul.comp tiles and pool2d.comp sums planes with 64 invocations");
 int64_t tiles(int64_t n) { return (n + kTile - 1) / kTile; }
 // layer_norm.comp's cooperative rows may use up to this many invocations (its shared array).
 constexpr uint32_t kLongRowWorkgroup = 256;
 
 // conv2d.comp / conv2d_gemm.comp specialisation constants, as indices of Dispatch::spec (constant_id - 1).
 constexpr size_t kConvAct = 17, kConvActMin = 18, kConvActMax = 19;                 // both shaders
+constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3;        // ACT values
 constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23;          // conv2d_gemm.comp
 constexpr size_t kConvGemmResidual = 3, kConvGemmOut = 5, kConvDirectOut = 3;       // bindings
 
@@ -252,6 +253,7 @@ class Lowering {
   Error linear_weight_only(const fb::LinearParams* p);
   Error split_member(int j, int x, int bits, int group, int64_t* rows, int* w, int* s, int* y);
   bool fuse_into_linear(const fb::BinaryParams* p, int a, int b);
+  void add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, bool act, float act_min, float act_max);
   std::vector<Dispatch*> conv_dispatches(int node);
   bool fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b);
   bool fuse_activation_into_conv(const fb::UnaryParams* p, int x);
@@ -403,6 +405,22 @@ void set_wq_output(Dispatch& d, int out) {
   for (int i = 0; i < 3; ++i) d.bindings[static_cast<size_t>(kWqOut + i)] = out;
 }
 
+// y[m, n] = x[m, k] . w[n, k] + b[n] (b < 0: none), clamped when `act`: matmul.comp, tiled for
+// >= 16 rows, else a workgroup per output streaming its weight row (row_dot).
+void Lowering::add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, bool act, float act_min, float act_max) {
+  const bool tiled = use_tiled(m >= kMinTiledRows);
+  // Few rows (LLM decoding): a workgroup per output streams its weight row coalesced.
+  const bool row_dot = !tiled && tuning_choice("EMBER_VULKAN_ROW_DOT", k >= kWorkgroupSize);
+  // row_dot: 32 invocations per output, WG / 32 outputs per workgroup.
+  const uint32_t wg = row_dot ? wide_workgroup() : kWorkgroupSize;
+  const int64_t invocations = tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize}
+                              : row_dot ? m * ((n + wg / 32 - 1) / (wg / 32)) * int64_t{wg} : m * n;
+  add(ShaderId::Matmul,
+      {1, ibits(m), ibits(k), ibits(n), 0, 0, 1, ibits(b >= 0), ibits(act), fbits(act_min), fbits(act_max),
+       ibits(tiled ? 1 : row_dot ? 2 : 0)},
+      {x, w, b >= 0 ? b : w, out_}, invocations, {}, wg);
+}
+
 // This add or silu_mul (inputs a, b, shapes checked) runs inside the weight-only linear
 // dispatch(es) the fusion plan names: patches them and returns true. The plan is structural, so
 // the same patches happen at every dynamic size.
@@ -471,7 +489,7 @@ bool Lowering::fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b) 
   return true;
 }
 
-// This relu / clamp / hardtanh (input x) is applied by the conv the fusion plan names (maybe
+// This relu / clamp / hardtanh / silu / sigmoid (input x) is applied by the conv the fusion plan names (maybe
 // through an add fused into it), when that conv still writes x and has no activation.
 bool Lowering::fuse_activation_into_conv(const fb::UnaryParams* p, int x) {
   const int c = plan_.conv_activation[index_];
@@ -481,8 +499,10 @@ bool Lowering::fuse_activation_into_conv(const fb::UnaryParams* p, int x) {
   for (Dispatch* d : ds)
     if (d->bindings[out_slot] != x || d->spec[kConvAct] != 0) return false;
   const bool relu = p->op() == fb::UnaryOp::Relu;
+  const uint32_t kind = p->op() == fb::UnaryOp::Silu ? kConvActSilu : p->op() == fb::UnaryOp::Sigmoid ? kConvActSigmoid
+                                                                                                    : kConvActClamp;
   for (Dispatch* d : ds) {
-    d->spec[kConvAct] = 1;
+    d->spec[kConvAct] = kind;
     d->spec[kConvActMin] = fbits(relu ? 0.0f : p->min());
     d->spec[kConvActMax] = fbits(relu ? INFINITY : p->max());
     d->bindings[out_slot] = out_;
@@ -514,6 +534,13 @@ Error Lowering::dispatch_op() {
                                  ibits(out[3]), ibits(ws[2]), ibits(ws[3]), ibits(win.sh), ibits(win.sw), ibits(win.ph),
                                  ibits(win.pw), ibits(win.dh), ibits(win.dw), ibits(p->groups()), ibits(b >= 0), ibits(act),
                                  fbits(p->act_min()), fbits(p->act_max())};
+      // A 1x1 kernel over a 1x1 image (squeeze-and-excitation layers) is a linear layer:
+      // matmul.comp's workgroup per output, not one invocation looping over every input channel.
+      if (xs[2] == 1 && xs[3] == 1 && ws[2] == 1 && ws[3] == 1 && win.ph == 0 && win.pw == 0 && p->groups() == 1 &&
+          tuning_choice("EMBER_VULKAN_CONV_AS_LINEAR", true)) {
+        add_linear(x, w, b, xs[0], xs[1], out[1], act, p->act_min(), p->act_max());
+        return Error::Ok;
+      }
       const int64_t ocg = out[1] / p->groups(), plane = out[2] * out[3];
       const int64_t depth = (xs[1] / p->groups()) * ws[2] * ws[3];
       const bool static_shapes = t_[x].dynamic_mask == 0 && t_[out_].dynamic_mask == 0;
@@ -551,18 +578,7 @@ Error Lowering::dispatch_op() {
       if (!e.empty()) return shape_error(e);
       EMBER_TRY(check_out(out));
       int64_t k = sz(w)[1], n = sz(w)[0], m = numel(sz(x)) / k;
-      bool act = p->activation() == fb::Activation::Clamp;
-      const bool tiled = use_tiled(m >= kMinTiledRows);
-      // Few rows (LLM decoding): a workgroup per output streams its weight row coalesced.
-      const bool row_dot = !tiled && tuning_choice("EMBER_VULKAN_ROW_DOT", k >= kWorkgroupSize);
-      // row_dot: 32 invocations per output, WG / 32 outputs per workgroup.
-      const uint32_t wg = row_dot ? wide_workgroup() : kWorkgroupSize;
-      const int64_t invocations = tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize}
-                                  : row_dot ? m * ((n + wg / 32 - 1) / (wg / 32)) * int64_t{wg} : numel(out);
-      add(ShaderId::Matmul,
-          {1, ibits(m), ibits(k), ibits(n), 0, 0, 1, ibits(b >= 0), ibits(act), fbits(p->act_min()),
-           fbits(p->act_max()), ibits(tiled ? 1 : row_dot ? 2 : 0)},
-          {x, w, b >= 0 ? b : w, out_}, invocations, {}, wg);
+      add_linear(x, w, b, m, k, n, p->activation() == fb::Activation::Clamp, p->act_min(), p->act_max());
       return Error::Ok;
     }
     case fb::Params::MatmulParams: {
@@ -666,11 +682,15 @@ Error Lowering::dispatch_op() {
       if (!e.empty()) return shape_error(e);
       EMBER_TRY(check_out(out));
       const Sizes& xs = sz(x);
+      // Global average pooling of large planes (squeeze-and-excitation over 112x112): a
+      // workgroup per plane sums it cooperatively; one invocation per plane took 350 us on an H200.
+      const bool plane_reduce = p->mode() == fb::PoolMode::AdaptiveAvg && out[2] == 1 && out[3] == 1 &&
+                                tuning_choice("EMBER_VULKAN_POOL_PLANE_REDUCE", xs[2] * xs[3] >= 256);
       add(ShaderId::Pool2d,
           {ibits(xs[0] * xs[1]), ibits(xs[2]), ibits(xs[3]), ibits(out[2]), ibits(out[3]), ibits(win.kh),
            ibits(win.kw), ibits(win.sh), ibits(win.sw), ibits(win.ph), ibits(win.pw), ibits(win.dh),
-           ibits(win.dw), ibits(mode), ibits(p->count_include_pad()), ibits(p->divisor_override())},
-          {x, out_}, numel(out));
+           ibits(win.dw), ibits(mode), ibits(p->count_include_pad()), ibits(p->divisor_override()), ibits(plane_reduce)},
+          {x, out_}, plane_reduce ? xs[0] * xs[1] * int64_t{kWorkgroupSize} : numel(out));
       return Error::Ok;
     }
     case fb::Params::SoftmaxParams: {

@@ -32,6 +32,7 @@ layout(constant_id = 20) const float ACT_MAX = 0.0;
 // computes 8 consecutive outputs, each summed by 8 invocations over interleaved input
 // channels, then added up in shared memory: 8x the parallelism of the direct loop.
 layout(constant_id = 21) const int KSPLIT = 0;
+#include "conv_activation.glsl"
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { FLOAT_T w[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { FLOAT_T b[]; };
@@ -75,8 +76,7 @@ void ksplit() {
   if (part == 0 && live) {
     float v = HAS_BIAS != 0 ? float(b[oc]) : 0.0;
     for (int p = 0; p < 8; ++p) v += partial[p * 8 + slot];
-    if (ACT == 1) v = min(max(v, ACT_MIN), ACT_MAX);
-    y[id] = FLOAT_T(v);
+    y[id] = FLOAT_T(activation(v));
   }
 }
 
@@ -110,6 +110,5 @@ void main() {
       }
     }
   }
-  if (ACT == 1) acc = min(max(acc, ACT_MIN), ACT_MAX);
-  y[id] = FLOAT_T(acc);
+  y[id] = FLOAT_T(activation(acc));
 }

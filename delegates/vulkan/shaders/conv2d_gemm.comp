@@ -52,12 +52,13 @@ const int BM = 64, BN = 64, BK = 16;
 shared vec4 As[BK][BM / 4 + 1];
 shared vec4 Bs[BK][BN / 4];
 
+#include "conv_activation.glsl"
+
 // Output element `id` (channel oc) from its sum.
 float epilogue(float v, int oc, uint id) {
   if (HAS_BIAS != 0) v += float(b[oc]);
   if (HAS_RESIDUAL != 0) v += float(residual[id]);
-  if (ACT == 1) v = min(max(v, ACT_MIN), ACT_MAX);
-  return v;
+  return activation(v);
 }
 
 // One k step's global loads for this invocation (see gemm()); zero outside the tile, the

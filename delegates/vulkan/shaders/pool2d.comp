@@ -23,9 +23,34 @@ layout(constant_id = 13) const int DW = 1;
 layout(constant_id = 14) const int MODE = 0;  // 0 max, 1 avg, 2 adaptive avg
 layout(constant_id = 15) const int COUNT_INCLUDE_PAD = 1;
 layout(constant_id = 16) const int DIVISOR = 0;  // avg divisor_override (0: none)
+// PLANE_REDUCE (adaptive average to 1x1 over a large plane): one 64-invocation workgroup per
+// plane, strided partial sums added in shared memory.
+layout(constant_id = 17) const int PLANE_REDUCE = 0;
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { FLOAT_T y[]; };
+shared float sums[64];
+
+void plane_mean() {
+  uint plane = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (plane >= uint(NC)) return;  // whole workgroup: no barrier is skipped
+  uint lid = gl_LocalInvocationIndex;
+  const int size = IH * IW;
+  float s = 0.0;
+  for (int i = int(lid); i < size; i += 64) s += float(x[int(plane) * size + i]);
+  sums[lid] = s;
+  barrier();
+  for (uint w = 32; w > 0; w >>= 1) {
+    if (lid < w) sums[lid] += sums[lid + w];
+    barrier();
+  }
+  if (lid == 0) y[plane] = FLOAT_T(sums[0] / float(size));
+}
+
 void main() {
+  if (PLANE_REDUCE != 0) {
+    plane_mean();
+    return;
+  }
   uint id = linear_id();
   if (id >= uint(NC * OH * OW)) return;
   int ow = int(id % uint(OW));

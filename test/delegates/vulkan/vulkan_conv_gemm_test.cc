@@ -68,6 +68,7 @@ TEST(VulkanConvGemmTest, MatchesPortableOverShapesAndSplits) {
       {{1, 32, 9, 9}, {48, 32, 1, 1}, {1}, {0}, {1}, 1, false, none},           // pointwise, no bias
       {{1, 256, 7, 7}, {32, 256, 3, 3}, {1}, {1}, {1}, 1, true, none},          // deep k over 49 pixels
       {{1, 24, 10, 10}, {96, 24, 3, 3}, {2}, {0}, {1}, 1, true, relu},          // stride 2, no padding
+      {{2, 96, 1, 1}, {24, 96, 1, 1}, {1}, {0}, {1}, 1, true, relu},            // 1x1 image: as a linear layer
   };
   for (const char* splits : {"1", "3", static_cast<const char*>(nullptr)}) {
     for (const ConvCase& c : cases) {
@@ -217,6 +218,76 @@ TEST(VulkanConvGemmTest, ResidualBlocksFuseAddsAndActivations) {
     EXPECT_TRUE(near(outs[fuse][0], dw, 2e-5f)) << "fuse " << fuse;
     EXPECT_TRUE(near(outs[fuse][1], side, 2e-5f)) << "fuse " << fuse;
   }
+}
+
+
+// An EfficientNet block: expand conv -> silu -> depthwise -> silu -> squeeze-and-excitation
+// (global mean over a 16x16 plane: the cooperative pooling; two 1x1-image convs: linear layers,
+// silu, sigmoid) -> scale -> project conv. Fused, the two silus after the convs run in their
+// epilogues (two dispatches fewer); every version matches the reference.
+TEST(VulkanConvGemmTest, EfficientNetBlockFusesSiluAndPoolsCooperatively) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  const Sizes xs{1, 16, 16, 16};
+  const Floats x = random_floats(numel(xs), 90);
+  struct W { Sizes s; Floats w, b; };
+  auto weight = [](Sizes s, uint32_t seed) {
+    return W{s, random_floats(numel(s), seed, -0.3f, 0.3f), random_floats(s[0], seed + 1, -0.5f, 0.5f)};
+  };
+  const W we = weight({64, 16, 1, 1}, 91), wd = weight({64, 1, 3, 3}, 93), w1 = weight({8, 64, 1, 1}, 95),
+          w2 = weight({64, 8, 1, 1}, 97), wp = weight({24, 64, 1, 1}, 99);
+  size_t dispatches[2] = {0, 0};
+  Floats outs[2];
+  Sizes out_sizes;
+  for (int fuse = 0; fuse < 2; ++fuse) {
+    setenv("EMBER_VULKAN_FUSE", fuse ? "1" : "0", 1);
+    VulkanBlobBuilder b;
+    auto conv = [&](int in, const W& w, int pad, int groups) {
+      return b.conv2d(in, b.constant(w.s, w.w), b.constant({w.s[0]}, w.b), {1}, {pad}, {1}, groups);
+    };
+    const int in = b.input(xs);
+    const int e = b.unary(VkUnary::Silu, conv(in, we, 0, 1));
+    const int d = b.unary(VkUnary::Silu, conv(e, wd, 1, 64));
+    const int pooled = b.adaptive_avg_pool2d(d, 1, 1);
+    const int s = b.unary(VkUnary::Sigmoid, conv(b.unary(VkUnary::Silu, conv(pooled, w1, 0, 1)), w2, 0, 1));
+    const int y = conv(b.binary(VkBinary::Mul, d, s), wp, 0, 1);
+    b.output(y);
+    out_sizes = b.sizes(y);
+    Delegate del;
+    const Error err = del.init(b.build());
+    unsetenv("EMBER_VULKAN_FUSE");
+    ASSERT_EQ(err, Error::Ok) << del.message();
+    dispatches[fuse] = del.graph()->num_dispatches();
+    std::vector<HostTensor> ins{HostTensor::f32(xs, x)};
+    std::vector<HostTensor> os{nan_out(out_sizes)};
+    ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
+    outs[fuse] = values(os[0]);
+  }
+  EXPECT_EQ(dispatches[0] - dispatches[1], 2u) << "the silus after the expand and depthwise convs";
+  auto silu = [](Floats v) {
+    for (float& f : v) f = f / (1.0f + std::exp(-f));
+    return v;
+  };
+  auto pconv = [](const Floats& in, const Sizes& is, const W& w, int pad, int groups) {
+    const Sizes os{is[0], w.s[0], is[2] + 2 * pad - w.s[2] + 1, is[3] + 2 * pad - w.s[3] + 1};
+    ConvCase c{is, w.s, {1}, {pad}, {1}, groups, true, VkActivation{}};
+    return portable_conv(c, in, w.w, w.b, os);
+  };
+  const Floats e = silu(pconv(x, xs, we, 0, 1));
+  const Sizes es{1, 64, 16, 16};
+  const Floats d = silu(pconv(e, es, wd, 1, 64));
+  Floats pooled(64, 0.0f);
+  for (int c = 0; c < 64; ++c) {
+    double sum = 0;
+    for (int i = 0; i < 256; ++i) sum += d[c * 256 + i];
+    pooled[c] = static_cast<float>(sum / 256);
+  }
+  Floats sq = pconv(silu(pconv(pooled, {1, 64, 1, 1}, w1, 0, 1)), {1, 8, 1, 1}, w2, 0, 1);
+  for (float& f : sq) f = 1.0f / (1.0f + std::exp(-f));
+  Floats scaled = d;
+  for (int c = 0; c < 64; ++c)
+    for (int i = 0; i < 256; ++i) scaled[c * 256 + i] *= sq[c];
+  const Floats want = pconv(scaled, es, wp, 0, 1);
+  for (int fuse = 0; fuse < 2; ++fuse) EXPECT_TRUE(near(outs[fuse], want, 5e-5f)) << "fuse " << fuse;
 }
 
 }  // namespace
