@@ -73,13 +73,16 @@ class GraphView {
       return nullptr;
     return p;
   }
-  // A conv without activation (inputs [x, weight, bias or -1]).
+  // A conv or a float (not weight-only) linear without activation: conv2d_gemm.comp's epilogue
+  // may take its consumers' work (whether it runs there is the lowering's decision).
   bool plain_conv(int i) const {
     if (i < 0 || i >= num_nodes_) return false;
     const fb::Node* n = node(i);
+    if (!valid(output(i)) || !is_f32(output(i))) return false;
+    if (const fb::LinearParams* l = n->params_as_LinearParams())
+      return n->shader() == fb::Shader::Matmul && l->weight_bits() == 0 && l->activation() == fb::Activation::None;
     const fb::Conv2dParams* p = n->params_as_Conv2dParams();
-    return n->shader() == fb::Shader::Conv2d && p != nullptr && p->activation() == fb::Activation::None &&
-           valid(output(i)) && is_f32(output(i));
+    return n->shader() == fb::Shader::Conv2d && p != nullptr && p->activation() == fb::Activation::None;
   }
   // An internal tensor read once, by the node that takes it over.
   bool private_result(int id) const { return kind_is(id, fb::TensorKind::Internal) && consumers(id) == 1; }
@@ -174,14 +177,15 @@ void plan_ropes(const GraphView& v, FusionPlan* plan) {
   }
 }
 
-// A relu / clamp / hardtanh / silu / sigmoid (node i) of a plain conv's private result, or of a private add that
+// A relu / clamp / hardtanh / silu / sigmoid / gelu (node i) of a plain conv's (or linear's) private result, or of a private add that
 // an earlier node of the plan fused into a conv: the conv applies it (dispatch_fusion.h).
 bool plan_conv_activation(const GraphView& v, int i, FusionPlan* plan) {
   const fb::Node* n = v.node(i);
   const fb::UnaryParams* p = n->params_as_UnaryParams();
   if (n->shader() != fb::Shader::Unary || p == nullptr || v.num_inputs(i) != 1) return false;
   if (p->op() != fb::UnaryOp::Relu && p->op() != fb::UnaryOp::Clamp && p->op() != fb::UnaryOp::Hardtanh &&
-      p->op() != fb::UnaryOp::Silu && p->op() != fb::UnaryOp::Sigmoid)
+      p->op() != fb::UnaryOp::Silu && p->op() != fb::UnaryOp::Sigmoid && p->op() != fb::UnaryOp::Gelu &&
+      p->op() != fb::UnaryOp::GeluTanh)
     return false;
   const int x = v.input(i, 0), o = v.output(i);
   if (!v.valid(o) || !v.is_f32(o) || !v.private_result(x) || !v.same_sizes(x, o)) return false;

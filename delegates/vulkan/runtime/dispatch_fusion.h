@@ -10,12 +10,13 @@
 //     epilogue (RESIDUAL), when r exists before the linear runs;
 //   - two or three other weight-only linears of the same x, without bias (an attention's q, k
 //     and v projections): one dispatch computes all their outputs (SPLIT).
-// Convolutions take their consumers' element-wise work into their epilogue (conv2d_gemm.comp;
-// a CNN's adds and relus otherwise cost a dispatch and a barrier each):
-//   - add(conv, r) of a conv without activation used only there, r existing before the conv
-//     runs and of the same sizes: the conv adds r (RESIDUAL; the GEMM path only);
-//   - relu / clamp / hardtanh / silu / sigmoid of such a conv, or of such an add: the conv
-//     applies it (both conv paths; not a 1x1-image conv, which runs as a linear layer).
+// Convolutions and float linears take their consumers' element-wise work into their epilogue
+// (conv2d_gemm.comp; a CNN's adds and relus otherwise cost a dispatch and a barrier each):
+//   - add(conv, r) of a conv (or linear) without activation used only there, r existing before
+//     it runs and of the same sizes: it adds r (RESIDUAL; the GEMM path only);
+//   - relu / clamp / hardtanh / silu / sigmoid / gelu of such a conv, or of such an add: the
+//     conv applies it (the GEMM path and conv2d.comp's direct loop; not a linear on matmul.comp,
+//     e.g. a 1x1-image conv or a few-row linear).
 // and the transposes around attention (rank-4 permutes (0, 2, 1, 3): [B, T, H, D] <-> [B, H, T,
 // D]) into their neighbours' indexing, so no copy is dispatched:
 //   - a permute read only by RoPE (its x) and attention (q, k, v): they read its input in the
@@ -52,7 +53,7 @@ struct FusionPlan {
   // Per node: for an add fused into a conv's epilogue, that conv (node index), else -1 (which
   // input is the residual: residual_input).
   std::vector<int> conv_residual;
-  // Per node: for a relu / clamp / hardtanh / silu / sigmoid a conv applies (to its own result or to an add fused
+  // Per node: for a relu / clamp / hardtanh / silu / sigmoid / gelu a conv (or linear) applies (to its own result or to an add fused
   // into it), that conv, else -1.
   std::vector<int> conv_activation;
   // Per node: for a silu_mul computed by one gated dispatch, (gate linear, up linear) node

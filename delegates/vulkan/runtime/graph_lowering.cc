@@ -40,7 +40,8 @@ constexpr uint32_t kLongRowWorkgroup = 256;
 
 // conv2d.comp / conv2d_gemm.comp specialisation constants, as indices of Dispatch::spec (constant_id - 1).
 constexpr size_t kConvAct = 17, kConvActMin = 18, kConvActMax = 19;                 // both shaders
-constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3;        // ACT values
+constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3, kConvActGelu = 4,
+                   kConvActGeluTanh = 5;  // ACT values (conv_activation.glsl)
 constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23;          // conv2d_gemm.comp
 constexpr size_t kConvGemmResidual = 3, kConvGemmOut = 5, kConvDirectOut = 3;       // bindings
 
@@ -254,6 +255,7 @@ class Lowering {
   Error split_member(int j, int x, int bits, int group, int64_t* rows, int* w, int* s, int* y);
   bool fuse_into_linear(const fb::BinaryParams* p, int a, int b);
   void add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, bool act, float act_min, float act_max);
+  void add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, int64_t outputs, bool rows_major);
   std::vector<Dispatch*> conv_dispatches(int node);
   bool fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b);
   bool fuse_activation_into_conv(const fb::UnaryParams* p, int x);
@@ -405,9 +407,35 @@ void set_wq_output(Dispatch& d, int out) {
   for (int i = 0; i < 3; ++i) d.bindings[static_cast<size_t>(kWqOut + i)] = out;
 }
 
+// conv2d_gemm.comp's dispatches for this node: the GEMM and, when its k range is split, the
+// reduction (spec: the shader's constants 1..20; rows_major: a linear layer). Recorded as the
+// node's dispatches for the epilogue fusions.
+void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, int64_t outputs,
+                        bool rows_major) {
+  const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
+  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major)});
+  node_dispatch_[index_] = static_cast<int>(d_.size());
+  add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_}, gemm.workgroups * int64_t{kConvGemmWorkgroup},
+      {}, kConvGemmWorkgroup);
+  if (gemm.splits > 1) {
+    spec[kConvPhase] = 1;
+    add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_}, outputs, {}, kConvGemmWorkgroup);
+  }
+}
+
 // y[m, n] = x[m, k] . w[n, k] + b[n] (b < 0: none), clamped when `act`: matmul.comp, tiled for
 // >= 16 rows, else a workgroup per output streaming its weight row (row_dot).
 void Lowering::add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, bool act, float act_min, float act_max) {
+  // Many rows: conv2d_gemm.comp's tiles and split reduction (ROWS_MAJOR: a 1x1 convolution of
+  // one image whose m pixels are x's rows).
+  const bool static_shapes = t_[x].dynamic_mask == 0 && t_[out_].dynamic_mask == 0;
+  const ConvGemmPlan gemm = conv_gemm_plan(1, 1, n, m, k, limits_.max_workgroup, static_shapes);
+  if (gemm.use) {
+    const uint32_t spec[] = {1, ibits(k), ibits(m), 1, ibits(n), ibits(m), 1, 1, 1, 1, 1, 0, 0, 1, 1, 1,
+                             ibits(b >= 0), ibits(act), fbits(act_min), fbits(act_max)};
+    add_gemm(std::vector<uint32_t>(std::begin(spec), std::end(spec)), gemm, x, w, b, numel(sz(out_)), true);
+    return;
+  }
   const bool tiled = use_tiled(m >= kMinTiledRows);
   // Few rows (LLM decoding): a workgroup per output streams its weight row coalesced.
   const bool row_dot = !tiled && tuning_choice("EMBER_VULKAN_ROW_DOT", k >= kWorkgroupSize);
@@ -489,7 +517,7 @@ bool Lowering::fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b) 
   return true;
 }
 
-// This relu / clamp / hardtanh / silu / sigmoid (input x) is applied by the conv the fusion plan names (maybe
+// This relu / clamp / hardtanh / silu / sigmoid / gelu (input x) is applied by the conv or linear the fusion plan names (maybe
 // through an add fused into it), when that conv still writes x and has no activation.
 bool Lowering::fuse_activation_into_conv(const fb::UnaryParams* p, int x) {
   const int c = plan_.conv_activation[index_];
@@ -499,8 +527,11 @@ bool Lowering::fuse_activation_into_conv(const fb::UnaryParams* p, int x) {
   for (Dispatch* d : ds)
     if (d->bindings[out_slot] != x || d->spec[kConvAct] != 0) return false;
   const bool relu = p->op() == fb::UnaryOp::Relu;
-  const uint32_t kind = p->op() == fb::UnaryOp::Silu ? kConvActSilu : p->op() == fb::UnaryOp::Sigmoid ? kConvActSigmoid
-                                                                                                    : kConvActClamp;
+  const uint32_t kind = p->op() == fb::UnaryOp::Silu      ? kConvActSilu
+                        : p->op() == fb::UnaryOp::Sigmoid ? kConvActSigmoid
+                        : p->op() == fb::UnaryOp::Gelu    ? kConvActGelu
+                        : p->op() == fb::UnaryOp::GeluTanh ? kConvActGeluTanh
+                                                           : kConvActClamp;
   for (Dispatch* d : ds) {
     d->spec[kConvAct] = kind;
     d->spec[kConvActMin] = fbits(relu ? 0.0f : p->min());
@@ -546,16 +577,7 @@ Error Lowering::dispatch_op() {
       const bool static_shapes = t_[x].dynamic_mask == 0 && t_[out_].dynamic_mask == 0;
       const ConvGemmPlan gemm = conv_gemm_plan(xs[0], p->groups(), ocg, plane, depth, limits_.max_workgroup, static_shapes);
       if (gemm.use) {  // conv2d_gemm.comp: tiles, and a reducing dispatch when the k range is split
-        const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
-        std::vector<uint32_t> spec(std::begin(common), std::end(common));
-        spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0});
-        node_dispatch_[index_] = static_cast<int>(d_.size());
-        add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_},
-            gemm.workgroups * int64_t{kConvGemmWorkgroup}, {}, kConvGemmWorkgroup);
-        if (gemm.splits > 1) {
-          spec[kConvPhase] = 1;
-          add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_}, numel(out), {}, kConvGemmWorkgroup);
-        }
+        add_gemm(std::vector<uint32_t>(std::begin(common), std::end(common)), gemm, x, w, b, numel(out), false);
         return Error::Ok;
       }
       // Split the reduction 8 ways when it is deep and the outputs are too few to fill a GPU.

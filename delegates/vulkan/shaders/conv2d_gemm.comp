@@ -39,6 +39,9 @@ layout(constant_id = 21) const int SPLITS = 1;
 layout(constant_id = 22) const int CHUNK = 16;
 layout(constant_id = 23) const int PHASE = 0;
 layout(constant_id = 24) const int HAS_RESIDUAL = 0;
+// ROWS_MAJOR (a linear layer, y[M, OC] = x[M, IC] . w[OC, IC]^T + b, as a 1x1 convolution of
+// one image of OH = M pixels, IH = M, IW = OW = 1): X is read and Y written row-major.
+layout(constant_id = 25) const int ROWS_MAJOR = 0;
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { FLOAT_T w[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { FLOAT_T b[]; };
@@ -48,9 +51,9 @@ layout(std430, set = 0, binding = 4) buffer Partial { float partial[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer Y { FLOAT_T y[]; };
 
 const int BM = 64, BN = 64, BK = 16;
-// k-major tiles; A's rows padded by one vec4 so the transposing stores spread over the banks.
+// k-major tiles, rows padded by one vec4 so the transposing stores spread over the banks.
 shared vec4 As[BK][BM / 4 + 1];
-shared vec4 Bs[BK][BN / 4];
+shared vec4 Bs[BK][BN / 4 + 1];
 
 #include "conv_activation.glsl"
 
@@ -61,24 +64,15 @@ float epilogue(float v, int oc, uint id) {
   return activation(v);
 }
 
-// One k step's global loads for this invocation (see gemm()); zero outside the tile, the
-// split's k range and the padded image.
-void load_step(int k0, int k_end, int wrow, int rows_left, int a_k, int b_k, bool pix_ok, int ih0, int iw0,
-               int xbase, out float ra[4], out float rb[4]) {
-  const int KHW = KH * KW, KK = (IC / G) * KHW;
-  for (int j = 0; j < 4; ++j) {
-    int gk = k0 + a_k;
-    ra[j] = (16 * j < rows_left && gk < k_end) ? float(w[(wrow + 16 * j) * KK + gk]) : 0.0;
-    gk = k0 + b_k + 4 * j;
-    float v = 0.0;
-    if (pix_ok && gk < k_end) {
-      int ic = gk / KHW, r = gk - ic * KHW;
-      int kh = r / KW, kw = r - kh * KW;
-      int ih = ih0 + kh * DH, iw = iw0 + kw * DW;
-      if (ih >= 0 && ih < IH && iw >= 0 && iw < IW) v = float(x[xbase + (ic * IH + ih) * IW + iw]);
-    }
-    rb[j] = v;
-  }
+// B's element (k, pixel) for one image: the input patch value (zero padding), or with
+// ROWS_MAJOR the row-major [pixels, K] matrix's (linear layers).
+float patch_value(int gk, int pix, int ih0, int iw0, int xbase) {
+  if (ROWS_MAJOR != 0) return float(x[xbase + pix * IC + gk]);
+  const int KHW = KH * KW;
+  int ic = gk / KHW, r = gk - ic * KHW;
+  int kh = r / KW, kw = r - kh * KW;
+  int ih = ih0 + kh * DH, iw = iw0 + kw * DW;
+  return (ih >= 0 && ih < IH && iw >= 0 && iw < IW) ? float(x[xbase + (ic * IH + ih) * IW + iw]) : 0.0;
 }
 
 void gemm() {
@@ -96,30 +90,51 @@ void gemm() {
   int n = t / G;
   int lid = int(gl_LocalInvocationIndex);
   const int k_begin = s * CHUNK, k_end = min(KK, k_begin + CHUNK);
-  // Loads: A (weights): k column a_k of rows a_m + 16 j, j < 4 (16 neighbours read one row's 16
-  // consecutive k). B (patches): pixel b_n of k rows b_k + 4 j (64 neighbours read 64
-  // neighbouring pixels); the pixel is fixed, so its window origin is computed once.
+  // Loads, 4 of A and 4 of B per invocation and k step. A (weights, [OC, K] row-major): k
+  // column a_k of rows a_m + 16 j (16 neighbours read one row's 16 consecutive k). B: patches
+  // (NCHW input): pixel b_n of k rows b_k + 4 j, 64 neighbours reading 64 neighbouring pixels,
+  // the window origin computed once; row-major B: like A, k column b_k of pixels b_n + 16 j.
   const int a_k = lid % BK, a_m = lid / BK;
-  const int b_n = lid % BN, b_k = lid / BN;
+  const int b_k = ROWS_MAJOR != 0 ? lid % BK : lid / BN;
+  const int b_n = ROWS_MAJOR != 0 ? lid / BK : lid % BN;
+  const int b_kstep = ROWS_MAJOR != 0 ? 0 : 4, b_nstep = ROWS_MAJOR != 0 ? 16 : 0;
   const int wrow = g * OCG + tm * BM + a_m;
   const int rows_left = OCG - tm * BM - a_m;
-  const int pix = tn * BN + b_n;
-  const bool pix_ok = pix < P;
-  const int ih0 = (pix / OW) * SH - PH, iw0 = (pix % OW) * SW - PW;
   const int xbase = (n * IC + g * ICG) * IH * IW;
+  int ih0[4], iw0[4];
+  bool pix_ok[4];
+  for (int j = 0; j < 4; ++j) {
+    const int pix = tn * BN + b_n + b_nstep * j;
+    pix_ok[j] = pix < P;
+    ih0[j] = (pix / OW) * SH - PH;
+    iw0[j] = (pix % OW) * SW - PW;
+  }
   // Arithmetic: rows 4 ty .. 4 ty + 3 x pixels 4 tx .. 4 tx + 3 of the tile.
   const int tx = lid % 16, ty = lid / 16;
   vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
   float ra[4], rb[4];
-  load_step(k_begin, k_end, wrow, rows_left, a_k, b_k, pix_ok, ih0, iw0, xbase, ra, rb);
   for (int k0 = k_begin; k0 < k_end; k0 += BK) {
+    if (k0 == k_begin) {  // the first step's loads; later ones are issued a step ahead below
+      for (int j = 0; j < 4; ++j) {
+        const int ak = k0 + a_k, bk = k0 + b_k + b_kstep * j;
+        ra[j] = (16 * j < rows_left && ak < k_end) ? float(w[(wrow + 16 * j) * KK + ak]) : 0.0;
+        rb[j] = (pix_ok[j] && bk < k_end) ? patch_value(bk, tn * BN + b_n + b_nstep * j, ih0[j], iw0[j], xbase) : 0.0;
+      }
+    }
     for (int j = 0; j < 4; ++j) {
-      int m = a_m + 16 * j;
+      const int m = a_m + 16 * j, bn = b_n + b_nstep * j;
       As[a_k][m >> 2][m & 3] = ra[j];
-      Bs[b_k + 4 * j][b_n >> 2][b_n & 3] = rb[j];
+      Bs[b_k + b_kstep * j][bn >> 2][bn & 3] = rb[j];
     }
     barrier();
-    if (k0 + BK < k_end) load_step(k0 + BK, k_end, wrow, rows_left, a_k, b_k, pix_ok, ih0, iw0, xbase, ra, rb);
+    const int k1 = k0 + BK;
+    if (k1 < k_end) {
+      for (int j = 0; j < 4; ++j) {
+        const int ak = k1 + a_k, bk = k1 + b_k + b_kstep * j;
+        ra[j] = (16 * j < rows_left && ak < k_end) ? float(w[(wrow + 16 * j) * KK + ak]) : 0.0;
+        rb[j] = (pix_ok[j] && bk < k_end) ? patch_value(bk, tn * BN + b_n + b_nstep * j, ih0[j], iw0[j], xbase) : 0.0;
+      }
+    }
     for (int kk = 0; kk < BK; ++kk) {
       vec4 av = As[kk][ty];
       vec4 bv = Bs[kk][tx];
@@ -135,14 +150,15 @@ void gemm() {
     int m = tm * BM + ty * 4 + r;
     if (m >= OCG) break;
     int oc = g * OCG + m;
-    int row = (n * OC + oc) * P;
     for (int c = 0; c < 4; ++c) {
       int p = tn * BN + tx * 4 + c;
       if (p >= P) break;
+      // NCHW output, or with ROWS_MAJOR [pixels, OC] (a linear layer's [rows, outputs]).
+      int id = ROWS_MAJOR != 0 ? p * OC + oc : (n * OC + oc) * P + p;
       if (SPLITS == 1) {
-        y[row + p] = FLOAT_T(epilogue(acc[r][c], oc, uint(row + p)));
+        y[id] = FLOAT_T(epilogue(acc[r][c], oc, uint(id)));
       } else {
-        partial[s * total + row + p] = acc[r][c];
+        partial[s * total + id] = acc[r][c];
       }
     }
   }
@@ -155,7 +171,7 @@ void main() {
     if (id >= uint(total)) return;
     float v = 0.0;
     for (int s = 0; s < SPLITS; ++s) v += partial[uint(s * total) + id];
-    int oc = int(id / uint(OH * OW)) % OC;
+    int oc = ROWS_MAJOR != 0 ? int(id % uint(OC)) : int(id / uint(OH * OW)) % OC;
     y[id] = FLOAT_T(epilogue(v, oc, id));
     return;
   }

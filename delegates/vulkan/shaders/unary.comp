@@ -13,16 +13,7 @@ layout(constant_id = 3) const float MAXV = 0.0;
 layout(push_constant) uniform Params { int numel; } p;
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { FLOAT_T y[]; };
-// erf, Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7).
-float erf_approx(float v) {
-  float s = sign(v);
-  float a = abs(v);
-  float t = 1.0 / (1.0 + 0.3275911 * a);
-  float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-  return s * (1.0 - poly * exp(-a * a));
-}
-float tanh_safe(float v) { return tanh(clamp(v, -15.0, 15.0)); }
-float sigmoid(float v) { return 1.0 / (1.0 + exp(-v)); }
+#include "activations.glsl"
 // GLSL pow() is undefined for x < 0; small integer exponents (x*x in RMSNorm) multiply.
 float power(float v, float e) {
   if (e == floor(e) && abs(e) <= 16.0) {
@@ -41,9 +32,9 @@ void main() {
   else if (OP == 1 || OP == 2) r = min(max(v, MINV), MAXV);
   else if (OP == 3) r = v * min(max(v + 3.0, 0.0), 6.0) / 6.0;
   else if (OP == 4) r = sigmoid(v);
-  else if (OP == 5) r = v * sigmoid(v);
-  else if (OP == 6) r = 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
-  else if (OP == 7) r = 0.5 * v * (1.0 + tanh_safe(0.79788456080286536 * (v + 0.044715 * v * v * v)));
+  else if (OP == 5) r = silu(v);
+  else if (OP == 6) r = gelu(v);
+  else if (OP == 7) r = gelu_tanh(v);
   else if (OP == 8) r = tanh_safe(v);
   else if (OP == 9) r = v * MINV + MAXV;
   else if (OP == 10) r = inversesqrt(v);

@@ -7,6 +7,7 @@
 // run in the convolutions' epilogues (runtime/dispatch_fusion.h), seven dispatches fewer, the
 // same numbers. Skips without a Vulkan device (lavapipe in CI).
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -287,6 +288,82 @@ TEST(VulkanConvGemmTest, EfficientNetBlockFusesSiluAndPoolsCooperatively) {
   for (int c = 0; c < 64; ++c)
     for (int i = 0; i < 256; ++i) scaled[c * 256 + i] *= sq[c];
   const Floats want = pconv(scaled, es, wp, 0, 1);
+  for (int fuse = 0; fuse < 2; ++fuse) EXPECT_TRUE(near(outs[fuse], want, 5e-5f)) << "fuse " << fuse;
+}
+
+
+// Linear layers of >= 16 rows run on the same tiles (ROWS_MAJOR): row-major x and y, 2-D and 3-D
+// inputs, with and without bias, split 1, 3 and the planner's ways, against a double loop.
+TEST(VulkanConvGemmTest, LinearLayersMatchReference) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  struct LinCase { Sizes xs; int64_t n; bool bias; };
+  const LinCase cases[] = {{{197, 192}, 576, true}, {{37, 41}, 45, false}, {{3, 20, 64}, 130, true}, {{64, 768}, 192, true}};
+  for (const char* splits : {"1", "3", static_cast<const char*>(nullptr)}) {
+    for (const LinCase& c : cases) {
+      const int64_t k = c.xs.back(), m = numel(c.xs) / k;
+      const Floats x = random_floats(numel(c.xs), 100), w = random_floats(c.n * k, 101, -0.2f, 0.2f),
+                   bias = random_floats(c.n, 102);
+      VulkanBlobBuilder b;
+      const int y = b.linear(b.input(c.xs), b.constant({c.n, k}, w), c.bias ? b.constant({c.n}, bias) : -1);
+      b.output(y);
+      std::vector<Floats> out;
+      {
+        Env env("1", splits);
+        ASSERT_TRUE(run(b, {HostTensor::f32(c.xs, x)}, {y}, &out)) << sizes_str(c.xs);
+      }
+      Floats want(static_cast<size_t>(m * c.n));
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t o = 0; o < c.n; ++o) {
+          double acc = c.bias ? bias[o] : 0.0;
+          for (int64_t i = 0; i < k; ++i) acc += static_cast<double>(x[r * k + i]) * w[o * k + i];
+          want[r * c.n + o] = static_cast<float>(acc);
+        }
+      EXPECT_TRUE(near(out[0], want, 2e-5f)) << sizes_str(c.xs) << " x " << c.n << " splits " << (splits ? splits : "planned");
+    }
+  }
+}
+
+// A transformer MLP: y = fc2(gelu(fc1(x))) + x. Fused, the gelu runs in fc1's epilogue and the
+// residual add in fc2's (two dispatches fewer), with the unfused numbers.
+TEST(VulkanConvGemmTest, TransformerMlpFusesGeluAndResidual) {
+  EMBER_SKIP_WITHOUT_VULKAN();
+  const int64_t m = 50, d = 32, h = 64;
+  const Floats x = random_floats(m * d, 110), w1 = random_floats(h * d, 111, -0.3f, 0.3f), b1 = random_floats(h, 112),
+               w2 = random_floats(d * h, 113, -0.3f, 0.3f), b2 = random_floats(d, 114);
+  size_t dispatches[2] = {0, 0};
+  Floats outs[2];
+  for (int fuse = 0; fuse < 2; ++fuse) {
+    setenv("EMBER_VULKAN_FUSE", fuse ? "1" : "0", 1);
+    VulkanBlobBuilder b;
+    const int in = b.input({m, d});
+    const int hid = b.unary(VkUnary::Gelu, b.linear(in, b.constant({h, d}, w1), b.constant({h}, b1)));
+    const int y = b.binary(VkBinary::Add, b.linear(hid, b.constant({d, h}, w2), b.constant({d}, b2)), in);
+    b.output(y);
+    Delegate del;
+    const Error err = del.init(b.build());
+    unsetenv("EMBER_VULKAN_FUSE");
+    ASSERT_EQ(err, Error::Ok) << del.message();
+    dispatches[fuse] = del.graph()->num_dispatches();
+    std::vector<HostTensor> ins{HostTensor::f32({m, d}, x)};
+    std::vector<HostTensor> os{nan_out({m, d})};
+    ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
+    outs[fuse] = values(os[0]);
+  }
+  EXPECT_EQ(dispatches[0] - dispatches[1], 2u) << "the gelu and the residual add";
+  Floats want(static_cast<size_t>(m * d));
+  for (int64_t r = 0; r < m; ++r) {
+    std::vector<double> hv(static_cast<size_t>(h));
+    for (int64_t o = 0; o < h; ++o) {
+      double acc = b1[o];
+      for (int64_t i = 0; i < d; ++i) acc += static_cast<double>(x[r * d + i]) * w1[o * d + i];
+      hv[o] = 0.5 * acc * (1.0 + std::erf(acc / std::sqrt(2.0)));
+    }
+    for (int64_t o = 0; o < d; ++o) {
+      double acc = b2[o] + x[r * d + o];
+      for (int64_t i = 0; i < h; ++i) acc += hv[i] * w2[o * h + i];
+      want[r * d + o] = static_cast<float>(acc);
+    }
+  }
   for (int fuse = 0; fuse < 2; ++fuse) EXPECT_TRUE(near(outs[fuse], want, 5e-5f)) << "fuse " << fuse;
 }
 
