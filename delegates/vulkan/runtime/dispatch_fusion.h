@@ -15,8 +15,8 @@
 //   - add(conv, r) of a conv (or linear) without activation used only there, r existing before
 //     it runs and of the same sizes: it adds r (RESIDUAL; the GEMM path only);
 //   - relu / clamp / hardtanh / silu / sigmoid / gelu of such a conv, or of such an add: the
-//     conv applies it (the GEMM path and conv2d.comp's direct loop; not a linear on matmul.comp,
-//     e.g. a 1x1-image conv or a few-row linear).
+//     conv applies it (the GEMM path, conv2d.comp's direct loop, and matmul.comp for few-row
+//     linears and 1x1-image convs).
 // and the transposes around attention (rank-4 permutes (0, 2, 1, 3): [B, T, H, D] <-> [B, H, T,
 // D]) into their neighbours' indexing, so no copy is dispatched:
 //   - a permute read only by RoPE (its x) and attention (q, k, v): they read its input in the

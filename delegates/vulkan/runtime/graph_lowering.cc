@@ -39,11 +39,19 @@ int64_t tiles(int64_t n) { return (n + kTile - 1) / kTile; }
 constexpr uint32_t kLongRowWorkgroup = 256;
 
 // conv2d.comp / conv2d_gemm.comp specialisation constants, as indices of Dispatch::spec (constant_id - 1).
-constexpr size_t kConvAct = 17, kConvActMin = 18, kConvActMax = 19;                 // both shaders
 constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3, kConvActGelu = 4,
                    kConvActGeluTanh = 5;  // ACT values (conv_activation.glsl)
 constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23;          // conv2d_gemm.comp
-constexpr size_t kConvGemmResidual = 3, kConvGemmOut = 5, kConvDirectOut = 3;       // bindings
+constexpr size_t kConvGemmResidual = 3, kConvGemmOut = 5;                           // bindings
+// Where a dispatch of conv2d.comp, conv2d_gemm.comp or matmul.comp keeps its fused activation
+// (ACT, ACT_MIN, ACT_MAX: spec indices) and its output (binding).
+struct EpilogueSlots {
+  size_t act, act_min, act_max, out;
+};
+EpilogueSlots epilogue_slots(ShaderId s) {
+  if (s == ShaderId::Matmul) return {8, 9, 10, 3};
+  return {17, 18, 19, s == ShaderId::Conv2dGemm ? kConvGemmOut : 3};
+}
 
 // EMBER_VULKAN_TILED: the tiled matmul path.
 bool use_tiled(bool heuristic) { return tuning_choice("EMBER_VULKAN_TILED", heuristic); }
@@ -443,6 +451,7 @@ void Lowering::add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, 
   const uint32_t wg = row_dot ? wide_workgroup() : kWorkgroupSize;
   const int64_t invocations = tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize}
                               : row_dot ? m * ((n + wg / 32 - 1) / (wg / 32)) * int64_t{wg} : m * n;
+  node_dispatch_[index_] = static_cast<int>(d_.size());
   add(ShaderId::Matmul,
       {1, ibits(m), ibits(k), ibits(n), 0, 0, 1, ibits(b >= 0), ibits(act), fbits(act_min), fbits(act_max),
        ibits(tiled ? 1 : row_dot ? 2 : 0)},
@@ -485,14 +494,14 @@ bool Lowering::fuse_into_linear(const fb::BinaryParams* p, int a, int b) {
   return false;
 }
 
-// The dispatches of conv node `node` (its GEMM and reduction, or its direct loop), in order;
-// empty when it has none.
+// The dispatches of conv or linear node `node` (its GEMM and reduction, its direct loop, or its
+// matmul.comp dispatch), in order; empty when it has none.
 std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
   std::vector<Dispatch*> r;
   const int di = node >= 0 ? node_dispatch_[static_cast<size_t>(node)] : -1;
   if (di < 0) return r;
   Dispatch& d = d_[static_cast<size_t>(di)];
-  if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm) return r;
+  if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm && d.shader != ShaderId::Matmul) return r;
   r.push_back(&d);
   if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplits] > 1) r.push_back(&d_[static_cast<size_t>(di) + 1]);
   return r;
@@ -508,7 +517,9 @@ bool Lowering::fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b) 
   const int conv_out = plan_.residual_input[i] == 0 ? b : a, r = plan_.residual_input[i] == 0 ? a : b;
   if (ds.empty() || ds[0]->shader != ShaderId::Conv2dGemm) return false;
   for (Dispatch* d : ds)
-    if (d->bindings[kConvGemmOut] != conv_out || d->spec[kConvAct] != 0 || d->spec[kConvHasResidual] != 0) return false;
+    if (d->bindings[kConvGemmOut] != conv_out || d->spec[epilogue_slots(d->shader).act] != 0 ||
+        d->spec[kConvHasResidual] != 0)
+      return false;
   for (Dispatch* d : ds) {
     d->spec[kConvHasResidual] = 1;
     d->bindings[kConvGemmResidual] = r;
@@ -523,9 +534,9 @@ bool Lowering::fuse_activation_into_conv(const fb::UnaryParams* p, int x) {
   const int c = plan_.conv_activation[index_];
   std::vector<Dispatch*> ds = conv_dispatches(c);
   if (ds.empty()) return false;
-  const size_t out_slot = ds[0]->shader == ShaderId::Conv2dGemm ? kConvGemmOut : kConvDirectOut;
+  const EpilogueSlots slot = epilogue_slots(ds[0]->shader);
   for (Dispatch* d : ds)
-    if (d->bindings[out_slot] != x || d->spec[kConvAct] != 0) return false;
+    if (d->bindings[slot.out] != x || d->spec[slot.act] != 0) return false;
   const bool relu = p->op() == fb::UnaryOp::Relu;
   const uint32_t kind = p->op() == fb::UnaryOp::Silu      ? kConvActSilu
                         : p->op() == fb::UnaryOp::Sigmoid ? kConvActSigmoid
@@ -533,10 +544,10 @@ bool Lowering::fuse_activation_into_conv(const fb::UnaryParams* p, int x) {
                         : p->op() == fb::UnaryOp::GeluTanh ? kConvActGeluTanh
                                                            : kConvActClamp;
   for (Dispatch* d : ds) {
-    d->spec[kConvAct] = kind;
-    d->spec[kConvActMin] = fbits(relu ? 0.0f : p->min());
-    d->spec[kConvActMax] = fbits(relu ? INFINITY : p->max());
-    d->bindings[out_slot] = out_;
+    d->spec[slot.act] = kind;
+    d->spec[slot.act_min] = fbits(relu ? 0.0f : p->min());
+    d->spec[slot.act_max] = fbits(relu ? INFINITY : p->max());
+    d->bindings[slot.out] = out_;
   }
   return true;
 }

@@ -1,4 +1,4 @@
-// A convolution's or GEMM's fused activation (spec constants ACT, ACT_MIN, ACT_MAX of the
+// A convolution's, GEMM's or matmul's fused activation (spec constants ACT, ACT_MIN, ACT_MAX of the
 // including shader): 0 none, 1 clamp to [ACT_MIN, ACT_MAX] (relu, relu6, hardtanh), 2 silu,
 // 3 sigmoid, 4 gelu, 5 gelu (tanh approximation); unary.comp's formulas (activations.glsl).
 #include "activations.glsl"

@@ -34,10 +34,11 @@ const int TM = 32, TN = 32, TK = 16;
 shared float As[TK][TM];
 shared float Bs[TK][TN];
 
+#include "conv_activation.glsl"
+
 float epilogue(float v, int n) {
   if (HAS_BIAS != 0) v += float(bias[n]);
-  if (ACT == 1) v = min(max(v, ACT_MIN), ACT_MAX);
-  return v;
+  return activation(v);
 }
 
 void tiled() {
@@ -152,6 +153,5 @@ void main() {
   } else {
     for (int k = 0; k < K; ++k) acc += float(a[abase + k]) * float(bm[bbase + k * N + n]);
   }
-  if (ACT == 1) acc = min(max(acc, ACT_MIN), ACT_MAX);
-  y[id] = FLOAT_T(acc);
+  y[id] = FLOAT_T(activation(acc));
 }
