@@ -41,7 +41,8 @@ constexpr uint32_t kLongRowWorkgroup = 256;
 // conv2d.comp / conv2d_gemm.comp specialisation constants, as indices of Dispatch::spec (constant_id - 1).
 constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3, kConvActGelu = 4,
                    kConvActGeluTanh = 5;  // ACT values (conv_activation.glsl)
-constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23;          // conv2d_gemm.comp
+constexpr size_t kConvSplit = 20, kConvPhase = 22, kConvHasResidual = 23;           // conv2d_gemm.comp
+constexpr size_t kConvGemmPushInts = 10;  // conv2d_gemm.comp's push constants: the sizes, splits, chunk
 constexpr size_t kConvGemmResidual = 3, kConvGemmOut = 5;                           // bindings
 // Where a dispatch of conv2d.comp, conv2d_gemm.comp or matmul.comp keeps its fused activation
 // (ACT, ACT_MIN, ACT_MAX: spec indices) and its output (binding).
@@ -421,13 +422,23 @@ void set_wq_output(Dispatch& d, int out) {
 void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, int64_t outputs,
                         bool rows_major) {
   const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
-  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major)});
+  // The sizes (spec 0..6: N, IC, IH, IW, OC, OH, OW; 15: groups) travel as push constants, so
+  // convolutions of one window and epilogue share a pipeline; their spec slots are zeroed.
+  const int32_t push[kConvGemmPushInts] = {static_cast<int32_t>(spec[0]), static_cast<int32_t>(spec[1]),
+                                           static_cast<int32_t>(spec[2]), static_cast<int32_t>(spec[3]),
+                                           static_cast<int32_t>(spec[4]), static_cast<int32_t>(spec[5]),
+                                           static_cast<int32_t>(spec[6]), static_cast<int32_t>(spec[15]),
+                                           static_cast<int32_t>(gemm.splits), static_cast<int32_t>(gemm.chunk)};
+  for (size_t i : {0, 1, 2, 3, 4, 5, 6, 15}) spec[i] = 0;
+  spec.insert(spec.end(), {ibits(gemm.splits > 1), 0, 0, 0, ibits(rows_major)});
+  std::vector<uint8_t> bytes(sizeof(push));
+  std::memcpy(bytes.data(), push, sizeof(push));
   node_dispatch_[index_] = static_cast<int>(d_.size());
   add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_}, gemm.workgroups * int64_t{kConvGemmWorkgroup},
-      {}, kConvGemmWorkgroup);
+      bytes, kConvGemmWorkgroup);
   if (gemm.splits > 1) {
     spec[kConvPhase] = 1;
-    add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_}, outputs, {}, kConvGemmWorkgroup);
+    add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_}, outputs, bytes, kConvGemmWorkgroup);
   }
 }
 
@@ -503,7 +514,7 @@ std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
   Dispatch& d = d_[static_cast<size_t>(di)];
   if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm && d.shader != ShaderId::Matmul) return r;
   r.push_back(&d);
-  if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplits] > 1) r.push_back(&d_[static_cast<size_t>(di) + 1]);
+  if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplit] != 0) r.push_back(&d_[static_cast<size_t>(di) + 1]);
   return r;
 }
 

@@ -14,14 +14,22 @@
 // add (and activation) fused into the convolution (runtime/dispatch_fusion.h).
 // The runtime picks SPLITS so that deep reductions over few outputs (ResNet's 7x7x512 layers:
 // 8 tiles) still fill the GPU, and CHUNK (a multiple of 16) as the k range of one split.
+// The sizes are push constants, the window and the epilogue specialisation constants: a
+// network's convolutions share a handful of pipelines (each costs tens of ms to compile).
 layout(local_size_x_id = 0) in;  // 256 (the tile layout below assumes it)
-layout(constant_id = 1) const int N = 1;
-layout(constant_id = 2) const int IC = 1;
-layout(constant_id = 3) const int IH = 1;
-layout(constant_id = 4) const int IW = 1;
-layout(constant_id = 5) const int OC = 1;
-layout(constant_id = 6) const int OH = 1;
-layout(constant_id = 7) const int OW = 1;
+layout(push_constant) uniform Sizes {
+  int n, ic, ih, iw, oc, oh, ow, groups, splits, chunk;
+} sizes;
+#define N sizes.n
+#define IC sizes.ic
+#define IH sizes.ih
+#define IW sizes.iw
+#define OC sizes.oc
+#define OH sizes.oh
+#define OW sizes.ow
+#define G sizes.groups
+#define SPLITS sizes.splits
+#define CHUNK sizes.chunk
 layout(constant_id = 8) const int KH = 1;
 layout(constant_id = 9) const int KW = 1;
 layout(constant_id = 10) const int SH = 1;
@@ -30,13 +38,11 @@ layout(constant_id = 12) const int PH = 0;
 layout(constant_id = 13) const int PW = 0;
 layout(constant_id = 14) const int DH = 1;
 layout(constant_id = 15) const int DW = 1;
-layout(constant_id = 16) const int G = 1;
 layout(constant_id = 17) const int HAS_BIAS = 0;
 layout(constant_id = 18) const int ACT = 0;
 layout(constant_id = 19) const float ACT_MIN = 0.0;
 layout(constant_id = 20) const float ACT_MAX = 0.0;
-layout(constant_id = 21) const int SPLITS = 1;
-layout(constant_id = 22) const int CHUNK = 16;
+layout(constant_id = 21) const int SPLIT = 0;  // SPLITS > 1: partial sums, then PHASE 1
 layout(constant_id = 23) const int PHASE = 0;
 layout(constant_id = 24) const int HAS_RESIDUAL = 0;
 // ROWS_MAJOR (a linear layer, y[M, OC] = x[M, IC] . w[OC, IC]^T + b, as a 1x1 convolution of
@@ -155,7 +161,7 @@ void gemm() {
       if (p >= P) break;
       // NCHW output, or with ROWS_MAJOR [pixels, OC] (a linear layer's [rows, outputs]).
       int id = ROWS_MAJOR != 0 ? p * OC + oc : (n * OC + oc) * P + p;
-      if (SPLITS == 1) {
+      if (SPLIT == 0) {
         y[id] = FLOAT_T(epilogue(acc[r][c], oc, uint(id)));
       } else {
         partial[s * total + id] = acc[r][c];
