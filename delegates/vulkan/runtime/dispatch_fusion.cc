@@ -196,6 +196,33 @@ bool plan_conv_activation(const GraphView& v, int i, FusionPlan* plan) {
   return true;
 }
 
+// Squeeze-and-excitation muls read only by a conv as its input (dispatch_fusion.h).
+void plan_scaled_inputs(const GraphView& v, FusionPlan* plan) {
+  for (int c = 0; c < v.num_nodes(); ++c) {
+    const fb::Node* cn = v.node(c);
+    if (cn->shader() != fb::Shader::Conv2d || cn->params_as_Conv2dParams() == nullptr) continue;
+    const int x = v.input(c, 0), m = v.producer(x);
+    if (m < 0 || m >= c || !v.private_result(x)) continue;
+    const fb::Node* mn = v.node(m);
+    const fb::BinaryParams* bp = mn->params_as_BinaryParams();
+    if (mn->shader() != fb::Shader::Binary || bp == nullptr || bp->op() != fb::BinaryOp::Mul || v.num_inputs(m) != 2)
+      continue;
+    const int a = v.input(m, 0), b = v.input(m, 1);
+    if (!v.valid(a) || !v.valid(b) || !v.is_f32(a) || !v.is_f32(b) || v.kind_is(a, fb::TensorKind::State) ||
+        v.kind_is(b, fb::TensorKind::State))
+      continue;
+    const auto *sa = v.tensor(a)->sizes(), *sb = v.tensor(b)->sizes(), *sx = v.tensor(x)->sizes();
+    if (sa == nullptr || sb == nullptr || sx == nullptr || sa->size() != 4 || sb->size() != 4 || sx->size() != 4) continue;
+    const bool a_full = v.same_sizes(a, x);
+    const auto* full = a_full ? sa : sb;
+    const auto* scale = a_full ? sb : sa;
+    if (!v.same_sizes(a_full ? a : b, x) || scale->Get(0) != full->Get(0) || scale->Get(1) != full->Get(1) ||
+        scale->Get(2) != 1 || scale->Get(3) != 1)
+      continue;
+    plan->scaled_input[static_cast<size_t>(c)] = m;
+  }
+}
+
 // Weight-only linears of the same x computed by one dispatch (dispatch_fusion.h, SPLIT): every
 // linear without bias whose dispatch no other fusion changes.
 void plan_splits(const GraphView& v, FusionPlan* plan) {
@@ -237,6 +264,7 @@ FusionPlan plan_fusions(const fb::Graph& g) {
   plan.residual_input.assign(n, -1);
   plan.conv_residual.assign(n, -1);
   plan.conv_activation.assign(n, -1);
+  plan.scaled_input.assign(n, -1);
   plan.gate_linear.assign(n, -1);
   plan.up_linear.assign(n, -1);
   plan.split_leader.assign(n, -1);
@@ -295,6 +323,7 @@ FusionPlan plan_fusions(const fb::Graph& g) {
     }
   }
   plan_splits(v, &plan);
+  plan_scaled_inputs(v, &plan);
   for (int j = 0; j < v.num_nodes(); ++j) {  // the linears a folded RMSNorm feeds
     const int norm = v.producer(v.input(j, 0));
     if (v.wq_linear(j) != nullptr && norm >= 0 && plan.folded_norm[static_cast<size_t>(norm)])

@@ -16,7 +16,10 @@
 //     it runs and of the same sizes: it adds r (RESIDUAL; the GEMM path only);
 //   - relu / clamp / hardtanh / silu / sigmoid / gelu of such a conv, or of such an add: the
 //     conv applies it (the GEMM path, conv2d.comp's direct loop, and matmul.comp for few-row
-//     linears and 1x1-image convs).
+//     linears and 1x1-image convs);
+//   - mul(x, s) of an [N, C, H, W] x by an [N, C, 1, 1] s (squeeze-and-excitation), read only
+//     as a conv's input: the conv scales x's channels as it reads them (IN_SCALE; the GEMM path
+//     only, which then drops the mul's dispatch).
 // and the transposes around attention (rank-4 permutes (0, 2, 1, 3): [B, T, H, D] <-> [B, H, T,
 // D]) into their neighbours' indexing, so no copy is dispatched:
 //   - a permute read only by RoPE (its x) and attention (q, k, v): they read its input in the
@@ -56,6 +59,9 @@ struct FusionPlan {
   // Per node: for a relu / clamp / hardtanh / silu / sigmoid / gelu a conv (or linear) applies (to its own result or to an add fused
   // into it), that conv, else -1.
   std::vector<int> conv_activation;
+  // Per node: for a conv whose input is a squeeze-and-excitation mul it may read through, that
+  // mul (node index), else -1.
+  std::vector<int> scaled_input;
   // Per node: for a silu_mul computed by one gated dispatch, (gate linear, up linear) node
   // indices, else (-1, -1).
   std::vector<int> gate_linear, up_linear;

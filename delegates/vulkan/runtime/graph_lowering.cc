@@ -43,7 +43,8 @@ constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3, kCo
                    kConvActGeluTanh = 5;  // ACT values (conv_activation.glsl)
 constexpr size_t kConvSplit = 20, kConvPhase = 22, kConvHasResidual = 23;           // conv2d_gemm.comp
 constexpr size_t kConvGemmPushInts = 10;  // conv2d_gemm.comp's push constants: the sizes, splits, chunk
-constexpr size_t kConvGemmResidual = 3, kConvGemmOut = 5;                           // bindings
+constexpr size_t kConvGemmX = 0, kConvGemmResidual = 3, kConvGemmScale = 4, kConvGemmOut = 6;  // bindings
+constexpr size_t kConvInScale = 27;  // conv2d_gemm.comp IN_SCALE (spec index)
 // Where a dispatch of conv2d.comp, conv2d_gemm.comp or matmul.comp keeps its fused activation
 // (ACT, ACT_MIN, ACT_MAX: spec indices) and its output (binding).
 struct EpilogueSlots {
@@ -302,7 +303,7 @@ class Lowering {
   bool derive_;
   const LoweringLimits& limits_;
   const FusionPlan& plan_;
-  std::vector<int> node_dispatch_;  // node -> its weight-only linear or (first) conv dispatch (fusion targets)
+  std::vector<int> node_dispatch_;  // node -> its linear, (first) conv or binary dispatch (fusion targets)
   std::vector<bool> dead_;          // dispatches a fusion made redundant
   Diagnostic* diag_;
   const fb::Node* node_ = nullptr;
@@ -429,16 +430,37 @@ void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, in
                                            static_cast<int32_t>(spec[4]), static_cast<int32_t>(spec[5]),
                                            static_cast<int32_t>(spec[6]), static_cast<int32_t>(spec[15]),
                                            static_cast<int32_t>(gemm.splits), static_cast<int32_t>(gemm.chunk)};
-  for (size_t i : {0, 1, 2, 3, 4, 5, 6, 15}) spec[i] = 0;
-  spec.insert(spec.end(), {ibits(gemm.splits > 1), 0, 0, 0, ibits(rows_major)});
+  // EMBER_VULKAN_CONV_SIZES_SPEC=1: the sizes as specialisation constants too (the shader's
+  // SIZES_FROM_SPEC: a pipeline per layer).
+  const bool sizes_in_spec = tuning_choice("EMBER_VULKAN_CONV_SIZES_SPEC", false);
+  if (!sizes_in_spec)
+    for (size_t i : {0, 1, 2, 3, 4, 5, 6, 15}) spec[i] = 0;
+  spec.insert(spec.end(), {ibits(gemm.splits > 1), sizes_in_spec ? ibits(gemm.chunk) : 0, 0, 0, ibits(rows_major),
+                           ibits(sizes_in_spec), sizes_in_spec ? ibits(gemm.splits) : 0, 0});
+  // A squeeze-and-excitation multiply producing x (dispatch_fusion.h): read its operands, scale
+  // as the patches are gathered, and drop its dispatch.
+  std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, partial, out_};
+  if (!rows_major) {
+    const int mul = plan_.scaled_input[index_];
+    const int md = mul >= 0 ? node_dispatch_[static_cast<size_t>(mul)] : -1;
+    if (md >= 0 && d_[static_cast<size_t>(md)].shader == ShaderId::Binary && d_[static_cast<size_t>(md)].bindings[2] == x) {
+      const fb::Node* m = g_nodes_->Get(static_cast<uint32_t>(mul));
+      const int ma = m->inputs()->Get(0), mb = m->inputs()->Get(1);
+      const bool a_full = sz(ma) == sz(x);
+      bindings[kConvGemmX] = a_full ? ma : mb;
+      bindings[kConvGemmScale] = a_full ? mb : ma;
+      spec[kConvInScale] = 1;
+      dead_.resize(d_.size(), false);
+      dead_[static_cast<size_t>(md)] = true;
+    }
+  }
   std::vector<uint8_t> bytes(sizeof(push));
   std::memcpy(bytes.data(), push, sizeof(push));
   node_dispatch_[index_] = static_cast<int>(d_.size());
-  add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_}, gemm.workgroups * int64_t{kConvGemmWorkgroup},
-      bytes, kConvGemmWorkgroup);
+  add(ShaderId::Conv2dGemm, spec, bindings, gemm.workgroups * int64_t{kConvGemmWorkgroup}, bytes, kConvGemmWorkgroup);
   if (gemm.splits > 1) {
     spec[kConvPhase] = 1;
-    add(ShaderId::Conv2dGemm, spec, {x, w, b >= 0 ? b : w, x, partial, out_}, outputs, bytes, kConvGemmWorkgroup);
+    add(ShaderId::Conv2dGemm, spec, bindings, outputs, bytes, kConvGemmWorkgroup);
   }
 }
 
@@ -680,6 +702,7 @@ Error Lowering::dispatch_op() {
       }
       if (fuse_into_linear(p, a, b) || fuse_residual_into_conv(p, a, b)) return Error::Ok;
       for (size_t i = 0; i < out.size(); ++i) push.sizes[i] = static_cast<int32_t>(out[i]);
+      node_dispatch_[index_] = static_cast<int>(d_.size());  // a conv may take it over (scaled_input)
       add(ShaderId::Binary, {static_cast<uint32_t>(p->op()), fbits(p->alpha())}, {a, b, out_},
           numel(out), to_bytes(push));
       return Error::Ok;

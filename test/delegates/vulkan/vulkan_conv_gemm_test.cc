@@ -49,13 +49,15 @@ std::string describe(const ConvCase& c) {
 
 // The env overrides for one scope (tests in one binary run one at a time).
 struct Env {
-  Env(const char* gemm, const char* splits) {
+  Env(const char* gemm, const char* splits, bool sizes_in_spec = false) {
     setenv("EMBER_VULKAN_CONV_GEMM", gemm, 1);
     if (splits != nullptr) setenv("EMBER_VULKAN_CONV_SPLITS", splits, 1);
+    if (sizes_in_spec) setenv("EMBER_VULKAN_CONV_SIZES_SPEC", "1", 1);
   }
   ~Env() {
     unsetenv("EMBER_VULKAN_CONV_GEMM");
     unsetenv("EMBER_VULKAN_CONV_SPLITS");
+    unsetenv("EMBER_VULKAN_CONV_SIZES_SPEC");
   }
 };
 
@@ -71,7 +73,11 @@ TEST(VulkanConvGemmTest, MatchesPortableOverShapesAndSplits) {
       {{1, 24, 10, 10}, {96, 24, 3, 3}, {2}, {0}, {1}, 1, true, relu},          // stride 2, no padding
       {{2, 96, 1, 1}, {24, 96, 1, 1}, {1}, {0}, {1}, 1, true, relu},            // 1x1 image: as a linear layer
   };
-  for (const char* splits : {"1", "3", static_cast<const char*>(nullptr)}) {
+  // The sizes as push constants (the default) with the split 1, 3 and planned; as
+  // specialisation constants (EMBER_VULKAN_CONV_SIZES_SPEC) with the planned split.
+  for (int variant = 0; variant < 4; ++variant) {
+    const char* splits = variant == 0 ? "1" : variant == 1 ? "3" : nullptr;
+    const bool sizes_in_spec = variant == 3;
     for (const ConvCase& c : cases) {
       Floats x = random_floats(numel(c.xs), 50), w = random_floats(numel(c.ws), 51, -0.5f, 0.5f),
              bias = random_floats(c.ws[0], 52);
@@ -81,14 +87,15 @@ TEST(VulkanConvGemmTest, MatchesPortableOverShapesAndSplits) {
       b.output(y);
       std::vector<Floats> out;
       {
-        Env env("1", splits);
+        Env env("1", splits, sizes_in_spec);
         ASSERT_TRUE(run(b, {HostTensor::f32(c.xs, x)}, {y}, &out)) << describe(c);
       }
       Floats want = portable_conv(c, x, w, bias, b.sizes(y));
       if (c.act.clamp) {
         for (float& v : want) v = std::min(std::max(v, c.act.min), c.act.max);
       }
-      EXPECT_TRUE(near(out[0], want, 2e-5f)) << describe(c) << " splits " << (splits ? splits : "planned");
+      EXPECT_TRUE(near(out[0], want, 2e-5f))
+          << describe(c) << " splits " << (splits ? splits : "planned") << (sizes_in_spec ? ", sizes in spec" : "");
     }
   }
 }
@@ -225,7 +232,8 @@ TEST(VulkanConvGemmTest, ResidualBlocksFuseAddsAndActivations) {
 // An EfficientNet block: expand conv -> silu -> depthwise -> silu -> squeeze-and-excitation
 // (global mean over a 16x16 plane: the cooperative pooling; two 1x1-image convs: linear layers,
 // silu, sigmoid) -> scale -> project conv. Fused, the four activations run in their convs'
-// epilogues (the GEMM's, the direct loop's, matmul.comp's twice); both versions match the reference.
+// epilogues (the GEMM's, the direct loop's, matmul.comp's twice) and the project conv scales
+// its input channels as it reads them (no mul dispatch); both versions match the reference.
 TEST(VulkanConvGemmTest, EfficientNetBlockFusesSiluAndPoolsCooperatively) {
   EMBER_SKIP_WITHOUT_VULKAN();
   const Sizes xs{1, 16, 16, 16};
@@ -263,7 +271,7 @@ TEST(VulkanConvGemmTest, EfficientNetBlockFusesSiluAndPoolsCooperatively) {
     ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
     outs[fuse] = values(os[0]);
   }
-  EXPECT_EQ(dispatches[0] - dispatches[1], 4u) << "silu (expand, depthwise, squeeze) and sigmoid (excite)";
+  EXPECT_EQ(dispatches[0] - dispatches[1], 5u) << "silu (expand, depthwise, squeeze), sigmoid (excite), the scale";
   auto silu = [](Floats v) {
     for (float& f : v) f = f / (1.0f + std::exp(-f));
     return v;
