@@ -8,17 +8,15 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "runtime/core/evalue.h"
-#include "runtime/kernel/kernel_context.h"
-#include "runtime/kernel/kernel_registry.h"
-#include "runtime/memory/memory_allocator.h"
 #include "test/delegates/vulkan/vulkan_test_util.h"
+#include "test/kernels/portable/kernel_runner.h"
 
 namespace ember {
 namespace vulkan {
@@ -26,86 +24,57 @@ namespace testing {
 
 class Portable {
  public:
-  Portable() : temp_buf_(new uint8_t[kTempBytes]), temp_(temp_buf_.get(), kTempBytes) {}
-  EValue* t(const Sizes& s, const Floats& v) { return tensor(ScalarType::Float32, s, v.data(), v.size() * 4); }
+  EValue* t(const Sizes& s, const Floats& v) {
+    ::ember::testing::TestTensor& x = add(ScalarType::Float32, s);
+    x.set(v);
+    return tensor(x);
+  }
   EValue* t64(const Sizes& s, const std::vector<int64_t>& v) {
-    return tensor(ScalarType::Int64, s, v.data(), v.size() * 8);
+    ::ember::testing::TestTensor& x = add(ScalarType::Int64, s);
+    std::memcpy(x.data<int64_t>(), v.data(), v.size() * sizeof(int64_t));
+    return tensor(x);
   }
+  // The output tensor (NaN until the kernel writes it); run() returns the last one made.
   EValue* out(const Sizes& s) {
-    Floats z(static_cast<size_t>(numel(s)), NAN);
-    out_ = tensor(ScalarType::Float32, s, z.data(), z.size() * 4);
-    return out_;
+    ::ember::testing::TestTensor& x = add(ScalarType::Float32, s);
+    x.fill(NAN);
+    out_ = &x;
+    return tensor(x);
   }
-  EValue* i(int64_t x) { EValue& v = push(); v.tag = ValueTag::Int; v.as_int = x; return &v; }
-  EValue* d(double x) { EValue& v = push(); v.tag = ValueTag::Double; v.as_double = x; return &v; }
-  EValue* b(bool x) { EValue& v = push(); v.tag = ValueTag::Bool; v.as_bool = x; return &v; }
-  EValue* none() { return &push(); }
-  EValue* ints(std::vector<int64_t> xs) {
-    lists_.push_back(std::move(xs));
-    EValue& v = push();
-    v.tag = ValueTag::IntList;
-    v.as_int_list = IntListValue{lists_.back().data(), nullptr, nullptr, lists_.back().size()};
-    return &v;
-  }
-  EValue* str(const char* s) {
-    EValue& v = push();
-    v.tag = ValueTag::String;
-    v.as_string = StringValue{s, std::strlen(s)};
-    return &v;
-  }
+  EValue* i(int64_t x) { return r_.i(x); }
+  EValue* d(double x) { return r_.d(x); }
+  EValue* b(bool x) { return r_.b(x); }
+  EValue* none() { return r_.none(); }
+  EValue* ints(std::vector<int64_t> xs) { return r_.ints(std::move(xs)); }
+  EValue* str(const char* s) { return r_.str(s); }
+  // A tensor list of tensors made by t() / t64().
   EValue* list(std::vector<EValue*> ts) {
-    std::vector<Tensor*> l;
-    for (EValue* e : ts) l.push_back(e->as_tensor);
-    tensor_lists_.push_back(std::move(l));
-    EValue& v = push();
-    v.tag = ValueTag::TensorList;
-    v.as_tensor_list = Span<Tensor* const>(tensor_lists_.back().data(), tensor_lists_.back().size());
-    return &v;
+    std::vector<::ember::testing::TestTensor*> l;
+    for (EValue* e : ts) l.push_back(owner_.at(e));
+    return r_.tensors(std::move(l));
   }
-  // Runs `name`; the result is the tensor made by the last out().
   ::testing::AssertionResult run(const char* name, std::vector<EValue*> args, Floats* result) {
-    KernelFn fn = find_kernel(name);
-    if (fn == nullptr) return ::testing::AssertionFailure() << "no portable kernel " << name;
-    temp_.reset();
-    KernelContext ctx;
-    ctx.temp = &temp_;
-    ctx.diag = &diag_;
-    ctx.op_name = name;
-    Error e = fn(ctx, args.data(), args.size());
-    if (e != Error::Ok) return ::testing::AssertionFailure() << name << ": " << error_name(e) << ": " << diag_.text();
-    const Tensor& o = *out_->as_tensor;
-    result->assign(o.data_as<float>(), o.data_as<float>() + o.numel());
+    const Error e = r_.run(name, std::move(args));
+    if (e == Error::NotFound) return ::testing::AssertionFailure() << "no portable kernel " << name;
+    if (e != Error::Ok) return ::testing::AssertionFailure() << name << ": " << error_name(e) << ": " << r_.message();
+    *result = out_->values();
     return ::testing::AssertionSuccess();
   }
 
  private:
-  static constexpr size_t kTempBytes = size_t(16) << 20;
-  EValue& push() { values_.emplace_back(); return values_.back(); }
-  EValue* tensor(ScalarType dt, const Sizes& s, const void* data, size_t nbytes) {
-    lists_.push_back(s);
-    bytes_.emplace_back(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + nbytes);
-    tensors_.emplace_back();
-    Tensor& t = tensors_.back();
-    t.dtype = dt;
-    t.rank = static_cast<uint8_t>(s.size());
-    t.sizes = lists_.back().data();
-    t.max_sizes = lists_.back().data();
-    t.data = bytes_.back().data();
-    t.capacity_bytes = nbytes;
-    EValue& v = push();
-    v.tag = ValueTag::Tensor;
-    v.as_tensor = &t;
-    return &v;
+  ::ember::testing::TestTensor& add(ScalarType dt, const Sizes& s) {
+    tensors_.emplace_back(dt, std::vector<int64_t>(s.begin(), s.end()));
+    return tensors_.back();
   }
-  std::deque<EValue> values_;
-  std::deque<Tensor> tensors_;
-  std::deque<std::vector<int64_t>> lists_;
-  std::deque<std::vector<uint8_t>> bytes_;
-  std::deque<std::vector<Tensor*>> tensor_lists_;
-  std::unique_ptr<uint8_t[]> temp_buf_;
-  MemoryAllocator temp_;
-  Diagnostic diag_;
-  EValue* out_ = nullptr;
+  EValue* tensor(::ember::testing::TestTensor& x) {
+    EValue* v = r_.tensor(x);
+    owner_[v] = &x;
+    return v;
+  }
+  ::ember::testing::KernelRunner r_;
+  std::deque<::ember::testing::TestTensor> tensors_;
+  std::map<EValue*, ::ember::testing::TestTensor*> owner_;
+  ::ember::testing::TestTensor* out_ = nullptr;
 };
 
 }  // namespace testing
