@@ -9,10 +9,10 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 ConvGemmPlan conv_gemm_plan(int64_t images, int64_t groups, int64_t out_per_group, int64_t pixels, int64_t depth,
-                            uint32_t max_workgroup, bool static_shapes) {
+                            uint32_t max_workgroup, uint32_t max_shared_bytes, bool static_shapes) {
   ConvGemmPlan plan;
   const bool fits = out_per_group >= 16 && pixels >= 16 && depth >= 16 && max_workgroup >= kConvGemmWorkgroup &&
-                    static_shapes;
+                    max_shared_bytes >= kConvGemmSharedBytes && static_shapes;
   if (!fits || !tuning_choice("EMBER_VULKAN_CONV_GEMM", true)) return plan;
   plan.use = true;
   const int64_t tiles = images * groups * ceil_div(out_per_group, kConvGemmTile) * ceil_div(pixels, kConvGemmTile);

@@ -14,6 +14,8 @@ namespace vulkan {
 // conv2d_gemm.comp's tile: 64 output channels x 64 pixels, 16-deep k steps, 256 invocations.
 constexpr int64_t kConvGemmTile = 64, kConvGemmStep = 16;
 constexpr uint32_t kConvGemmWorkgroup = 256;
+// Its shared memory: the A and B k-step tiles and the finished tile (vec4 rows padded by one).
+constexpr uint32_t kConvGemmSharedBytes = (16 * 17 + 16 * 17 + 64 * 17) * 16;
 
 struct ConvGemmPlan {
   bool use = false;          // false: conv2d.comp (the direct or the split-K loop)
@@ -26,7 +28,7 @@ struct ConvGemmPlan {
 // images, groups, out channels per group, pixels per output plane, reduction depth
 // (in channels per group * KH * KW). Used where a group has >= 16 output channels, a plane >= 16
 // pixels and the reduction >= 16 (depthwise and 1x1-plane convolutions keep the direct loop),
-// the device allows 256-invocation workgroups, and `static_shapes` (the scratch's size and the
+// the device allows 256-invocation workgroups and kConvGemmSharedBytes of shared memory, and `static_shapes` (the scratch's size and the
 // dispatch count must not change with a dynamic size).
 // Splits: enough to reach ~kConvGemmTargetWorkgroups, each range at least 4 k steps.
 // Overrides, read on every call (init only): EMBER_VULKAN_CONV_GEMM (0 / 1: the path, where the
@@ -34,7 +36,7 @@ struct ConvGemmPlan {
 // (a fixed split count, capped by the k steps).
 constexpr int64_t kConvGemmTargetWorkgroups = 256;  // H200: 256 vs 512 vs 1024 within 5%
 ConvGemmPlan conv_gemm_plan(int64_t images, int64_t groups, int64_t out_per_group, int64_t pixels, int64_t depth,
-                            uint32_t max_workgroup, bool static_shapes);
+                            uint32_t max_workgroup, uint32_t max_shared_bytes, bool static_shapes);
 
 }  // namespace vulkan
 }  // namespace ember

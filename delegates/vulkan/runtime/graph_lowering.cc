@@ -41,10 +41,13 @@ constexpr uint32_t kLongRowWorkgroup = 256;
 // conv2d.comp / conv2d_gemm.comp specialisation constants, as indices of Dispatch::spec (constant_id - 1).
 constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3, kConvActGelu = 4,
                    kConvActGeluTanh = 5;  // ACT values (conv_activation.glsl)
-constexpr size_t kConvSplit = 20, kConvPhase = 22, kConvHasResidual = 23;           // conv2d_gemm.comp
-constexpr size_t kConvGemmPushInts = 10;  // conv2d_gemm.comp's push constants: the sizes, splits, chunk
+constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23;          // conv2d_gemm.comp
+constexpr size_t kConvWindow = 7, kConvWindowEnd = 15;  // spec indices of KH .. DW
+// conv2d_gemm.comp's push constants, in its order: the spec indices they come from (sizes,
+// groups, splits, chunk, bias, activation, bounds, residual).
+constexpr size_t kConvGemmPushFrom[] = {0, 1, 2, 3, 4, 5, 6, 15, 20, 21, 16, 17, 18, 19, 23};
 constexpr size_t kConvGemmX = 0, kConvGemmResidual = 3, kConvGemmScale = 4, kConvGemmOut = 6;  // bindings
-constexpr size_t kConvInScale = 27;  // conv2d_gemm.comp IN_SCALE (spec index)
+constexpr size_t kConvInScale = 25;  // conv2d_gemm.comp IN_SCALE (spec index)
 // Where a dispatch of conv2d.comp, conv2d_gemm.comp or matmul.comp keeps its fused activation
 // (ACT, ACT_MIN, ACT_MAX: spec indices) and its output (binding).
 struct EpilogueSlots {
@@ -53,6 +56,24 @@ struct EpilogueSlots {
 EpilogueSlots epilogue_slots(ShaderId s) {
   if (s == ShaderId::Matmul) return {8, 9, 10, 3};
   return {17, 18, 19, s == ShaderId::Conv2dGemm ? kConvGemmOut : 3};
+}
+
+// Moves each conv2d_gemm.comp dispatch's sizes, split and epilogue from its specialisation
+// values into its push constants and zeroes them there, so dispatches that differ only in those
+// share a pipeline; a reduction (PHASE 1) ignores the window and the input scale too.
+void pack_gemm_push(std::vector<Dispatch>& dispatches) {
+  for (Dispatch& d : dispatches) {
+    if (d.shader != ShaderId::Conv2dGemm) continue;
+    d.push.resize(sizeof(uint32_t) * (sizeof(kConvGemmPushFrom) / sizeof(kConvGemmPushFrom[0])));
+    for (size_t i = 0; i < sizeof(kConvGemmPushFrom) / sizeof(kConvGemmPushFrom[0]); ++i) {
+      std::memcpy(d.push.data() + i * sizeof(uint32_t), &d.spec[kConvGemmPushFrom[i]], sizeof(uint32_t));
+      d.spec[kConvGemmPushFrom[i]] = 0;
+    }
+    if (d.spec[kConvPhase] == 1) {
+      for (size_t i = kConvWindow; i < kConvWindowEnd; ++i) d.spec[i] = 0;
+      d.spec[kConvInScale] = 0;
+    }
+  }
 }
 
 // EMBER_VULKAN_TILED: the tiled matmul path.
@@ -423,20 +444,9 @@ void set_wq_output(Dispatch& d, int out) {
 void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, int64_t outputs,
                         bool rows_major) {
   const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
-  // The sizes (spec 0..6: N, IC, IH, IW, OC, OH, OW; 15: groups) travel as push constants, so
-  // convolutions of one window and epilogue share a pipeline; their spec slots are zeroed.
-  const int32_t push[kConvGemmPushInts] = {static_cast<int32_t>(spec[0]), static_cast<int32_t>(spec[1]),
-                                           static_cast<int32_t>(spec[2]), static_cast<int32_t>(spec[3]),
-                                           static_cast<int32_t>(spec[4]), static_cast<int32_t>(spec[5]),
-                                           static_cast<int32_t>(spec[6]), static_cast<int32_t>(spec[15]),
-                                           static_cast<int32_t>(gemm.splits), static_cast<int32_t>(gemm.chunk)};
-  // EMBER_VULKAN_CONV_SIZES_SPEC=1: the sizes as specialisation constants too (the shader's
-  // SIZES_FROM_SPEC: a pipeline per layer).
-  const bool sizes_in_spec = tuning_choice("EMBER_VULKAN_CONV_SIZES_SPEC", false);
-  if (!sizes_in_spec)
-    for (size_t i : {0, 1, 2, 3, 4, 5, 6, 15}) spec[i] = 0;
-  spec.insert(spec.end(), {ibits(gemm.splits > 1), sizes_in_spec ? ibits(gemm.chunk) : 0, 0, 0, ibits(rows_major),
-                           ibits(sizes_in_spec), sizes_in_spec ? ibits(gemm.splits) : 0, 0});
+  // Everything stays in `spec` while fusions may patch it; pack_gemm_push() then moves the
+  // sizes, the split and the epilogue into the push constants (conv2d_gemm.comp).
+  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0});
   // A squeeze-and-excitation multiply producing x (dispatch_fusion.h): read its operands, scale
   // as the patches are gathered, and drop its dispatch.
   std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, partial, out_};
@@ -454,13 +464,11 @@ void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, in
       dead_[static_cast<size_t>(md)] = true;
     }
   }
-  std::vector<uint8_t> bytes(sizeof(push));
-  std::memcpy(bytes.data(), push, sizeof(push));
   node_dispatch_[index_] = static_cast<int>(d_.size());
-  add(ShaderId::Conv2dGemm, spec, bindings, gemm.workgroups * int64_t{kConvGemmWorkgroup}, bytes, kConvGemmWorkgroup);
+  add(ShaderId::Conv2dGemm, spec, bindings, gemm.workgroups * int64_t{kConvGemmWorkgroup}, {}, kConvGemmWorkgroup);
   if (gemm.splits > 1) {
     spec[kConvPhase] = 1;
-    add(ShaderId::Conv2dGemm, spec, bindings, outputs, bytes, kConvGemmWorkgroup);
+    add(ShaderId::Conv2dGemm, spec, bindings, outputs, {}, kConvGemmWorkgroup);
   }
 }
 
@@ -470,7 +478,7 @@ void Lowering::add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, 
   // Many rows: conv2d_gemm.comp's tiles and split reduction (ROWS_MAJOR: a 1x1 convolution of
   // one image whose m pixels are x's rows).
   const bool static_shapes = t_[x].dynamic_mask == 0 && t_[out_].dynamic_mask == 0;
-  const ConvGemmPlan gemm = conv_gemm_plan(1, 1, n, m, k, limits_.max_workgroup, static_shapes);
+  const ConvGemmPlan gemm = conv_gemm_plan(1, 1, n, m, k, limits_.max_workgroup, limits_.max_shared_bytes, static_shapes);
   if (gemm.use) {
     const uint32_t spec[] = {1, ibits(k), ibits(m), 1, ibits(n), ibits(m), 1, 1, 1, 1, 1, 0, 0, 1, 1, 1,
                              ibits(b >= 0), ibits(act), fbits(act_min), fbits(act_max)};
@@ -536,7 +544,7 @@ std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
   Dispatch& d = d_[static_cast<size_t>(di)];
   if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm && d.shader != ShaderId::Matmul) return r;
   r.push_back(&d);
-  if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplit] != 0) r.push_back(&d_[static_cast<size_t>(di) + 1]);
+  if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplits] > 1) r.push_back(&d_[static_cast<size_t>(di) + 1]);
   return r;
 }
 
@@ -619,7 +627,7 @@ Error Lowering::dispatch_op() {
       const int64_t ocg = out[1] / p->groups(), plane = out[2] * out[3];
       const int64_t depth = (xs[1] / p->groups()) * ws[2] * ws[3];
       const bool static_shapes = t_[x].dynamic_mask == 0 && t_[out_].dynamic_mask == 0;
-      const ConvGemmPlan gemm = conv_gemm_plan(xs[0], p->groups(), ocg, plane, depth, limits_.max_workgroup, static_shapes);
+      const ConvGemmPlan gemm = conv_gemm_plan(xs[0], p->groups(), ocg, plane, depth, limits_.max_workgroup, limits_.max_shared_bytes, static_shapes);
       if (gemm.use) {  // conv2d_gemm.comp: tiles, and a reducing dispatch when the k range is split
         add_gemm(std::vector<uint32_t>(std::begin(common), std::end(common)), gemm, x, w, b, numel(out), false);
         return Error::Ok;
@@ -1013,6 +1021,7 @@ Error lower_nodes(const fb::Graph& g, const FusionPlan& plan, bool derive, const
     for (uint32_t i = 0; i < g.nodes()->size(); ++i) EMBER_TRY(lowering.lower(g.nodes()->Get(i), i));
   }
   lowering.compact();
+  pack_gemm_push(out->dispatches);
   return Error::Ok;
 }
 

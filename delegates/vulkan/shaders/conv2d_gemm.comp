@@ -1,5 +1,6 @@
 #version 450
 #include "storage.glsl"
+#extension GL_EXT_control_flow_attributes : require
 // Ember Vulkan delegate. 2-D convolution (NCHW, groups, fused bias and clamp activation) as an
 // implicit GEMM per (image, group): [OC/G, K] weights x [K, OH*OW] input patches gathered on the
 // fly (zero padding), K = IC/G * KH * KW in the weights' own (ic, kh, kw) order.
@@ -14,36 +15,33 @@
 // add (and activation) fused into the convolution (runtime/dispatch_fusion.h).
 // The runtime picks SPLITS so that deep reductions over few outputs (ResNet's 7x7x512 layers:
 // 8 tiles) still fill the GPU, and CHUNK (a multiple of 16) as the k range of one split.
-// The sizes are push constants, the window and the epilogue specialisation constants: a
-// network's convolutions share a handful of pipelines (each costs tens of ms to compile).
-// SIZES_FROM_SPEC = 1 takes the sizes from specialisation constants instead (a pipeline per
-// layer: slower to create, ~10% faster to run on an H200).
+// Only what shapes the inner loop is specialised (the window, PHASE, ROWS_MAJOR, IN_SCALE);
+// the sizes, the split and the epilogue (bias, activation, residual) are push constants, so a
+// network's convolutions share a few pipelines: each costs tens of ms to compile, and a
+// pipeline per layer and epilogue made a first load 1.5-2x slower (H200; sizes as
+// specialisation constants ran ~5% faster). The runtime fills the push constants from the
+// dispatch's specialisation values (graph_lowering.cc), ids 1-7, 16-22 and 24 below.
 layout(local_size_x_id = 0) in;  // 256 (the tile layout below assumes it)
-layout(push_constant) uniform Sizes {
-  int n, ic, ih, iw, oc, oh, ow, groups, splits, chunk;
-} sizes;
-layout(constant_id = 26) const int SIZES_FROM_SPEC = 0;
-layout(constant_id = 1) const int N_S = 1;
-layout(constant_id = 2) const int IC_S = 1;
-layout(constant_id = 3) const int IH_S = 1;
-layout(constant_id = 4) const int IW_S = 1;
-layout(constant_id = 5) const int OC_S = 1;
-layout(constant_id = 6) const int OH_S = 1;
-layout(constant_id = 7) const int OW_S = 1;
-layout(constant_id = 16) const int G_S = 1;
-layout(constant_id = 22) const int CHUNK_S = 16;
-layout(constant_id = 27) const int SPLITS_S = 1;
-layout(constant_id = 28) const int IN_SCALE = 0;
-#define N (SIZES_FROM_SPEC != 0 ? N_S : sizes.n)
-#define IC (SIZES_FROM_SPEC != 0 ? IC_S : sizes.ic)
-#define IH (SIZES_FROM_SPEC != 0 ? IH_S : sizes.ih)
-#define IW (SIZES_FROM_SPEC != 0 ? IW_S : sizes.iw)
-#define OC (SIZES_FROM_SPEC != 0 ? OC_S : sizes.oc)
-#define OH (SIZES_FROM_SPEC != 0 ? OH_S : sizes.oh)
-#define OW (SIZES_FROM_SPEC != 0 ? OW_S : sizes.ow)
-#define G (SIZES_FROM_SPEC != 0 ? G_S : sizes.groups)
-#define SPLITS (SIZES_FROM_SPEC != 0 ? SPLITS_S : sizes.splits)
-#define CHUNK (SIZES_FROM_SPEC != 0 ? CHUNK_S : sizes.chunk)
+layout(push_constant) uniform Params {
+  int n, ic, ih, iw, oc, oh, ow, groups, splits, chunk, has_bias, act;
+  float act_min, act_max;
+  int has_residual;
+} pc;
+#define N pc.n
+#define IC pc.ic
+#define IH pc.ih
+#define IW pc.iw
+#define OC pc.oc
+#define OH pc.oh
+#define OW pc.ow
+#define G pc.groups
+#define SPLITS pc.splits
+#define CHUNK pc.chunk
+#define HAS_BIAS pc.has_bias
+#define ACT pc.act
+#define ACT_MIN pc.act_min
+#define ACT_MAX pc.act_max
+#define HAS_RESIDUAL pc.has_residual
 layout(constant_id = 8) const int KH = 1;
 layout(constant_id = 9) const int KW = 1;
 layout(constant_id = 10) const int SH = 1;
@@ -52,16 +50,11 @@ layout(constant_id = 12) const int PH = 0;
 layout(constant_id = 13) const int PW = 0;
 layout(constant_id = 14) const int DH = 1;
 layout(constant_id = 15) const int DW = 1;
-layout(constant_id = 17) const int HAS_BIAS = 0;
-layout(constant_id = 18) const int ACT = 0;
-layout(constant_id = 19) const float ACT_MIN = 0.0;
-layout(constant_id = 20) const float ACT_MAX = 0.0;
-layout(constant_id = 21) const int SPLIT = 0;  // SPLITS > 1: partial sums, then PHASE 1
 layout(constant_id = 23) const int PHASE = 0;
-layout(constant_id = 24) const int HAS_RESIDUAL = 0;
 // ROWS_MAJOR (a linear layer, y[M, OC] = x[M, IC] . w[OC, IC]^T + b, as a 1x1 convolution of
 // one image of OH = M pixels, IH = M, IW = OW = 1): X is read and Y written row-major.
 layout(constant_id = 25) const int ROWS_MAJOR = 0;
+layout(constant_id = 26) const int IN_SCALE = 0;
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { FLOAT_T w[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { FLOAT_T b[]; };
@@ -77,6 +70,7 @@ const int BM = 64, BN = 64, BK = 16;
 // k-major tiles, rows padded by one vec4 so the transposing stores spread over the banks.
 shared vec4 As[BK][BM / 4 + 1];
 shared vec4 Bs[BK][BN / 4 + 1];
+shared vec4 Cs[BM][BN / 4 + 1];  // the finished tile, for the epilogue (25 KB of shared memory in all)
 
 #include "conv_activation.glsl"
 
@@ -139,53 +133,56 @@ void gemm() {
   const int tx = lid % 16, ty = lid / 16;
   vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
   float ra[4], rb[4];
-  for (int k0 = k_begin; k0 < k_end; k0 += BK) {
-    if (k0 == k_begin) {  // the first step's loads; later ones are issued a step ahead below
-      for (int j = 0; j < 4; ++j) {
-        const int ak = k0 + a_k, bk = k0 + b_k + b_kstep * j;
-        ra[j] = (16 * j < rows_left && ak < k_end) ? float(w[(wrow + 16 * j) * KK + ak]) : 0.0;
-        rb[j] = (pix_ok[j] && bk < k_end) ? patch_value(bk, tn * BN + b_n + b_nstep * j, ih0[j], iw0[j], xbase, sbase) : 0.0;
-      }
-    }
-    for (int j = 0; j < 4; ++j) {
-      const int m = a_m + 16 * j, bn = b_n + b_nstep * j;
-      As[a_k][m >> 2][m & 3] = ra[j];
-      Bs[b_k + b_kstep * j][bn >> 2][bn & 3] = rb[j];
-    }
-    barrier();
+  // Step k0's tiles are computed while step k0 + 16's loads are in flight; one load site (the
+  // first pass only loads), which keeps the pipeline small.
+  for (int k0 = k_begin - BK; k0 < k_end; k0 += BK) {
     const int k1 = k0 + BK;
-    if (k1 < k_end) {
+    const bool more = k1 < k_end;
+    if (more) {
       for (int j = 0; j < 4; ++j) {
         const int ak = k1 + a_k, bk = k1 + b_k + b_kstep * j;
         ra[j] = (16 * j < rows_left && ak < k_end) ? float(w[(wrow + 16 * j) * KK + ak]) : 0.0;
         rb[j] = (pix_ok[j] && bk < k_end) ? patch_value(bk, tn * BN + b_n + b_nstep * j, ih0[j], iw0[j], xbase, sbase) : 0.0;
       }
     }
-    for (int kk = 0; kk < BK; ++kk) {
-      vec4 av = As[kk][ty];
-      vec4 bv = Bs[kk][tx];
-      acc[0] += av.x * bv;
-      acc[1] += av.y * bv;
-      acc[2] += av.z * bv;
-      acc[3] += av.w * bv;
+    if (k0 >= k_begin) {
+      for (int kk = 0; kk < BK; ++kk) {
+        vec4 av = As[kk][ty];
+        vec4 bv = Bs[kk][tx];
+        acc[0] += av.x * bv;
+        acc[1] += av.y * bv;
+        acc[2] += av.z * bv;
+        acc[3] += av.w * bv;
+      }
+    }
+    barrier();
+    if (more) {
+      for (int j = 0; j < 4; ++j) {
+        const int m = a_m + 16 * j, bn = b_n + b_nstep * j;
+        As[a_k][m >> 2][m & 3] = ra[j];
+        Bs[b_k + b_kstep * j][bn >> 2][bn & 3] = rb[j];
+      }
     }
     barrier();
   }
+  // The tile goes through shared memory, then each invocation writes every 256th element with
+  // one (not unrolled) epilogue: neighbours write neighbours (pixels, or with ROWS_MAJOR output
+  // channels), and the pipeline stays small (the epilogue's activations are push constants).
+  for (int r = 0; r < 4; ++r) Cs[ty * 4 + r][tx] = acc[r];
+  barrier();
   const int total = N * OC * P;
-  for (int r = 0; r < 4; ++r) {
-    int m = tm * BM + ty * 4 + r;
-    if (m >= OCG) break;
-    int oc = g * OCG + m;
-    for (int c = 0; c < 4; ++c) {
-      int p = tn * BN + tx * 4 + c;
-      if (p >= P) break;
-      // NCHW output, or with ROWS_MAJOR [pixels, OC] (a linear layer's [rows, outputs]).
-      int id = ROWS_MAJOR != 0 ? p * OC + oc : (n * OC + oc) * P + p;
-      if (SPLIT == 0) {
-        y[id] = FLOAT_T(epilogue(acc[r][c], oc, uint(id)));
-      } else {
-        partial[s * total + id] = acc[r][c];
-      }
+  [[dont_unroll]] for (int e = lid; e < BM * BN; e += 256) {
+    const int mm = ROWS_MAJOR != 0 ? e % BM : e / BN, pp = ROWS_MAJOR != 0 ? e / BM : e % BN;
+    const int m = tm * BM + mm, p = tn * BN + pp;
+    if (m >= OCG || p >= P) continue;
+    const int oc = g * OCG + m;
+    // NCHW output, or with ROWS_MAJOR [pixels, OC] (a linear layer's [rows, outputs]).
+    const int id = ROWS_MAJOR != 0 ? p * OC + oc : (n * OC + oc) * P + p;
+    const float v = Cs[mm][pp >> 2][pp & 3];
+    if (SPLITS == 1) {
+      y[id] = FLOAT_T(epilogue(v, oc, uint(id)));
+    } else {
+      partial[s * total + id] = v;
     }
   }
 }

@@ -49,15 +49,13 @@ std::string describe(const ConvCase& c) {
 
 // The env overrides for one scope (tests in one binary run one at a time).
 struct Env {
-  Env(const char* gemm, const char* splits, bool sizes_in_spec = false) {
+  Env(const char* gemm, const char* splits) {
     setenv("EMBER_VULKAN_CONV_GEMM", gemm, 1);
     if (splits != nullptr) setenv("EMBER_VULKAN_CONV_SPLITS", splits, 1);
-    if (sizes_in_spec) setenv("EMBER_VULKAN_CONV_SIZES_SPEC", "1", 1);
   }
   ~Env() {
     unsetenv("EMBER_VULKAN_CONV_GEMM");
     unsetenv("EMBER_VULKAN_CONV_SPLITS");
-    unsetenv("EMBER_VULKAN_CONV_SIZES_SPEC");
   }
 };
 
@@ -73,11 +71,7 @@ TEST(VulkanConvGemmTest, MatchesPortableOverShapesAndSplits) {
       {{1, 24, 10, 10}, {96, 24, 3, 3}, {2}, {0}, {1}, 1, true, relu},          // stride 2, no padding
       {{2, 96, 1, 1}, {24, 96, 1, 1}, {1}, {0}, {1}, 1, true, relu},            // 1x1 image: as a linear layer
   };
-  // The sizes as push constants (the default) with the split 1, 3 and planned; as
-  // specialisation constants (EMBER_VULKAN_CONV_SIZES_SPEC) with the planned split.
-  for (int variant = 0; variant < 4; ++variant) {
-    const char* splits = variant == 0 ? "1" : variant == 1 ? "3" : nullptr;
-    const bool sizes_in_spec = variant == 3;
+  for (const char* splits : {"1", "3", static_cast<const char*>(nullptr)}) {
     for (const ConvCase& c : cases) {
       Floats x = random_floats(numel(c.xs), 50), w = random_floats(numel(c.ws), 51, -0.5f, 0.5f),
              bias = random_floats(c.ws[0], 52);
@@ -87,15 +81,14 @@ TEST(VulkanConvGemmTest, MatchesPortableOverShapesAndSplits) {
       b.output(y);
       std::vector<Floats> out;
       {
-        Env env("1", splits, sizes_in_spec);
+        Env env("1", splits);
         ASSERT_TRUE(run(b, {HostTensor::f32(c.xs, x)}, {y}, &out)) << describe(c);
       }
       Floats want = portable_conv(c, x, w, bias, b.sizes(y));
       if (c.act.clamp) {
         for (float& v : want) v = std::min(std::max(v, c.act.min), c.act.max);
       }
-      EXPECT_TRUE(near(out[0], want, 2e-5f))
-          << describe(c) << " splits " << (splits ? splits : "planned") << (sizes_in_spec ? ", sizes in spec" : "");
+      EXPECT_TRUE(near(out[0], want, 2e-5f)) << describe(c) << " splits " << (splits ? splits : "planned");
     }
   }
 }
@@ -106,7 +99,7 @@ TEST(VulkanConvGemmTest, PlanSplitsDeepReductionsOnly) {
   unsetenv("EMBER_VULKAN_CONV_SPLITS");
   unsetenv("EMBER_VULKAN_CONV_GEMM_WG");
   // ResNet18's 7x7x512 3x3 layer: 8 tiles, k 4608 (288 steps).
-  ConvGemmPlan deep = conv_gemm_plan(1, 1, 512, 49, 4608, 1024, true);
+  ConvGemmPlan deep = conv_gemm_plan(1, 1, 512, 49, 4608, 1024, 49152, true);
   ASSERT_TRUE(deep.use);
   EXPECT_GT(deep.splits, 1);
   EXPECT_EQ(deep.chunk % kConvGemmStep, 0);
@@ -115,16 +108,17 @@ TEST(VulkanConvGemmTest, PlanSplitsDeepReductionsOnly) {
   EXPECT_EQ(deep.workgroups, 8 * deep.splits);
   EXPECT_EQ(deep.partial_floats, deep.splits * 512 * 49);
   // A stem: k 147 (10 steps) over 12544 pixels: many tiles, at most 2 ranges of >= 4 steps.
-  ConvGemmPlan stem = conv_gemm_plan(1, 1, 64, 12544, 147, 1024, true);
+  ConvGemmPlan stem = conv_gemm_plan(1, 1, 64, 12544, 147, 1024, 49152, true);
   ASSERT_TRUE(stem.use);
   EXPECT_LE(stem.splits, 2);
   // Depthwise, tiny planes, dynamic shapes and small devices keep conv2d.comp.
-  EXPECT_FALSE(conv_gemm_plan(1, 32, 1, 3136, 9, 1024, true).use);
-  EXPECT_FALSE(conv_gemm_plan(1, 1, 64, 1, 256, 1024, true).use);
-  EXPECT_FALSE(conv_gemm_plan(1, 1, 64, 3136, 576, 1024, false).use);
-  EXPECT_FALSE(conv_gemm_plan(1, 1, 64, 3136, 576, 128, true).use);
+  EXPECT_FALSE(conv_gemm_plan(1, 32, 1, 3136, 9, 1024, 49152, true).use);
+  EXPECT_FALSE(conv_gemm_plan(1, 1, 64, 1, 256, 1024, 49152, true).use);
+  EXPECT_FALSE(conv_gemm_plan(1, 1, 64, 3136, 576, 1024, 49152, false).use);
+  EXPECT_FALSE(conv_gemm_plan(1, 1, 64, 3136, 576, 128, 49152, true).use);
+  EXPECT_FALSE(conv_gemm_plan(1, 1, 64, 3136, 576, 1024, 16384, true).use);  // Vulkan's minimum shared memory
   setenv("EMBER_VULKAN_CONV_GEMM", "0", 1);
-  EXPECT_FALSE(conv_gemm_plan(1, 1, 512, 49, 4608, 1024, true).use);
+  EXPECT_FALSE(conv_gemm_plan(1, 1, 512, 49, 4608, 1024, 49152, true).use);
   unsetenv("EMBER_VULKAN_CONV_GEMM");
 }
 
