@@ -122,25 +122,35 @@ TEST(VulkanConvGemmTest, PlanSplitsDeepReductionsOnly) {
   unsetenv("EMBER_VULKAN_CONV_GEMM");
 }
 
-// Two split convolutions in a row share the scratch buffer; the second reads the first's output.
+// Two split convolutions in a row share the scratch buffer and the tile counters; the second
+// reads the first's output; three executes in a row.
 TEST(VulkanConvGemmTest, ChainedSplitConvolutionsShareTheScratch) {
   EMBER_SKIP_WITHOUT_VULKAN();
   const ConvCase c1{{1, 128, 8, 8}, {64, 128, 3, 3}, {1}, {1}, {1}, 1, true, VkActivation::relu()};
   const ConvCase c2{{1, 64, 8, 8}, {96, 64, 3, 3}, {1}, {1}, {1}, 1, true, VkActivation{}};
-  Floats x = random_floats(numel(c1.xs), 60), w1 = random_floats(numel(c1.ws), 61, -0.2f, 0.2f),
+  Floats w1 = random_floats(numel(c1.ws), 61, -0.2f, 0.2f),
          b1 = random_floats(64, 62), w2 = random_floats(numel(c2.ws), 63, -0.2f, 0.2f), b2 = random_floats(96, 64);
   VulkanBlobBuilder b;
   int h = b.conv2d(b.input(c1.xs), b.constant(c1.ws, w1), b.constant({64}, b1), {1}, {1}, {1}, 1, c1.act);
   int y = b.conv2d(h, b.constant(c2.ws, w2), b.constant({96}, b2), {1}, {1}, {1}, 1, c2.act);
   b.output(y);
-  std::vector<Floats> out;
+  Delegate del;
   {
-    Env env("1", nullptr);
-    ASSERT_TRUE(run(b, {HostTensor::f32(c1.xs, x)}, {y}, &out));
+    Env env("1", "4");
+    ASSERT_EQ(del.init(b.build()), Error::Ok) << del.message();
   }
-  Floats mid = portable_conv(c1, x, w1, b1, b.sizes(h));
-  for (float& v : mid) v = std::max(v, 0.0f);
-  EXPECT_TRUE(near(out[0], portable_conv(c2, mid, w2, b2, b.sizes(y)), 2e-5f));
+  // Each execute (new input each time) must find its tile counters back at zero (the last split
+  // of a tile resets its own); a stale count would leave no finisher and the old output.
+  for (int rep = 0; rep < 3; ++rep) {
+    const Floats xr = random_floats(numel(c1.xs), 60 + 10 * rep);
+    Floats mid = portable_conv(c1, xr, w1, b1, b.sizes(h));
+    for (float& v : mid) v = std::max(v, 0.0f);
+    const Floats want = portable_conv(c2, mid, w2, b2, b.sizes(y));
+    std::vector<HostTensor> ins{HostTensor::f32(c1.xs, xr)};
+    std::vector<HostTensor> os{nan_out(b.sizes(y))};
+    ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
+    EXPECT_TRUE(near(values(os[0]), want, 2e-5f)) << "execute " << rep;
+  }
 }
 
 
