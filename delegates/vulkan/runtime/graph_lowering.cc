@@ -41,12 +41,12 @@ constexpr uint32_t kLongRowWorkgroup = 256;
 // conv2d.comp / conv2d_gemm.comp specialisation constants, as indices of Dispatch::spec (constant_id - 1).
 constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3, kConvActGelu = 4,
                    kConvActGeluTanh = 5;  // ACT values (conv_activation.glsl)
-constexpr size_t kConvHasResidual = 23;  // conv2d_gemm.comp (20 splits, 21 chunk, 22 first tile counter)
+constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23;          // conv2d_gemm.comp
+constexpr size_t kConvWindow = 7, kConvWindowEnd = 15;  // spec indices of KH .. DW
 // conv2d_gemm.comp's push constants, in its order: the spec indices they come from (sizes,
-// groups, splits, chunk, bias, activation, bounds, residual, first tile counter).
-constexpr size_t kConvGemmPushFrom[] = {0, 1, 2, 3, 4, 5, 6, 15, 20, 21, 16, 17, 18, 19, 23, 22};
-constexpr size_t kConvGemmX = 0, kConvGemmResidual = 3, kConvGemmScale = 4, kConvGemmCounters = 5, kConvGemmPartial = 6,
-                 kConvGemmOut = 7;  // bindings
+// groups, splits, chunk, bias, activation, bounds, residual).
+constexpr size_t kConvGemmPushFrom[] = {0, 1, 2, 3, 4, 5, 6, 15, 20, 21, 16, 17, 18, 19, 23};
+constexpr size_t kConvGemmX = 0, kConvGemmResidual = 3, kConvGemmScale = 4, kConvGemmOut = 6;  // bindings
 constexpr size_t kConvInScale = 25;  // conv2d_gemm.comp IN_SCALE (spec index)
 // Where a dispatch of conv2d.comp, conv2d_gemm.comp or matmul.comp keeps its fused activation
 // (ACT, ACT_MIN, ACT_MAX: spec indices) and its output (binding).
@@ -60,7 +60,7 @@ EpilogueSlots epilogue_slots(ShaderId s) {
 
 // Moves each conv2d_gemm.comp dispatch's sizes, split and epilogue from its specialisation
 // values into its push constants and zeroes them there, so dispatches that differ only in those
-// share a pipeline.
+// share a pipeline; a reduction (PHASE 1) ignores the window and the input scale too.
 void pack_gemm_push(std::vector<Dispatch>& dispatches) {
   for (Dispatch& d : dispatches) {
     if (d.shader != ShaderId::Conv2dGemm) continue;
@@ -68,6 +68,10 @@ void pack_gemm_push(std::vector<Dispatch>& dispatches) {
     for (size_t i = 0; i < sizeof(kConvGemmPushFrom) / sizeof(kConvGemmPushFrom[0]); ++i) {
       std::memcpy(d.push.data() + i * sizeof(uint32_t), &d.spec[kConvGemmPushFrom[i]], sizeof(uint32_t));
       d.spec[kConvGemmPushFrom[i]] = 0;
+    }
+    if (d.spec[kConvPhase] == 1) {
+      for (size_t i = kConvWindow; i < kConvWindowEnd; ++i) d.spec[i] = 0;
+      d.spec[kConvInScale] = 0;
     }
   }
 }
@@ -257,26 +261,6 @@ class Lowering {
     }
     return scratch_;
   }
-  // `count` of the graph's tile counters (int32, zero at init, each left zero by the dispatch that
-  // uses it: conv2d_gemm.comp's split reductions); *first: the first one's index. Appending may
-  // move t_, as scratch().
-  int tile_counters(int64_t count, int64_t* first) {
-    if (counters_ < 0) {
-      TensorInfo t;
-      t.dtype = static_cast<uint8_t>(fb::DType::Int32);
-      t.kind = static_cast<uint8_t>(fb::TensorKind::Internal);
-      t.root = static_cast<int>(t_.size());
-      t.available = true;
-      t.zero_init = true;
-      counters_ = t.root;
-      t_.push_back(t);
-    }
-    TensorInfo& t = t_[static_cast<size_t>(counters_)];
-    *first = t.sizes.empty() ? 0 : t.sizes[0];
-    set_tensor_sizes(t, {*first + count});
-    t.bound = t.sizes;
-    return counters_;
-  }
   void add_copy(int src, int dst, const Sizes& sizes, const std::vector<int64_t>& ss,
                 const std::vector<int64_t>& ds, int64_t src_off, int64_t dst_off) {
     IndexSpacePush p{};
@@ -302,7 +286,7 @@ class Lowering {
   Error split_member(int j, int x, int bits, int group, int64_t* rows, int* w, int* s, int* y);
   bool fuse_into_linear(const fb::BinaryParams* p, int a, int b);
   void add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, bool act, float act_min, float act_max);
-  void add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, bool rows_major);
+  void add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, int64_t outputs, bool rows_major);
   std::vector<Dispatch*> conv_dispatches(int node);
   bool fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b);
   bool fuse_activation_into_conv(const fb::UnaryParams* p, int x);
@@ -347,8 +331,7 @@ class Lowering {
   size_t index_ = 0;
   const char* op_ = "";
   int out_ = -1;
-  int scratch_ = -1;   // scratch(): the graph's scratch tensor, once made
-  int counters_ = -1;  // tile_counters(): the graph's tile counters, once made
+  int scratch_ = -1;  // scratch(): the graph's scratch tensor, once made
 };
 
 // Inputs [x, weight (Int8 / UInt8 packed), bias or -1, scales]; LinearParams.weight_bits 8 or 4.
@@ -455,20 +438,18 @@ void set_wq_output(Dispatch& d, int out) {
   for (int i = 0; i < 3; ++i) d.bindings[static_cast<size_t>(kWqOut + i)] = out;
 }
 
-// conv2d_gemm.comp's dispatch for this node (spec: the shader's constants 1..20; rows_major: a
-// linear layer), recorded as the node's dispatch for the epilogue fusions. A split reduction
-// takes the graph's scratch for its partial sums and a run of its tile counters.
-void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, bool rows_major) {
-  const bool split = gemm.splits > 1;
-  const int partial = split ? scratch(gemm.partial_floats) : out_;
-  int64_t first_counter = 0;
-  const int counters = split ? tile_counters(gemm.workgroups / gemm.splits, &first_counter) : out_;
+// conv2d_gemm.comp's dispatches for this node: the GEMM and, when its k range is split, the
+// reduction (spec: the shader's constants 1..20; rows_major: a linear layer). Recorded as the
+// node's dispatches for the epilogue fusions.
+void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, int64_t outputs,
+                        bool rows_major) {
+  const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
   // Everything stays in `spec` while fusions may patch it; pack_gemm_push() then moves the
   // sizes, the split and the epilogue into the push constants (conv2d_gemm.comp).
-  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), ibits(first_counter), 0, ibits(rows_major), 0});
+  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0});
   // A squeeze-and-excitation multiply producing x (dispatch_fusion.h): read its operands, scale
   // as the patches are gathered, and drop its dispatch.
-  std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, counters, partial, out_};
+  std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, partial, out_};
   if (!rows_major) {
     const int mul = plan_.scaled_input[index_];
     const int md = mul >= 0 ? node_dispatch_[static_cast<size_t>(mul)] : -1;
@@ -485,6 +466,10 @@ void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, in
   }
   node_dispatch_[index_] = static_cast<int>(d_.size());
   add(ShaderId::Conv2dGemm, spec, bindings, gemm.workgroups * int64_t{kConvGemmWorkgroup}, {}, kConvGemmWorkgroup);
+  if (gemm.splits > 1) {
+    spec[kConvPhase] = 1;
+    add(ShaderId::Conv2dGemm, spec, bindings, outputs, {}, kConvGemmWorkgroup);
+  }
 }
 
 // y[m, n] = x[m, k] . w[n, k] + b[n] (b < 0: none), clamped when `act`: matmul.comp, tiled for
@@ -497,7 +482,7 @@ void Lowering::add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, 
   if (gemm.use) {
     const uint32_t spec[] = {1, ibits(k), ibits(m), 1, ibits(n), ibits(m), 1, 1, 1, 1, 1, 0, 0, 1, 1, 1,
                              ibits(b >= 0), ibits(act), fbits(act_min), fbits(act_max)};
-    add_gemm(std::vector<uint32_t>(std::begin(spec), std::end(spec)), gemm, x, w, b, true);
+    add_gemm(std::vector<uint32_t>(std::begin(spec), std::end(spec)), gemm, x, w, b, numel(sz(out_)), true);
     return;
   }
   const bool tiled = use_tiled(m >= kMinTiledRows);
@@ -559,6 +544,7 @@ std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
   Dispatch& d = d_[static_cast<size_t>(di)];
   if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm && d.shader != ShaderId::Matmul) return r;
   r.push_back(&d);
+  if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplits] > 1) r.push_back(&d_[static_cast<size_t>(di) + 1]);
   return r;
 }
 
@@ -643,7 +629,7 @@ Error Lowering::dispatch_op() {
       const bool static_shapes = t_[x].dynamic_mask == 0 && t_[out_].dynamic_mask == 0;
       const ConvGemmPlan gemm = conv_gemm_plan(xs[0], p->groups(), ocg, plane, depth, limits_.max_workgroup, limits_.max_shared_bytes, static_shapes);
       if (gemm.use) {  // conv2d_gemm.comp: tiles, and a reducing dispatch when the k range is split
-        add_gemm(std::vector<uint32_t>(std::begin(common), std::end(common)), gemm, x, w, b, false);
+        add_gemm(std::vector<uint32_t>(std::begin(common), std::end(common)), gemm, x, w, b, numel(out), false);
         return Error::Ok;
       }
       // Split the reduction 8 ways when it is deep and the outputs are too few to fill a GPU.

@@ -115,7 +115,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("attention", kAttention, 11, 0, 3),
     EMBER_SHADER("linear_wq", kLinearWq, 13, 0, 3),
     EMBER_SHADER("embedding_wq", kEmbeddingWq, 4, 0, 1),
-    EMBER_SHADER("conv2d_gemm", kConv2dGemm, 8, 64, 3),
+    EMBER_SHADER("conv2d_gemm", kConv2dGemm, 7, 60, 2),
     // fp16-storage variants, same order (kFp16Offset + id).
     EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0, 1),
     EMBER_SHADER("matmul_fp16", kMatmulFp16, 4, 0, 1),
@@ -131,7 +131,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("attention_fp16", kAttentionFp16, 11, 0, 3),
     EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 13, 0, 3),
     EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0, 1),
-    EMBER_SHADER("conv2d_gemm_fp16", kConv2dGemmFp16, 8, 64, 3),
+    EMBER_SHADER("conv2d_gemm_fp16", kConv2dGemmFp16, 7, 60, 2),
 };
 
 }  // namespace

@@ -5,28 +5,27 @@
 // implicit GEMM per (image, group): [OC/G, K] weights x [K, OH*OW] input patches gathered on the
 // fly (zero padding), K = IC/G * KH * KW in the weights' own (ic, kh, kw) order.
 //
-// One 256-invocation workgroup per 64x64 output tile and reduction split; each invocation
-// accumulates a 4x4 block over 16-deep k steps staged in shared memory, the next step's global
-// loads in flight during the current step's arithmetic. With SPLITS == 1 it writes Y (bias,
-// activation); otherwise split s writes its partial sums to P[s][image][oc][pixel], counts
-// itself done on the tile's counter, and the last of the tile's splits adds the others' sums to
-// its own and writes Y (bias, activation).
+// PHASE 0: one 256-invocation workgroup per 64x64 output tile and reduction split; each
+// invocation accumulates a 4x4 block over 16-deep k steps staged in shared memory, the next
+// step's global loads issued before the current step's arithmetic. With SPLITS == 1 it writes
+// Y (bias, activation); otherwise split s writes its partial sums to P[s][image][oc][pixel].
+// PHASE 1 (SPLITS > 1): one invocation per output adds the SPLITS partial sums, the bias and
+// the activation, and writes Y.
 // HAS_RESIDUAL: the epilogue also adds R (same sizes as Y) before the activation: a following
 // add (and activation) fused into the convolution (runtime/dispatch_fusion.h).
 // The runtime picks SPLITS so that deep reductions over few outputs (ResNet's 7x7x512 layers:
 // 8 tiles) still fill the GPU, and CHUNK (a multiple of 16) as the k range of one split.
-// Only what shapes the inner loop is specialised (the window, ROWS_MAJOR, IN_SCALE);
+// Only what shapes the inner loop is specialised (the window, PHASE, ROWS_MAJOR, IN_SCALE);
 // the sizes, the split and the epilogue (bias, activation, residual) are push constants, so a
 // network's convolutions share a few pipelines: each costs tens of ms to compile, and a
 // pipeline per layer and epilogue made a first load 1.5-2x slower (H200; sizes as
 // specialisation constants ran ~5% faster). The runtime fills the push constants from the
-// dispatch's specialisation values (graph_lowering.cc), ids 1-7, 16-22 and 24 below, and
-// counter_base (the dispatch's first tile counter).
+// dispatch's specialisation values (graph_lowering.cc), ids 1-7, 16-22 and 24 below.
 layout(local_size_x_id = 0) in;  // 256 (the tile layout below assumes it)
 layout(push_constant) uniform Params {
   int n, ic, ih, iw, oc, oh, ow, groups, splits, chunk, has_bias, act;
   float act_min, act_max;
-  int has_residual, counter_base;
+  int has_residual;
 } pc;
 #define N pc.n
 #define IC pc.ic
@@ -51,6 +50,7 @@ layout(constant_id = 12) const int PH = 0;
 layout(constant_id = 13) const int PW = 0;
 layout(constant_id = 14) const int DH = 1;
 layout(constant_id = 15) const int DW = 1;
+layout(constant_id = 23) const int PHASE = 0;
 // ROWS_MAJOR (a linear layer, y[M, OC] = x[M, IC] . w[OC, IC]^T + b, as a 1x1 convolution of
 // one image of OH = M pixels, IH = M, IW = OW = 1): X is read and Y written row-major.
 layout(constant_id = 25) const int ROWS_MAJOR = 0;
@@ -62,19 +62,15 @@ layout(std430, set = 0, binding = 3) readonly buffer R { FLOAT_T residual[]; };
 // IN_SCALE: X's channels scaled as they are read (x[n, c, :, :] * s[n, c]): a preceding
 // squeeze-and-excitation multiply fused into the convolution (runtime/dispatch_fusion.h).
 layout(std430, set = 0, binding = 4) readonly buffer S { FLOAT_T in_scale[]; };
-// SPLITS > 1: a counter per output tile (from pc.counter_base), zero between executes: each
-// split adds one when its partial sums are written; the last adds them all up.
-layout(std430, set = 0, binding = 5) coherent buffer Counters { uint counters[]; };
 // Partial sums stay fp32 in fp16-storage programs too.
-layout(std430, set = 0, binding = 6) coherent buffer Partial { float partial[]; };
-layout(std430, set = 0, binding = 7) writeonly buffer Y { FLOAT_T y[]; };
+layout(std430, set = 0, binding = 5) buffer Partial { float partial[]; };
+layout(std430, set = 0, binding = 6) writeonly buffer Y { FLOAT_T y[]; };
 
 const int BM = 64, BN = 64, BK = 16;
 // k-major tiles, rows padded by one vec4 so the transposing stores spread over the banks.
 shared vec4 As[BK][BM / 4 + 1];
 shared vec4 Bs[BK][BN / 4 + 1];
 shared vec4 Cs[BM][BN / 4 + 1];  // the finished tile, for the epilogue (25 KB of shared memory in all)
-shared uint last_split;  // SPLITS > 1: this workgroup finishes its tile
 
 #include "conv_activation.glsl"
 
@@ -175,29 +171,6 @@ void gemm() {
   for (int r = 0; r < 4; ++r) Cs[ty * 4 + r][tx] = acc[r];
   barrier();
   const int total = N * OC * P;
-  if (SPLITS > 1) {
-    // Split k: publish this range's sums; the tile's last range to finish adds them up (no
-    // second dispatch, no barrier between the two halves).
-    [[dont_unroll]] for (int e = lid; e < BM * BN; e += 256) {
-      const int mm = ROWS_MAJOR != 0 ? e % BM : e / BN, pp = ROWS_MAJOR != 0 ? e / BM : e % BN;
-      const int m = tm * BM + mm, p = tn * BN + pp;
-      if (m >= OCG || p >= P) continue;
-      const int oc = g * OCG + m;
-      const int id = ROWS_MAJOR != 0 ? p * OC + oc : (n * OC + oc) * P + p;
-      partial[s * total + id] = Cs[mm][pp >> 2][pp & 3];
-    }
-    memoryBarrierBuffer();
-    barrier();
-    const int tile = pc.counter_base + ((n * G + g) * tiles_m + tm) * tiles_n + tn;
-    if (lid == 0) {
-      const uint done = atomicAdd(counters[tile], 1u);
-      last_split = done == uint(SPLITS - 1) ? 1u : 0u;
-      if (last_split != 0u) counters[tile] = 0u;  // for the next execute
-    }
-    barrier();
-    if (last_split == 0u) return;  // whole workgroup
-    memoryBarrierBuffer();
-  }
   [[dont_unroll]] for (int e = lid; e < BM * BN; e += 256) {
     const int mm = ROWS_MAJOR != 0 ? e % BM : e / BN, pp = ROWS_MAJOR != 0 ? e / BM : e % BN;
     const int m = tm * BM + mm, p = tn * BN + pp;
@@ -205,11 +178,25 @@ void gemm() {
     const int oc = g * OCG + m;
     // NCHW output, or with ROWS_MAJOR [pixels, OC] (a linear layer's [rows, outputs]).
     const int id = ROWS_MAJOR != 0 ? p * OC + oc : (n * OC + oc) * P + p;
-    float v = Cs[mm][pp >> 2][pp & 3];
-    for (int other = 0; other < SPLITS; ++other)
-      if (other != s) v += partial[other * total + id];
-    y[id] = FLOAT_T(epilogue(v, oc, uint(id)));
+    const float v = Cs[mm][pp >> 2][pp & 3];
+    if (SPLITS == 1) {
+      y[id] = FLOAT_T(epilogue(v, oc, uint(id)));
+    } else {
+      partial[s * total + id] = v;
+    }
   }
 }
 
-void main() { gemm(); }
+void main() {
+  if (PHASE == 1) {
+    const int total = N * OC * OH * OW;
+    uint id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    if (id >= uint(total)) return;
+    float v = 0.0;
+    for (int s = 0; s < SPLITS; ++s) v += partial[uint(s * total) + id];
+    int oc = ROWS_MAJOR != 0 ? int(id % uint(OC)) : int(id / uint(OH * OW)) % OC;
+    y[id] = FLOAT_T(epilogue(v, oc, id));
+    return;
+  }
+  gemm();
+}

@@ -122,8 +122,8 @@ TEST(VulkanConvGemmTest, PlanSplitsDeepReductionsOnly) {
   unsetenv("EMBER_VULKAN_CONV_GEMM");
 }
 
-// Two split convolutions in a row share the scratch buffer and the tile counters; the second
-// reads the first's output; three executes in a row.
+// Two split convolutions in a row share the scratch buffer; the second reads the first's output;
+// three executes in a row, a new input each time.
 TEST(VulkanConvGemmTest, ChainedSplitConvolutionsShareTheScratch) {
   EMBER_SKIP_WITHOUT_VULKAN();
   const ConvCase c1{{1, 128, 8, 8}, {64, 128, 3, 3}, {1}, {1}, {1}, 1, true, VkActivation::relu()};
@@ -139,8 +139,7 @@ TEST(VulkanConvGemmTest, ChainedSplitConvolutionsShareTheScratch) {
     Env env("1", "4");
     ASSERT_EQ(del.init(b.build()), Error::Ok) << del.message();
   }
-  // Each execute (new input each time) must find its tile counters back at zero (the last split
-  // of a tile resets its own); a stale count would leave no finisher and the old output.
+  // A new input each time: an execute that left a buffer stale would show the old output.
   for (int rep = 0; rep < 3; ++rep) {
     const Floats xr = random_floats(numel(c1.xs), 60 + 10 * rep);
     Floats mid = portable_conv(c1, xr, w1, b1, b.sizes(h));
