@@ -1,7 +1,7 @@
 #version 450
 #include "storage.glsl"
 #extension GL_EXT_control_flow_attributes : require
-// Ember Vulkan delegate. 2-D convolution (NCHW, groups, fused bias and clamp activation) as an
+// Ember Vulkan delegate. 2-D convolution (NCHW, groups, fused bias, activation, residual) as an
 // implicit GEMM per (image, group): [OC/G, K] weights x [K, OH*OW] input patches gathered on the
 // fly (zero padding), K = IC/G * KH * KW in the weights' own (ic, kh, kw) order.
 //
