@@ -1,0 +1,156 @@
+// The Lowering members that emit conv2d_gemm.comp and matmul.comp dispatches for convolutions
+// and linear layers, and the epilogue fusions that patch them (dispatch_fusion.h).
+#include <cmath>
+#include <cstring>
+
+#include "delegates/vulkan/runtime/lowering.h"
+
+namespace ember {
+namespace vulkan {
+namespace lowering {
+
+EpilogueSlots epilogue_slots(ShaderId s) {
+  if (s == ShaderId::Matmul) return {8, 9, 10, 3};
+  return {17, 18, 19, s == ShaderId::Conv2dGemm ? kConvGemmOut : 3};
+}
+
+// Moves each conv2d_gemm.comp dispatch's sizes, split and epilogue from its specialisation
+// values into its push constants and zeroes them there, so dispatches that differ only in those
+// share a pipeline; a reduction (PHASE 1) ignores the window and the input scale too.
+void pack_gemm_push(std::vector<Dispatch>& dispatches) {
+  for (Dispatch& d : dispatches) {
+    if (d.shader != ShaderId::Conv2dGemm) continue;
+    d.push.resize(sizeof(uint32_t) * (sizeof(kConvGemmPushFrom) / sizeof(kConvGemmPushFrom[0])));
+    for (size_t i = 0; i < sizeof(kConvGemmPushFrom) / sizeof(kConvGemmPushFrom[0]); ++i) {
+      std::memcpy(d.push.data() + i * sizeof(uint32_t), &d.spec[kConvGemmPushFrom[i]], sizeof(uint32_t));
+      d.spec[kConvGemmPushFrom[i]] = 0;
+    }
+    if (d.spec[kConvPhase] == 1) {
+      for (size_t i = kConvWindow; i < kConvWindowEnd; ++i) d.spec[i] = 0;
+      d.spec[kConvInScale] = 0;
+    }
+  }
+}
+
+// conv2d_gemm.comp's dispatches for this node: the GEMM and, when its k range is split, the
+// reduction (spec: the shader's constants 1..20; rows_major: a linear layer). Recorded as the
+// node's dispatches for the epilogue fusions.
+void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, int64_t outputs,
+                        bool rows_major) {
+  const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
+  // Everything stays in `spec` while fusions may patch it; pack_gemm_push() then moves the
+  // sizes, the split and the epilogue into the push constants (conv2d_gemm.comp).
+  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0});
+  // A squeeze-and-excitation multiply producing x (dispatch_fusion.h): read its operands, scale
+  // as the patches are gathered, and drop its dispatch.
+  std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, partial, out_};
+  if (!rows_major) {
+    const int mul = plan_.scaled_input[index_];
+    const int md = mul >= 0 ? node_dispatch_[static_cast<size_t>(mul)] : -1;
+    if (md >= 0 && d_[static_cast<size_t>(md)].shader == ShaderId::Binary && d_[static_cast<size_t>(md)].bindings[2] == x) {
+      const fb::Node* m = g_nodes_->Get(static_cast<uint32_t>(mul));
+      const int ma = m->inputs()->Get(0), mb = m->inputs()->Get(1);
+      const bool a_full = sz(ma) == sz(x);
+      bindings[kConvGemmX] = a_full ? ma : mb;
+      bindings[kConvGemmScale] = a_full ? mb : ma;
+      spec[kConvInScale] = 1;
+      dead_.resize(d_.size(), false);
+      dead_[static_cast<size_t>(md)] = true;
+    }
+  }
+  node_dispatch_[index_] = static_cast<int>(d_.size());
+  add(ShaderId::Conv2dGemm, spec, bindings, gemm.workgroups * int64_t{kConvGemmWorkgroup}, {}, kConvGemmWorkgroup);
+  if (gemm.splits > 1) {
+    spec[kConvPhase] = 1;
+    add(ShaderId::Conv2dGemm, spec, bindings, outputs, {}, kConvGemmWorkgroup);
+  }
+}
+
+// y[m, n] = x[m, k] . w[n, k] + b[n] (b < 0: none), clamped when `act`: matmul.comp, tiled for
+// >= 16 rows, else a workgroup per output streaming its weight row (row_dot).
+void Lowering::add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, bool act, float act_min, float act_max) {
+  // Many rows: conv2d_gemm.comp's tiles and split reduction (ROWS_MAJOR: a 1x1 convolution of
+  // one image whose m pixels are x's rows).
+  const bool static_shapes = t_[x].dynamic_mask == 0 && t_[out_].dynamic_mask == 0;
+  const ConvGemmPlan gemm = conv_gemm_plan(1, 1, n, m, k, limits_.max_workgroup, limits_.max_shared_bytes, static_shapes);
+  if (gemm.use) {
+    const uint32_t spec[] = {1, ibits(k), ibits(m), 1, ibits(n), ibits(m), 1, 1, 1, 1, 1, 0, 0, 1, 1, 1,
+                             ibits(b >= 0), ibits(act), fbits(act_min), fbits(act_max)};
+    add_gemm(std::vector<uint32_t>(std::begin(spec), std::end(spec)), gemm, x, w, b, numel(sz(out_)), true);
+    return;
+  }
+  const bool tiled = use_tiled(m >= kMinTiledRows);
+  // Few rows (LLM decoding): a workgroup per output streams its weight row coalesced.
+  const bool row_dot = !tiled && tuning_choice("EMBER_VULKAN_ROW_DOT", k >= kWorkgroupSize);
+  // row_dot: 32 invocations per output, WG / 32 outputs per workgroup.
+  const uint32_t wg = row_dot ? wide_workgroup() : kWorkgroupSize;
+  const int64_t invocations = tiled ? tiles(m) * tiles(n) * int64_t{kWorkgroupSize}
+                              : row_dot ? m * ((n + wg / 32 - 1) / (wg / 32)) * int64_t{wg} : m * n;
+  node_dispatch_[index_] = static_cast<int>(d_.size());
+  add(ShaderId::Matmul,
+      {1, ibits(m), ibits(k), ibits(n), 0, 0, 1, ibits(b >= 0), ibits(act), fbits(act_min), fbits(act_max),
+       ibits(tiled ? 1 : row_dot ? 2 : 0)},
+      {x, w, b >= 0 ? b : w, out_}, invocations, {}, wg);
+}
+
+// The dispatches of conv or linear node `node` (its GEMM and reduction, its direct loop, or its
+// matmul.comp dispatch), in order; empty when it has none.
+std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
+  std::vector<Dispatch*> r;
+  const int di = node >= 0 ? node_dispatch_[static_cast<size_t>(node)] : -1;
+  if (di < 0) return r;
+  Dispatch& d = d_[static_cast<size_t>(di)];
+  if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm && d.shader != ShaderId::Matmul) return r;
+  r.push_back(&d);
+  if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplits] > 1) r.push_back(&d_[static_cast<size_t>(di) + 1]);
+  return r;
+}
+
+// This add (inputs a, b) runs in the epilogue of the conv the fusion plan names, when that conv
+// took the GEMM path, still writes the add's conv operand and has no activation: patches its
+// dispatches and returns true.
+bool Lowering::fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b) {
+  const size_t i = index_;
+  if (p->op() != fb::BinaryOp::Add || plan_.conv_residual[i] < 0 || sz(a) != sz(b)) return false;
+  std::vector<Dispatch*> ds = conv_dispatches(plan_.conv_residual[i]);
+  const int conv_out = plan_.residual_input[i] == 0 ? b : a, r = plan_.residual_input[i] == 0 ? a : b;
+  if (ds.empty() || ds[0]->shader != ShaderId::Conv2dGemm) return false;
+  for (Dispatch* d : ds)
+    if (d->bindings[kConvGemmOut] != conv_out || d->spec[epilogue_slots(d->shader).act] != 0 ||
+        d->spec[kConvHasResidual] != 0)
+      return false;
+  for (Dispatch* d : ds) {
+    d->spec[kConvHasResidual] = 1;
+    d->bindings[kConvGemmResidual] = r;
+    d->bindings[kConvGemmOut] = out_;
+  }
+  return true;
+}
+
+// This relu / clamp / hardtanh / silu / sigmoid / gelu (input x) is applied by the conv or linear the fusion plan names (maybe
+// through an add fused into it), when that conv still writes x and has no activation.
+bool Lowering::fuse_activation_into_conv(const fb::UnaryParams* p, int x) {
+  const int c = plan_.conv_activation[index_];
+  std::vector<Dispatch*> ds = conv_dispatches(c);
+  if (ds.empty()) return false;
+  const EpilogueSlots slot = epilogue_slots(ds[0]->shader);
+  for (Dispatch* d : ds)
+    if (d->bindings[slot.out] != x || d->spec[slot.act] != 0) return false;
+  const bool relu = p->op() == fb::UnaryOp::Relu;
+  const uint32_t kind = p->op() == fb::UnaryOp::Silu      ? kConvActSilu
+                        : p->op() == fb::UnaryOp::Sigmoid ? kConvActSigmoid
+                        : p->op() == fb::UnaryOp::Gelu    ? kConvActGelu
+                        : p->op() == fb::UnaryOp::GeluTanh ? kConvActGeluTanh
+                                                           : kConvActClamp;
+  for (Dispatch* d : ds) {
+    d->spec[slot.act] = kind;
+    d->spec[slot.act_min] = fbits(relu ? 0.0f : p->min());
+    d->spec[slot.act_max] = fbits(relu ? INFINITY : p->max());
+    d->bindings[slot.out] = out_;
+  }
+  return true;
+}
+
+}  // namespace lowering
+}  // namespace vulkan
+}  // namespace ember
