@@ -324,6 +324,14 @@ int VulkanBlobBuilder::attention(int q, int k, int v, int kc, int vc, int pos, f
   return add_node(static_cast<uint8_t>(fb::Shader::Attention), params, {q, k, v, kc, vc, pos}, out);
 }
 
+int VulkanBlobBuilder::sdpa(int q, int k, int v, int mask, float scale) {
+  if (!check({q, k, v}) || (mask != -1 && !check({mask}))) return -1;
+  Sizes out;
+  EMBER_SHAPE(infer_sdpa(sizes(q), sizes(k), sizes(v), mask >= 0 ? sizes(mask) : Sizes{}, &out));
+  auto params = [=](flatbuffers::FlatBufferBuilder& f) { return P(fb::Params::SdpaParams, fb::CreateSdpaParams(f, scale).o); };
+  return add_node(static_cast<uint8_t>(fb::Shader::Sdpa), params, {q, k, v, mask}, out);
+}
+
 int VulkanBlobBuilder::layer_norm(int x, int w, int b, int32_t nd, float eps) {
   if (!check({x, w, b}, true)) return -1;
   Sizes out;

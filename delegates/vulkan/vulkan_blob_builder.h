@@ -102,6 +102,8 @@ class VulkanBlobBuilder {
   int rope(int x, int cos, int sin);           // rotate-half RoPE (vulkan_graph.fbs RopeParams)
   // KV-cache attention (AttentionParams): k_cache / v_cache are state_in_slot() tensors.
   int attention(int q, int k, int v, int k_cache, int v_cache, int pos, float scale);
+  // Attention without a cache in one node (SdpaParams); mask -1: none.
+  int sdpa(int q, int k, int v, int mask, float scale);
 
   // fp16 storage (CompileOptions.fp16; see runtime/fp16_storage.h): inputs/outputs stay
   // float32; weights may be Float16 (constant_bytes / constant_in_slot) or float32.

@@ -304,5 +304,20 @@ std::string infer_attention(const Sizes& q, const Sizes& k, const Sizes& v, cons
   return "";
 }
 
+std::string infer_sdpa(const Sizes& q, const Sizes& k, const Sizes& v, const Sizes& mask, Sizes* out) {
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4) return "attention needs 4-D query, key and value";
+  if (k[0] != q[0] || k[1] != q[1] || k[3] != q[3] || v[0] != q[0] || v[1] != q[1] || v[2] != k[2])
+    return "attention key " + sizes_str(k) + " and value " + sizes_str(v) + " do not fit query " + sizes_str(q);
+  if (k[2] < 1 || q[3] < 1) return "attention over no keys or empty rows";
+  const Sizes scores = {q[0], q[1], q[2], k[2]};
+  if (!mask.empty()) {
+    Sizes b;
+    const std::string e = infer_broadcast(mask, scores, &b);
+    if (!e.empty() || b != scores) return "attention mask " + sizes_str(mask) + " does not broadcast to " + sizes_str(scores);
+  }
+  *out = {q[0], q[1], q[2], v[3]};
+  return "";
+}
+
 }  // namespace vulkan
 }  // namespace ember

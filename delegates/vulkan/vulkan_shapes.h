@@ -65,6 +65,13 @@ std::string infer_rope(const Sizes& x, const Sizes& cos, const Sizes& sin, Sizes
 // with T <= S; out = q's sizes.
 std::string infer_attention(const Sizes& q, const Sizes& k, const Sizes& v, const Sizes& k_cache,
                             const Sizes& v_cache, const Sizes& pos, Sizes* out);
+// sdpa.comp keeps a query row (E), its scores (S) and 64 partial sums in shared memory; the
+// exporter emits an Sdpa node only when they fit Vulkan's minimum of 16 KB (the runtime checks
+// the device's own limit).
+constexpr int64_t kSdpaMaxSharedFloats = 4096;
+// SdpaParams: q (B, H, L, E), k (B, H, S, E), v (B, H, S, Ev), mask (empty: none) broadcastable to
+// (B, H, L, S); *out = (B, H, L, Ev).
+std::string infer_sdpa(const Sizes& q, const Sizes& k, const Sizes& v, const Sizes& mask, Sizes* out);
 
 }  // namespace vulkan
 }  // namespace ember

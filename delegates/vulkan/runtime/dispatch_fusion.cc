@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 namespace ember {
 namespace vulkan {
@@ -129,6 +130,56 @@ bool reads_token_major(const GraphView& v, int i, int slot) {
   if (n->shader() == fb::Shader::Rope && n->params_type() == fb::Params::RopeParams) return slot == 0;
   if (is_attention(v, i)) return slot >= 0 && slot <= 2;
   return false;
+}
+
+bool is_sdpa(const GraphView& v, int i) {
+  return i >= 0 && i < v.num_nodes() && v.node(i)->shader() == fb::Shader::Sdpa &&
+         v.node(i)->params_type() == fb::Params::SdpaParams;
+}
+
+// A permute, slice or view of one input.
+bool is_layout(const GraphView& v, int i) {
+  const fb::Node* n = v.node(i);
+  const fb::Params t = n->params_type();
+  if (v.num_inputs(i) != 1 || !v.valid(v.input(i, 0)) || !v.valid(v.output(i))) return false;
+  if (t == fb::Params::ViewParams) return n->shader() == fb::Shader::None;
+  return n->shader() == fb::Shader::StridedCopy && (t == fb::Params::PermuteParams || t == fb::Params::SliceParams);
+}
+
+// Layout nodes an Sdpa reads through, and permutes of its output (dispatch_fusion.h). A layout
+// node is lazy when its output is internal and read only by lazy layout nodes and as an
+// Sdpa's q, k or v, and its input does not change later (not State). Readers come after their
+// producer, so one backward pass decides.
+void plan_layouts(const GraphView& v, FusionPlan* plan) {
+  std::vector<std::vector<std::pair<int, int>>> readers(static_cast<size_t>(v.num_tensors()));
+  for (int i = 0; i < v.num_nodes(); ++i)
+    for (int s = 0; s < v.num_inputs(i); ++s) {
+      const int id = v.input(i, static_cast<uint32_t>(s));
+      if (v.valid(id)) readers[static_cast<size_t>(id)].push_back({i, s});
+    }
+  for (int i = v.num_nodes() - 1; i >= 0; --i) {
+    if (!is_layout(v, i) || plan->folded_permute[static_cast<size_t>(i)]) continue;
+    const int x = v.input(i, 0), o = v.output(i);
+    if (!v.kind_is(o, fb::TensorKind::Internal) || v.kind_is(x, fb::TensorKind::State) || !v.is_f32(o)) continue;
+    const auto& rs = readers[static_cast<size_t>(o)];
+    bool lazy = !rs.empty();
+    for (const auto& [j, s] : rs)
+      lazy = lazy && j > i && ((is_layout(v, j) && plan->lazy_layout[static_cast<size_t>(j)]) || (is_sdpa(v, j) && s <= 2));
+    plan->lazy_layout[static_cast<size_t>(i)] = lazy;
+  }
+  for (int i = 0; i < v.num_nodes(); ++i) {
+    if (!is_sdpa(v, i)) continue;
+    const int o = v.output(i);
+    if (!v.private_result(o) || readers[static_cast<size_t>(o)].empty()) continue;
+    const int j = readers[static_cast<size_t>(o)][0].first;
+    const fb::Node* n = v.node(j);
+    if (j <= i || n->shader() != fb::Shader::StridedCopy || n->params_type() != fb::Params::PermuteParams ||
+        v.num_inputs(j) != 1 || plan->lazy_layout[static_cast<size_t>(j)] || plan->folded_permute[static_cast<size_t>(j)] ||
+        !v.valid(v.output(j)) || !v.is_f32(v.output(j)))
+      continue;
+    plan->sdpa_permute[static_cast<size_t>(i)] = j;
+    plan->folded_permute[static_cast<size_t>(j)] = true;
+  }
 }
 
 // Transposes folded into their neighbours (dispatch_fusion.h).
@@ -275,8 +326,11 @@ FusionPlan plan_fusions(const fb::Graph& g) {
   plan.folded_rope.assign(n, false);
   plan.q_rope.assign(n, -1);
   plan.k_rope.assign(n, -1);
+  plan.lazy_layout.assign(n, false);
+  plan.sdpa_permute.assign(n, -1);
   if (!fusion_enabled()) return plan;
   plan_transposes(v, &plan);
+  plan_layouts(v, &plan);
   plan_ropes(v, &plan);
   for (int i = 0; i < v.num_nodes(); ++i) {
     const fb::Node* node = v.node(i);

@@ -20,7 +20,10 @@
 //   - mul(x, s) of an [N, C, H, W] x by an [N, C, 1, 1] s (squeeze-and-excitation), read only
 //     as a conv's input: the conv scales x's channels as it reads them (IN_SCALE; the GEMM path
 //     only, which then drops the mul's dispatch).
-// and the transposes around attention (rank-4 permutes (0, 2, 1, 3): [B, T, H, D] <-> [B, H, T,
+// Attention without a cache (Sdpa, sdpa.comp) reads q, k and v through strides, so the
+// permutes, slices and views between them and their producers cost no copy, nor does a permute
+// of its output (lazy_layout, sdpa_permute): a ViT's qkv split and head transposes.
+// And the transposes around attention (rank-4 permutes (0, 2, 1, 3): [B, T, H, D] <-> [B, H, T,
 // D]) into their neighbours' indexing, so no copy is dispatched:
 //   - a permute read only by RoPE (its x) and attention (q, k, v): they read its input in the
 //     token-major order (rope.comp, attention.comp);
@@ -83,6 +86,12 @@ struct FusionPlan {
   // Per node: for an attention, the RoPE nodes whose outputs it reads as q / k and computes
   // itself, else -1.
   std::vector<int> q_rope, k_rope;
+  // Per node: a permute, slice or view whose output only such nodes and Sdpa nodes (as q, k or
+  // v) read: nothing is copied, its readers index its source through strides (strided_view.h).
+  std::vector<bool> lazy_layout;
+  // Per node: for an Sdpa whose private output only a permute reads, that permute (node index;
+  // marked folded_permute): the Sdpa writes the permute's output in its order. Else -1.
+  std::vector<int> sdpa_permute;
 };
 
 // The plan for g (all -1 / false when EMBER_VULKAN_FUSE=0 or nothing matches), made once per

@@ -16,7 +16,7 @@ EpilogueSlots epilogue_slots(ShaderId s) {
 
 // Moves each conv2d_gemm.comp dispatch's sizes, split and epilogue from its specialisation
 // values into its push constants and zeroes them there, so dispatches that differ only in those
-// share a pipeline; a reduction (PHASE 1) ignores the window and the input scale too.
+// share a pipeline; a reduction (PHASE 1) ignores the window, the input scale and the k step too.
 void pack_gemm_push(std::vector<Dispatch>& dispatches) {
   for (Dispatch& d : dispatches) {
     if (d.shader != ShaderId::Conv2dGemm) continue;
@@ -28,6 +28,7 @@ void pack_gemm_push(std::vector<Dispatch>& dispatches) {
     if (d.spec[kConvPhase] == 1) {
       for (size_t i = kConvWindow; i < kConvWindowEnd; ++i) d.spec[i] = 0;
       d.spec[kConvInScale] = 0;
+      d.spec[kConvStep] = 0;
     }
   }
 }
@@ -40,7 +41,7 @@ void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, in
   const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
   // Everything stays in `spec` while fusions may patch it; pack_gemm_push() then moves the
   // sizes, the split and the epilogue into the push constants (conv2d_gemm.comp).
-  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0});
+  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0, ibits(gemm.step)});
   // A squeeze-and-excitation multiply producing x (dispatch_fusion.h): read its operands, scale
   // as the patches are gathered, and drop its dispatch.
   std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, partial, out_};

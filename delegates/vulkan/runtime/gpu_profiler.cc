@@ -19,7 +19,7 @@ bool profile_env_is(const char* value) {
 }
 }  // namespace
 
-bool GpuProfiler::requested() { return profile_env_is("1") || profile_env_is("span"); }
+bool GpuProfiler::requested() { return profile_env_is("1") || profile_env_is("span") || profile_env_is("all"); }
 
 bool GpuProfiler::span_requested() { return profile_env_is("span"); }
 
@@ -152,7 +152,8 @@ std::string GpuProfiler::report() const {
   auto sum_by = [&](bool whole_label) {
     std::map<std::string, std::pair<double, int>> sums;
     for (size_t i = 0; i < labels_.size(); ++i) {
-      auto& e = sums[whole_label ? labels_[i] : labels_[i].substr(0, labels_[i].find('('))];
+      // A label's push constants (" push(...)") differ per layer: grouped without them.
+      auto& e = sums[labels_[i].substr(0, whole_label ? labels_[i].find(" push(") : labels_[i].find('('))];
       e.first += total_ns_[i] / runs;
       e.second += 1;
     }
@@ -181,6 +182,13 @@ std::string GpuProfiler::report() const {
     std::snprintf(line, sizeof(line), "  %4zu %9.1f us  %s\n", order[k], total_ns_[order[k]] / runs / 1e3,
                   labels_[order[k]].c_str());
     out += line;
+  }
+  if (profile_env_is("all")) {  // every dispatch in recording order
+    out += "  every dispatch (shader(specialisation constants) push(push constants)):\n";
+    for (size_t i = 0; i < labels_.size(); ++i) {
+      std::snprintf(line, sizeof(line), "  %4zu %9.1f us  %s\n", i, total_ns_[i] / runs / 1e3, labels_[i].c_str());
+      out += line;
+    }
   }
   return out;
 }

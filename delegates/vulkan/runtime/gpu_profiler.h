@@ -37,7 +37,8 @@ class GpuProfiler {
  public:
   ~GpuProfiler();
 
-  // True when EMBER_VULKAN_PROFILE=1 or =span; span_requested(): =span.
+  // True when EMBER_VULKAN_PROFILE=1, =all (the summary and every dispatch) or =span;
+  // span_requested(): =span.
   static bool requested();
   static bool span_requested();
 

@@ -399,15 +399,19 @@ Error Lowering::dispatch_op() {
       e = infer_permute(sz(x), perm, &out);
       if (!e.empty()) return shape_error(e);
       EMBER_TRY(check_out(out));
-      std::vector<int64_t> in_st = contiguous(sz(x)), ss(out.size());
-      for (size_t i = 0; i < out.size(); ++i) {
-        int64_t d;
-        normalize_dim(perm[i], out.size(), &d);
-        ss[i] = in_st[d];
-      }
+      for (size_t i = 0; i < out.size(); ++i) normalize_dim(perm[i], out.size(), &perm[i]);
       // Folded (dispatch_fusion.h): its readers or its producer index through it; shapes checked above.
       if (plan_.folded_permute[index_]) return Error::Ok;
-      add_copy(x, out_, out, ss, contiguous(out), 0, 0);
+      StridedView v = view_of(x);  // x itself unless x is a lazy layout's output
+      v.strides = permuted_strides(v.strides, perm);
+      if (plan_.lazy_layout[index_] && set_view(v)) return Error::Ok;
+      // The same bytes in the same order: an alias, no dispatch. Decided at the bound (a dim
+      // that is 1 only at some dynamic sizes must not change the graph's dispatches).
+      if (v.tensor == x && moves_only_unit_dims(t_[x].bound, perm)) {
+        t_[out_].root = t_[x].root;
+        return Error::Ok;
+      }
+      add_copy(v.tensor, out_, out, v.strides, contiguous(out), v.offset, 0);
       return Error::Ok;
     }
     case fb::Params::ExpandParams: {
@@ -435,6 +439,18 @@ Error Lowering::dispatch_op() {
       int x = in(0);
       if (t_[x].dtype != t_[out_].dtype) return bad("changes the dtype");
       if (numel(sz(x)) != numel(sz(out_))) return bad("changes the element count");
+      if (plan_.lazy_layout[index_]) {  // read through strides by an attention (dispatch_fusion.h)
+        StridedView v = view_of(x);
+        std::vector<int64_t> st;
+        if (reshaped_strides(sz(x), v.strides, sz(out_), &st)) {
+          const StridedView lazy{v.tensor, v.offset, st};
+          if (set_view(lazy)) return Error::Ok;
+        }
+        if (v.tensor != x) {  // not expressible as strides of x's source: x's elements, copied in order
+          add_copy(v.tensor, out_, sz(x), v.strides, contiguous(sz(x)), v.offset, 0);
+          return Error::Ok;
+        }
+      }
       t_[out_].root = t_[x].root;  // an alias: same buffer, no dispatch
       return Error::Ok;
     }
@@ -473,10 +489,11 @@ Error Lowering::dispatch_op() {
       EMBER_TRY(check_out(out));
       int64_t dim;
       normalize_dim(p->dim(), out.size(), &dim);
-      std::vector<int64_t> ss = contiguous(sz(x));
-      int64_t off = start * ss[dim];
-      ss[dim] *= p->step();
-      add_copy(x, out_, out, ss, contiguous(out), off, 0);
+      StridedView v = view_of(x);  // x itself unless x is a lazy layout's output
+      v.offset += start * v.strides[static_cast<size_t>(dim)];
+      v.strides[static_cast<size_t>(dim)] *= p->step();
+      if (plan_.lazy_layout[index_] && set_view(v)) return Error::Ok;
+      add_copy(v.tensor, out_, out, v.strides, contiguous(out), v.offset, 0);
       return Error::Ok;
     }
     case fb::Params::EmbeddingParams: {
@@ -549,6 +566,70 @@ Error Lowering::dispatch_op() {
            kr.cos >= 0 ? kr.cos : pos, kr.sin >= 0 ? kr.sin : pos, kc, vc, y >= 0 ? y : out_},
           rows * int64_t{wg}, {}, wg);
       positions_.push_back({pos, s});
+      return Error::Ok;
+    }
+    case fb::Params::SdpaParams: {
+      const fb::SdpaParams* p = node_->params_as_SdpaParams();
+      EMBER_TRY(need_shader(fb::Shader::Sdpa));
+      EMBER_TRY(need_inputs(3, 4));
+      const int q = in(0), k = in(1), v = in(2), mask = in(3);
+      EMBER_TRY(need_f32({q, k, v, mask, out_}));
+      if (!std::isfinite(p->scale())) return bad("scale must be finite");
+      e = infer_sdpa(sz(q), sz(k), sz(v), mask >= 0 ? sz(mask) : Sizes{}, &out);
+      if (!e.empty()) return shape_error(e);
+      EMBER_TRY(check_out(out));
+      const Sizes& qs = sz(q);
+      const int64_t s = sz(k)[2], shared = (qs[3] + s + int64_t{kWorkgroupSize}) * int64_t{sizeof(float)};
+      if (shared > limits_.max_shared_bytes)
+        return unsupported("attention over %lld keys needs %lld bytes of shared memory; the device has %u",
+                           static_cast<long long>(s), static_cast<long long>(shared), limits_.max_shared_bytes);
+      // Element offset and strides of q, k, v (maybe lazy views, dispatch_fusion.h), the mask
+      // (broadcast dims read stride 0) and y (or the folded permute's output, in its order).
+      std::vector<int32_t> at;
+      const auto put = [&at](const StridedView& sv) {
+        at.push_back(static_cast<int32_t>(sv.offset));
+        for (int64_t st : sv.strides) at.push_back(static_cast<int32_t>(st));
+      };
+      const StridedView qv = view_of(q), kv = view_of(k), vv = view_of(v);
+      for (const StridedView* sv : {&qv, &kv, &vv}) put(*sv);
+      StridedView mv{mask, 0, {0, 0, 0, 0}};
+      if (mask >= 0) {
+        const Sizes& ms = sz(mask);
+        const std::vector<int64_t> mst = contiguous(ms);
+        for (size_t i = 0; i < ms.size(); ++i)
+          if (ms[i] != 1) mv.strides[4 - ms.size() + i] = mst[i];
+      }
+      put(mv);
+      StridedView yv{out_, 0, contiguous(out)};
+      const int pj = plan_.sdpa_permute[index_];
+      if (pj >= 0) {  // write the permute's output: logical dim perm[i] is its dim i
+        const fb::PermuteParams* pp = g_nodes_->Get(static_cast<uint32_t>(pj))->params_as_PermuteParams();
+        const fb::Node* pn = g_nodes_->Get(static_cast<uint32_t>(pj));
+        std::vector<int64_t> perm;
+        for (int32_t d : ints(pp->perm())) perm.push_back(d);
+        Sizes permuted;
+        if (infer_permute(out, perm, &permuted).empty() && pn->outputs() != nullptr && pn->outputs()->size() == 1 &&
+            pn->outputs()->Get(0) < t_.size() && numel(sz(static_cast<int>(pn->outputs()->Get(0)))) == numel(out)) {
+          const std::vector<int64_t> pst = contiguous(permuted);
+          yv.tensor = static_cast<int>(pn->outputs()->Get(0));
+          for (size_t i = 0; i < perm.size(); ++i) {
+            int64_t d;
+            normalize_dim(perm[i], 4, &d);
+            yv.strides[static_cast<size_t>(d)] = pst[i];
+          }
+        } else {
+          return bad("its output permute (node %d) does not fit it", pj);
+        }
+      }
+      put(yv);
+      std::vector<uint8_t> push(at.size() * sizeof(int32_t));
+      std::memcpy(push.data(), at.data(), push.size());
+      const int64_t rows = qs[0] * qs[1] * qs[2];
+      add(ShaderId::Sdpa,
+          {ibits(qs[0]), ibits(qs[1]), ibits(qs[2]), ibits(s), ibits(qs[3]), ibits(out[3]), fbits(p->scale()),
+           ibits(mask >= 0)},
+          {qv.tensor, kv.tensor, vv.tensor, mask >= 0 ? mask : qv.tensor, yv.tensor}, rows * int64_t{kWorkgroupSize},
+          std::move(push), kWorkgroupSize);
       return Error::Ok;
     }
     default:

@@ -13,6 +13,7 @@
 #include "delegates/vulkan/runtime/conv_gemm_plan.h"
 #include "delegates/vulkan/runtime/graph_lowering.h"
 #include "delegates/vulkan/runtime/shader_library.h"
+#include "delegates/vulkan/runtime/strided_view.h"
 #include "delegates/vulkan/runtime/tuning_env.h"
 
 namespace ember {
@@ -43,7 +44,7 @@ constexpr uint32_t kLongRowWorkgroup = 256;
 // conv2d.comp / conv2d_gemm.comp specialisation constants, as indices of Dispatch::spec (constant_id - 1).
 constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3, kConvActGelu = 4,
                    kConvActGeluTanh = 5;  // ACT values (conv_activation.glsl)
-constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23;          // conv2d_gemm.comp
+constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23, kConvStep = 26;  // conv2d_gemm.comp
 constexpr size_t kConvWindow = 7, kConvWindowEnd = 15;  // spec indices of KH .. DW
 // conv2d_gemm.comp's push constants, in its order: the spec indices they come from (sizes,
 // groups, splits, chunk, bias, activation, bounds, residual).
@@ -72,6 +73,17 @@ inline std::vector<int64_t> contiguous(const Sizes& s) {
     acc *= s[i];
   }
   return st;
+}
+
+// A permute (normalised `perm`) of sizes `s` that moves only size-1 dims: the same element order.
+inline bool moves_only_unit_dims(const Sizes& s, const std::vector<int64_t>& perm) {
+  int64_t last = -1;
+  for (int64_t d : perm) {
+    if (s[static_cast<size_t>(d)] == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
 }
 
 inline int64_t prod(const Sizes& s, size_t from, size_t to) {
@@ -217,6 +229,22 @@ class Lowering {
     const int x = n->inputs()->Get(0), c = n->inputs()->Get(1);
     return {token_major(x), c, n->inputs()->Get(2), sz(c).size() >= 2 ? sz(c)[sz(c).size() - 2] : 1};
   }
+  // How `id` is read by a reader that indexes with strides: its lazy view, or itself, contiguous.
+  StridedView view_of(int id) const {
+    if (id >= 0 && static_cast<size_t>(id) < views_.size() && views_[static_cast<size_t>(id)].tensor >= 0)
+      return views_[static_cast<size_t>(id)];
+    return {id, 0, contiguous(sz(id))};
+  }
+  // A lazy layout node's output `out_` (of sizes `out`) as `v`; false: a view of a tensor with
+  // elements beyond 32-bit offsets (then copied instead).
+  bool set_view(StridedView v) {
+    if (views_.size() < t_.size()) views_.resize(t_.size());
+    int64_t last = v.offset;
+    for (size_t i = 0; i < v.strides.size(); ++i) last += (sz(out_)[i] - 1) * v.strides[i];
+    if (v.offset < 0 || last >= (int64_t{1} << 31)) return false;
+    views_[static_cast<size_t>(out_)] = std::move(v);
+    return true;
+  }
   Error need_shader(fb::Shader s) {
     if (node_->shader() != s)
       return bad("uses shader %s, expected %s", fb::EnumNameShader(node_->shader()), fb::EnumNameShader(s));
@@ -317,6 +345,8 @@ class Lowering {
   const char* op_ = "";
   int out_ = -1;
   int scratch_ = -1;  // scratch(): the graph's scratch tensor, once made
+  // Per tensor: how a lazy layout node's output is read (strided_view.h); tensor -1: as itself.
+  std::vector<StridedView> views_;
 };
 
 }  // namespace lowering

@@ -50,6 +50,9 @@ const uint32_t kLinearWq[] =
 const uint32_t kConv2dGemm[] =
 #include "delegates/vulkan/shaders/conv2d_gemm.inc"
     ;
+const uint32_t kSdpa[] =
+#include "delegates/vulkan/shaders/sdpa.inc"
+    ;
 
 const uint32_t kConv2dFp16[] =
 #include "delegates/vulkan/shaders/conv2d_fp16.inc"
@@ -96,6 +99,9 @@ const uint32_t kLinearWqFp16[] =
 const uint32_t kConv2dGemmFp16[] =
 #include "delegates/vulkan/shaders/conv2d_gemm_fp16.inc"
     ;
+const uint32_t kSdpaFp16[] =
+#include "delegates/vulkan/shaders/sdpa_fp16.inc"
+    ;
 
 #define EMBER_SHADER(name, var, bindings, push, outputs) \
   ShaderInfo{name, var, sizeof(var) / sizeof(var[0]), bindings, push, outputs}
@@ -116,6 +122,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("linear_wq", kLinearWq, 13, 0, 3),
     EMBER_SHADER("embedding_wq", kEmbeddingWq, 4, 0, 1),
     EMBER_SHADER("conv2d_gemm", kConv2dGemm, 7, 60, 2),
+    EMBER_SHADER("sdpa", kSdpa, 5, 100, 1),
     // fp16-storage variants, same order (kFp16Offset + id).
     EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0, 1),
     EMBER_SHADER("matmul_fp16", kMatmulFp16, 4, 0, 1),
@@ -132,6 +139,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 13, 0, 3),
     EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0, 1),
     EMBER_SHADER("conv2d_gemm_fp16", kConv2dGemmFp16, 7, 60, 2),
+    EMBER_SHADER("sdpa_fp16", kSdpaFp16, 5, 100, 1),
 };
 
 }  // namespace

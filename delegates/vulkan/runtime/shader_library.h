@@ -7,7 +7,7 @@
 namespace ember {
 namespace vulkan {
 
-// Ids 0..11 match fb::Shader; kFp16Offset + id is the same shader compiled with
+// Ids 0..11 match fb::Shader (never cast: the lowering names each dispatch's shader); kFp16Offset + id is the same shader compiled with
 // -DSTORAGE_FP16 (float16_t storage buffers, fp32 arithmetic; see fp16_storage.h).
 enum class ShaderId : uint8_t {
   Conv2d = 0, Matmul = 1, Binary = 2, Unary = 3, Pool2d = 4, Softmax = 5, LayerNorm = 6,
@@ -15,8 +15,9 @@ enum class ShaderId : uint8_t {
   LinearWq = 12,  // a dispatch of Matmul nodes with quantized weights (LinearParams.weight_bits)
   EmbeddingWq = 13,  // of Embedding nodes with quantized weights (EmbeddingParams.weight_bits)
   Conv2dGemm = 14,   // of Conv2d nodes as an implicit GEMM (conv_gemm_plan.h)
+  Sdpa = 15,         // of Sdpa nodes (fb::Shader::Sdpa is 12: runtime ids from 12 on are their own)
 };
-constexpr int kNumBaseShaders = 15;
+constexpr int kNumBaseShaders = 16;
 constexpr int kFp16Offset = kNumBaseShaders;
 constexpr int kNumShaders = 2 * kNumBaseShaders;
 

@@ -1,5 +1,5 @@
 // Vulkan op table, matrix products and attention: linear, mm / bmm / matmul (batch dims equal
-// or all 1), addmm (beta = alpha = 1), scaled_dot_product_attention as its pieces.
+// or all 1), addmm (beta = alpha = 1), scaled_dot_product_attention (one node, or its pieces).
 #include <cmath>
 #include <utility>
 
@@ -44,9 +44,11 @@ std::string lower_addmm(VulkanLowering& ctx, const Node& n) {
   return ctx.finish(n, mm < 0 ? -1 : ctx.b.binary(VkBinary::Add, mm, bias));
 }
 
-// scaled_dot_product_attention as softmax(q @ k^T * scale + mask) @ v: two matmuls, an
-// affine scale, an optional additive float mask (or the causal one, as a blob constant)
-// and a softmax. Boolean masks stay on the portable kernel (check_value rejects them).
+// scaled_dot_product_attention: one Sdpa node (sdpa.comp) for 4-D operands without a causal
+// flag whose scores fit a workgroup's shared memory on any Vulkan device; otherwise
+// softmax(q @ k^T * scale + mask) @ v: two matmuls, an affine scale, an optional additive float
+// mask (or the causal one, as a blob constant) and a softmax. Boolean masks stay on the
+// portable kernel (check_value rejects them).
 std::string lower_attention(VulkanLowering& ctx, const Node& n) {
   VulkanBlobBuilder& b = ctx.b;
   const int q = ctx.t(n, 0), k = ctx.t(n, 1), v = ctx.t(n, 2);
@@ -64,6 +66,11 @@ std::string lower_attention(VulkanLowering& ctx, const Node& n) {
   if (has_arg(n, 6) && n.args[6].kind != Arg::Kind::None && !number(n.args[6], &scale)) return "attention scale";
   const bool causal = has_arg(n, 5) && n.args[5].kind == Arg::Kind::Bool && n.args[5].b;
   if (causal && mask >= 0) return "causal attention with a mask";
+  if (!causal && rank == 4 && s + e + 64 <= kSdpaMaxSharedFloats) {
+    const int r = b.sdpa(q, k, v, mask, static_cast<float>(scale));
+    if (r < 0) return b.ok() ? std::string("attention lowering failed") : b.error();
+    return ctx.finish(n, r);
+  }
   std::vector<int64_t> perm(rank);
   for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(i);
   std::swap(perm[rank - 1], perm[rank - 2]);
