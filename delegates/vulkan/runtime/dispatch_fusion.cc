@@ -146,6 +146,37 @@ bool is_layout(const GraphView& v, int i) {
   return n->shader() == fb::Shader::StridedCopy && (t == fb::Params::PermuteParams || t == fb::Params::SliceParams);
 }
 
+// A view, or a permute that moves only size-1 dims (at the blob's sizes): the lowering makes its
+// output an alias of its input (the same bytes in the same order).
+bool is_alias_node(const GraphView& v, int i) {
+  if (!is_layout(v, i)) return false;
+  const fb::Node* n = v.node(i);
+  if (n->params_type() == fb::Params::ViewParams) return true;
+  const fb::PermuteParams* p = n->params_as_PermuteParams();
+  const auto* sizes = v.tensor(v.input(i, 0))->sizes();
+  if (p == nullptr || p->perm() == nullptr || sizes == nullptr || p->perm()->size() != sizes->size()) return false;
+  const int64_t rank = static_cast<int64_t>(sizes->size());
+  int64_t last = -1;
+  for (int32_t d : *p->perm()) {
+    const int64_t dim = d < 0 ? d + rank : d;
+    if (dim < 0 || dim >= rank) return false;
+    if (sizes->Get(static_cast<uint32_t>(dim)) == 1) continue;
+    if (dim < last) return false;
+    last = dim;
+  }
+  return true;
+}
+
+// The tensor that holds `id`'s bytes: back through alias nodes whose inputs only they read.
+int alias_source(const GraphView& v, int id) {
+  for (int hops = 0; hops < 8; ++hops) {
+    const int p = v.producer(id);
+    if (p < 0 || !is_alias_node(v, p) || !v.private_result(v.input(p, 0))) return id;
+    id = v.input(p, 0);
+  }
+  return id;
+}
+
 // Layout nodes an Sdpa reads through, and permutes of its output (dispatch_fusion.h). A layout
 // node is lazy when its output is internal and read only by lazy layout nodes and as an
 // Sdpa's q, k or v, and its input does not change later (not State). Readers come after their
@@ -356,9 +387,10 @@ FusionPlan plan_fusions(const fb::Graph& g) {
         break;
       }
       for (int which = 0; which < 2 && plan.residual_linear[static_cast<size_t>(i)] < 0; ++which) {
-        // r must exist before the conv runs (of two convs, the later one takes the add).
+        // r must exist before the conv runs (of two convs, the later one takes the add). The
+        // conv's result may reach the add through views (a linear's rows reshaped back).
         const int conv = which == 0 ? a : b, r = which == 0 ? b : a;
-        const int c = v.producer(conv);
+        const int c = v.producer(alias_source(v, conv));
         if (!v.plain_conv(c) || !v.private_result(conv) || v.producer(r) >= c || v.kind_is(r, fb::TensorKind::State))
           continue;
         plan.conv_residual[static_cast<size_t>(i)] = c;

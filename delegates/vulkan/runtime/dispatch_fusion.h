@@ -12,8 +12,9 @@
 //     and v projections): one dispatch computes all their outputs (SPLIT).
 // Convolutions and float linears take their consumers' element-wise work into their epilogue
 // (conv2d_gemm.comp; a CNN's adds and relus otherwise cost a dispatch and a barrier each):
-//   - add(conv, r) of a conv (or linear) without activation used only there, r existing before
-//     it runs and of the same sizes: it adds r (RESIDUAL; the GEMM path only);
+//   - add(conv, r) of a conv (or linear) without activation used only there (maybe through
+//     views or permutes of size-1 dims), r existing before it runs and of the same sizes: it
+//     adds r (RESIDUAL; the GEMM path only);
 //   - relu / clamp / hardtanh / silu / sigmoid / gelu of such a conv, or of such an add: the
 //     conv applies it (the GEMM path, conv2d.comp's direct loop, and matmul.comp for few-row
 //     linears and 1x1-image convs);

@@ -116,8 +116,8 @@ bool Lowering::fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b) 
   std::vector<Dispatch*> ds = conv_dispatches(plan_.conv_residual[i]);
   const int conv_out = plan_.residual_input[i] == 0 ? b : a, r = plan_.residual_input[i] == 0 ? a : b;
   if (ds.empty() || ds[0]->shader != ShaderId::Conv2dGemm) return false;
-  for (Dispatch* d : ds)
-    if (d->bindings[kConvGemmOut] != conv_out || d->spec[epilogue_slots(d->shader).act] != 0 ||
+  for (Dispatch* d : ds)  // the conv writes conv_out, or what conv_out aliases (a view of it)
+    if (t_[d->bindings[kConvGemmOut]].root != t_[conv_out].root || d->spec[epilogue_slots(d->shader).act] != 0 ||
         d->spec[kConvHasResidual] != 0)
       return false;
   for (Dispatch* d : ds) {

@@ -94,6 +94,7 @@ GraphSpec template_graph() {
   t(D::Float32, {1, 6, 8}, K::Internal, 0, {1}); // 23 down
   t(D::Float32, {1, 6, 8}, K::Output, 2, {1});   // 24 down + x
   t(D::Float32, {1, 6, 8}, K::Output, 3, {1});   // 25 a second linear of the normalised x (split with q's)
+  t(D::Float32, {1, 2, 6, 4}, K::Output, 4, {2});  // 26 attention without a cache (Sdpa) over the rope
   auto n = [&](fb::Shader s, Params p, std::vector<int> in, uint32_t out, int a = 0, int b = 0, int c = 0, float f = 0) {
     g.nodes.push_back(NodeSpec{static_cast<int>(s), static_cast<int>(p), in, {out}, a, b, c, f});
   };
@@ -110,8 +111,9 @@ GraphSpec template_graph() {
   n(fb::Shader::Matmul, Params::LinearParams, {22, 4, -1, 5}, 23, 8, 4);
   n(fb::Shader::Binary, Params::BinaryParams, {23, 0}, 24, 0);                // Add
   n(fb::Shader::Matmul, Params::LinearParams, {3, 16, -1, 17}, 25, 8, 4);
+  n(fb::Shader::Sdpa, Params::SdpaParams, {11, 11, 11, -1}, 26, 0, 0, 0, 0.5f);
   g.num_inputs = 2;
-  g.num_outputs = 4;
+  g.num_outputs = 5;
   g.state_outputs = {1};
   return g;
 }
@@ -145,6 +147,7 @@ std::vector<uint8_t> serialise(const GraphSpec& g, std::mt19937& rng) {
       case Params::RopeParams: p = fb::CreateRopeParams(f).Union(); break;
       case Params::SliceParams: p = fb::CreateSliceParams(f, n.a, n.b, n.c, 1).Union(); break;
       case Params::AttentionParams: p = fb::CreateAttentionParams(f, n.f).Union(); break;
+      case Params::SdpaParams: p = fb::CreateSdpaParams(f, n.f).Union(); break;
       case Params::BinaryParams: p = fb::CreateBinaryParams(f, static_cast<fb::BinaryOp>(n.a), 1.0f).Union(); break;
       default: break;  // NONE, or a type with no table here: a union without a payload
     }
@@ -285,8 +288,9 @@ TEST(VulkanBlobMutationTest, HostileWellFormedBlobsAreRefusedOrRunCleanly) {
       ASSERT_TRUE(h.ok()) << "the template must be valid: " << diag.text();
       // Fused (dispatch_fusion.h), so mutations reach the fusion plan: q and the last linear
       // with the RMSNorm (one split dispatch), RoPE reading through the permute, the slice, the
-      // attention with its cache writes, gate+up, down+add (13 unfused).
-      EXPECT_EQ(static_cast<const VulkanGraph*>(*h)->num_dispatches(), 6u);
+      // attention with its cache writes, gate+up, down+add, the attention without a cache
+      // (14 unfused).
+      EXPECT_EQ(static_cast<const VulkanGraph*>(*h)->num_dispatches(), 7u);
     }
     if (!h.ok()) {
       EXPECT_NE(std::string(diag.text()), "") << "seed " << seed << ": refused without a message";
