@@ -33,11 +33,7 @@ ConvGemmPlan conv_gemm_plan(int64_t images, int64_t groups, int64_t out_per_grou
   plan.splits = ceil_div(steps, chunk_steps);  // no empty range
   plan.chunk = chunk_steps * plan.step;
   plan.workgroups = tiles * plan.splits;
-  plan.tiles = tiles;
-  plan.in_place = plan.splits > 1 && tuning_choice("EMBER_VULKAN_SPLIT_FINISH", plan.splits <= kConvGemmMaxInPlaceSplits);
-  plan.partial_floats = plan.splits == 1 ? 0
-                        : plan.in_place ? plan.workgroups * kConvGemmTile * kConvGemmTile
-                                        : plan.splits * images * groups * out_per_group * pixels;
+  plan.partial_floats = plan.splits > 1 ? plan.splits * images * groups * out_per_group * pixels : 0;
   return plan;
 }
 

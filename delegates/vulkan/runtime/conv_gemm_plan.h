@@ -1,7 +1,7 @@
 // conv2d_gemm.comp's work split: whether a convolution runs as an implicit GEMM (64x64 output
 // tiles, 256 invocations each), its k step, and into how many k ranges its reduction is split so
-// that enough workgroups fill the GPU (the partial sums then go through a scratch buffer; the
-// tile's last range adds them up in the same dispatch, or, for many ranges, a second dispatch).
+// that enough workgroups fill the GPU (the partial sums then go through a scratch buffer and a
+// second, reducing dispatch).
 // A pure function of the shapes and the device's workgroup limit (plus EMBER_VULKAN_CONV_GEMM*
 // overrides for measuring on a device), so the lowering and the tests see the same choice.
 #pragma once
@@ -23,15 +23,11 @@ constexpr uint32_t conv_gemm_shared_bytes(int64_t step) {
 
 struct ConvGemmPlan {
   bool use = false;          // false: conv2d.comp (the direct or the split-K loop)
-  int64_t splits = 1;        // k ranges; > 1: partial sums, added up by the tile's last range or the reducing dispatch
-  bool in_place = false;     // splits > 1 and added up by the tile's last range (tile counters)
+  int64_t splits = 1;        // k ranges; > 1: partial sums + the reducing dispatch
   int64_t step = kConvGemmStep;  // the k step (conv2d_gemm.comp's BK)
   int64_t chunk = 0;         // k per range, a multiple of step
   int64_t workgroups = 0;    // of the GEMM dispatch
-  int64_t tiles = 0;         // output tiles (workgroups / splits)
-  // scratch: splits * images * out_channels * pixels, or in place 64 * 64 per workgroup (0 when
-  // splits == 1)
-  int64_t partial_floats = 0;
+  int64_t partial_floats = 0;  // scratch: splits * images * out_channels * pixels (0 when splits == 1)
 };
 
 // images, groups, out channels per group, pixels per output plane, reduction depth
@@ -42,12 +38,8 @@ struct ConvGemmPlan {
 // Splits: enough to reach ~kConvGemmTargetWorkgroups, each range at least kConvGemmMinSplitDepth deep.
 // Overrides, read on every call (init only): EMBER_VULKAN_CONV_GEMM (0 / 1: the path, where the
 // shapes allow it), EMBER_VULKAN_CONV_GEMM_WG (the workgroup target), EMBER_VULKAN_CONV_SPLITS
-// (a fixed split count, capped by the k steps), EMBER_VULKAN_CONV_GEMM_BK (16 or 32: the k step),
-// EMBER_VULKAN_SPLIT_FINISH (0 / 1: never / always in place; by default up to
-// kConvGemmMaxInPlaceSplits ranges, where the last range's reads of the others' sums still cost
-// less than a second dispatch and its barrier).
+// (a fixed split count, capped by the k steps), EMBER_VULKAN_CONV_GEMM_BK (16 or 32: the k step).
 constexpr int64_t kConvGemmTargetWorkgroups = 256;  // H200: 256 vs 512 vs 1024 within 5%
-constexpr int64_t kConvGemmMaxInPlaceSplits = 12;
 ConvGemmPlan conv_gemm_plan(int64_t images, int64_t groups, int64_t out_per_group, int64_t pixels, int64_t depth,
                             uint32_t max_workgroup, uint32_t max_shared_bytes, bool static_shapes);
 

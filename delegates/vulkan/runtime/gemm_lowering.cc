@@ -33,21 +33,18 @@ void pack_gemm_push(std::vector<Dispatch>& dispatches) {
   }
 }
 
-// conv2d_gemm.comp's dispatches for this node: the GEMM and, when its k range is split and not
-// finished in place (tile counters), the reduction (spec: the shader's constants 1..20;
-// rows_major: a linear layer). Recorded as the node's dispatches for the epilogue fusions.
+// conv2d_gemm.comp's dispatches for this node: the GEMM and, when its k range is split, the
+// reduction (spec: the shader's constants 1..20; rows_major: a linear layer). Recorded as the
+// node's dispatches for the epilogue fusions.
 void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, int64_t outputs,
                         bool rows_major) {
   const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
-  int64_t first_counter = -1;  // the tile counters of a split the tile's last range finishes
-  const int counters = gemm.in_place ? tile_counters(gemm.tiles, &first_counter) : out_;
   // Everything stays in `spec` while fusions may patch it; pack_gemm_push() then moves the
   // sizes, the split and the epilogue into the push constants (conv2d_gemm.comp).
-  spec.insert(spec.end(),
-              {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0, ibits(gemm.step), ibits(first_counter)});
+  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0, ibits(gemm.step)});
   // A squeeze-and-excitation multiply producing x (dispatch_fusion.h): read its operands, scale
   // as the patches are gathered, and drop its dispatch.
-  std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, counters, partial, out_};
+  std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, partial, out_};
   if (!rows_major) {
     const int mul = plan_.scaled_input[index_];
     const int md = mul >= 0 ? node_dispatch_[static_cast<size_t>(mul)] : -1;
@@ -64,7 +61,7 @@ void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, in
   }
   node_dispatch_[index_] = static_cast<int>(d_.size());
   add(ShaderId::Conv2dGemm, spec, bindings, gemm.workgroups * int64_t{kConvGemmWorkgroup}, {}, kConvGemmWorkgroup);
-  if (gemm.splits > 1 && !gemm.in_place) {
+  if (gemm.splits > 1) {
     spec[kConvPhase] = 1;
     add(ShaderId::Conv2dGemm, spec, bindings, outputs, {}, kConvGemmWorkgroup);
   }
@@ -106,8 +103,7 @@ std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
   Dispatch& d = d_[static_cast<size_t>(di)];
   if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm && d.shader != ShaderId::Matmul) return r;
   r.push_back(&d);
-  if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplits] > 1 && static_cast<int32_t>(d.spec[kConvCounterBase]) < 0)
-    r.push_back(&d_[static_cast<size_t>(di) + 1]);  // its reducing dispatch
+  if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplits] > 1) r.push_back(&d_[static_cast<size_t>(di) + 1]);
   return r;
 }
 

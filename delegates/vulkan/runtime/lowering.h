@@ -44,13 +44,12 @@ constexpr uint32_t kLongRowWorkgroup = 256;
 // conv2d.comp / conv2d_gemm.comp specialisation constants, as indices of Dispatch::spec (constant_id - 1).
 constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3, kConvActGelu = 4,
                    kConvActGeluTanh = 5;  // ACT values (conv_activation.glsl)
-// conv2d_gemm.comp; kConvCounterBase (the first tile counter, or -1) is no constant_id, only pushed.
-constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23, kConvStep = 26, kConvCounterBase = 27;
+constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23, kConvStep = 26;  // conv2d_gemm.comp
 constexpr size_t kConvWindow = 7, kConvWindowEnd = 15;  // spec indices of KH .. DW
 // conv2d_gemm.comp's push constants, in its order: the spec indices they come from (sizes,
-// groups, splits, chunk, bias, activation, bounds, residual, first tile counter or -1).
-constexpr size_t kConvGemmPushFrom[] = {0, 1, 2, 3, 4, 5, 6, 15, 20, 21, 16, 17, 18, 19, 23, 27};
-constexpr size_t kConvGemmX = 0, kConvGemmResidual = 3, kConvGemmScale = 4, kConvGemmOut = 7;  // bindings
+// groups, splits, chunk, bias, activation, bounds, residual).
+constexpr size_t kConvGemmPushFrom[] = {0, 1, 2, 3, 4, 5, 6, 15, 20, 21, 16, 17, 18, 19, 23};
+constexpr size_t kConvGemmX = 0, kConvGemmResidual = 3, kConvGemmScale = 4, kConvGemmOut = 6;  // bindings
 constexpr size_t kConvInScale = 25;  // conv2d_gemm.comp IN_SCALE (spec index)
 // Where a dispatch of conv2d.comp, conv2d_gemm.comp or matmul.comp keeps its fused activation
 // (ACT, ACT_MIN, ACT_MAX: spec indices) and its output (binding).
@@ -275,26 +274,6 @@ class Lowering {
     }
     return scratch_;
   }
-  // `count` of the graph's tile counters (int32, zero at init, each left zero by the dispatch that
-  // uses it: conv2d_gemm.comp's split reductions); *first: the first one's index. Appending may
-  // move t_, as scratch().
-  int tile_counters(int64_t count, int64_t* first) {
-    if (counters_ < 0) {
-      TensorInfo t;
-      t.dtype = static_cast<uint8_t>(fb::DType::Int32);
-      t.kind = static_cast<uint8_t>(fb::TensorKind::Internal);
-      t.root = static_cast<int>(t_.size());
-      t.available = true;
-      t.zero_init = true;
-      counters_ = t.root;
-      t_.push_back(t);
-    }
-    TensorInfo& t = t_[static_cast<size_t>(counters_)];
-    *first = t.sizes.empty() ? 0 : t.sizes[0];
-    set_tensor_sizes(t, {*first + count});
-    t.bound = t.sizes;
-    return counters_;
-  }
   void add_copy(int src, int dst, const Sizes& sizes, const std::vector<int64_t>& ss,
                 const std::vector<int64_t>& ds, int64_t src_off, int64_t dst_off) {
     IndexSpacePush p{};
@@ -365,8 +344,7 @@ class Lowering {
   size_t index_ = 0;
   const char* op_ = "";
   int out_ = -1;
-  int scratch_ = -1;   // scratch(): the graph's scratch tensor, once made
-  int counters_ = -1;  // tile_counters(): the graph's tile counters, once made
+  int scratch_ = -1;  // scratch(): the graph's scratch tensor, once made
   // Per tensor: how a lazy layout node's output is read (strided_view.h); tensor -1: as itself.
   std::vector<StridedView> views_;
 };

@@ -85,13 +85,9 @@ Result<std::unique_ptr<VulkanGraph>> VulkanGraph::create(VulkanContext* context,
   EMBER_TRY(g->allocate(diag));
   const auto t_allocated = now();
   std::vector<int> consts;
-  for (const TensorInfo& t : g->tensors_)
-    if (t.zero_init && g->zeros_.size() < t.device_nbytes) g->zeros_.assign(t.device_nbytes, 0);
   for (size_t i = 0; i < g->tensors_.size(); ++i) {
-    TensorInfo& t = g->tensors_[i];
-    if (t.zero_init) t.constant = Span<const uint8_t>(g->zeros_.data(), t.device_nbytes);  // uploaded from zeros
-    if (t.kind == static_cast<uint8_t>(fb::TensorKind::Constant) || t.kind == static_cast<uint8_t>(fb::TensorKind::State) ||
-        t.zero_init)
+    const uint8_t k = g->tensors_[i].kind;
+    if (k == static_cast<uint8_t>(fb::TensorKind::Constant) || k == static_cast<uint8_t>(fb::TensorKind::State))
       consts.push_back(static_cast<int>(i));
   }
   // The weight upload (staging copies, the transfer, its wait) runs on a helper thread while

@@ -89,7 +89,6 @@ class VulkanGraph {
     size_t device_nbytes = 0;  // of the device buffer (half of nbytes for fp16 tensors)
     bool fp16 = false;         // float tensor stored as fp16 on the device (fp16_storage.h)
     bool constant_fp16 = false;  // `constant` holds fp16 bytes already
-    bool zero_init = false;      // an internal tensor zeroed once at init (conv2d_gemm.comp's tile counters)
     int buffer = -1;    // index into device_ (roots only)
   };
   struct Dispatch {
@@ -144,7 +143,6 @@ class VulkanGraph {
   VulkanContext* context_;
   bool fp16_ = false;         // blob CompileOptions.fp16: fp16 storage (fp16_storage.h)
   std::vector<uint8_t> blob_copy_;  // the blob, when it was not 8-byte aligned in the program
-  std::vector<uint8_t> zeros_;      // the zero_init tensors' initial bytes (init only)
   const uint8_t* graph_data_ = nullptr;  // the verified fb::Graph (in the program or blob_copy_)
   FusionPlan fusion_;               // made once from the graph's structure, used at every size
   std::vector<TensorInfo> parsed_;  // before lowering: sizes at the bound

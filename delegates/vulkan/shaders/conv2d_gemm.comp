@@ -8,13 +8,9 @@
 // PHASE 0: one 256-invocation workgroup per 64x64 output tile and reduction split; each
 // invocation accumulates a 4x4 block over BK-deep k steps staged in shared memory, the next
 // step's global loads issued before the current step's arithmetic. With SPLITS == 1 it writes
-// Y (bias, activation). Otherwise, with counter_base >= 0 (few splits; conv_gemm_plan.h), each
-// range writes its 16 sums per invocation to P (one coalesced store each), counts itself done
-// on its tile's counter, and the tile's last range adds the others' sums to its own registers
-// (16 independent loads per range in flight) and writes Y: no second dispatch. With
-// counter_base < 0, split s writes its partial sums to P[s][image][oc][pixel] and PHASE 1, a
-// second dispatch of one invocation per output, adds the SPLITS partial sums, the bias and the
-// activation, and writes Y.
+// Y (bias, activation); otherwise split s writes its partial sums to P[s][image][oc][pixel].
+// PHASE 1 (SPLITS > 1): one invocation per output adds the SPLITS partial sums, the bias and
+// the activation, and writes Y.
 // HAS_RESIDUAL: the epilogue also adds R (same sizes as Y) before the activation: a following
 // add (and activation) fused into the convolution (runtime/dispatch_fusion.h).
 // The runtime picks SPLITS so that deep reductions over few outputs (ResNet's 7x7x512 layers:
@@ -24,13 +20,12 @@
 // network's convolutions share a few pipelines: each costs tens of ms to compile, and a
 // pipeline per layer and epilogue made a first load 1.5-2x slower (H200; sizes as
 // specialisation constants ran ~5% faster). The runtime fills the push constants from the
-// dispatch's specialisation values (gemm_lowering.cc), ids 1-7, 16-22 and 24 below, and
-// counter_base.
+// dispatch's specialisation values (graph_lowering.cc), ids 1-7, 16-22 and 24 below.
 layout(local_size_x_id = 0) in;  // 256 (the tile layout below assumes it)
 layout(push_constant) uniform Params {
   int n, ic, ih, iw, oc, oh, ow, groups, splits, chunk, has_bias, act;
   float act_min, act_max;
-  int has_residual, counter_base;
+  int has_residual;
 } pc;
 #define N pc.n
 #define IC pc.ic
@@ -70,19 +65,15 @@ layout(std430, set = 0, binding = 3) readonly buffer R { FLOAT_T residual[]; };
 // IN_SCALE: X's channels scaled as they are read (x[n, c, :, :] * s[n, c]): a preceding
 // squeeze-and-excitation multiply fused into the convolution (runtime/dispatch_fusion.h).
 layout(std430, set = 0, binding = 4) readonly buffer S { FLOAT_T in_scale[]; };
-// counter_base >= 0: a counter per output tile (from counter_base), zero between executes; each
-// split adds one when its sums are written, the last resets it.
-layout(std430, set = 0, binding = 5) coherent buffer Counters { uint counters[]; };
 // Partial sums stay fp32 in fp16-storage programs too.
-layout(std430, set = 0, binding = 6) coherent buffer Partial { float partial[]; };
-layout(std430, set = 0, binding = 7) writeonly buffer Y { FLOAT_T y[]; };
+layout(std430, set = 0, binding = 5) buffer Partial { float partial[]; };
+layout(std430, set = 0, binding = 6) writeonly buffer Y { FLOAT_T y[]; };
 
 const int BM = 64, BN = 64;
 // k-major tiles, rows padded by one vec4 so the transposing stores spread over the banks.
 shared vec4 As[BK][BM / 4 + 1];
 shared vec4 Bs[BK][BN / 4 + 1];
 shared vec4 Cs[BM][BN / 4 + 1];  // the finished tile, for the epilogue (25 KB of shared memory in all at BK 16)
-shared uint last_split;  // counter_base >= 0: this workgroup finishes its tile
 
 #include "conv_activation.glsl"
 
@@ -177,28 +168,6 @@ void gemm() {
     }
     barrier();
   }
-  const bool in_place = SPLITS > 1 && pc.counter_base >= 0;
-  if (in_place) {
-    // Sum q of invocation lid of range s of tile `tile` at ((s * TILES + tile) * 16 + q) * 256 + lid.
-    const int tiles_all = N * G * tiles_m * tiles_n;
-    const int tile = ((n * G + g) * tiles_m + tm) * tiles_n + tn;
-    for (int q = 0; q < 16; ++q) partial[((s * tiles_all + tile) * 16 + q) * 256 + lid] = acc[q >> 2][q & 3];
-    memoryBarrierBuffer();
-    barrier();
-    if (lid == 0) {
-      const uint done = atomicAdd(counters[pc.counter_base + tile], 1u);
-      last_split = done == uint(SPLITS - 1) ? 1u : 0u;
-      if (last_split != 0u) counters[pc.counter_base + tile] = 0u;  // for the next execute
-    }
-    barrier();
-    if (last_split == 0u) return;  // whole workgroup: the tile's last range finishes it
-    memoryBarrierBuffer();
-    for (int other = 0; other < SPLITS; ++other) {
-      if (other == s) continue;
-      const int base = (other * tiles_all + tile) * 16 * 256 + lid;
-      for (int q = 0; q < 16; ++q) acc[q >> 2][q & 3] += partial[base + q * 256];
-    }
-  }
   // The tile goes through shared memory, then each invocation writes every 256th element with
   // one (not unrolled) epilogue: neighbours write neighbours (pixels, or with ROWS_MAJOR output
   // channels), and the pipeline stays small (the epilogue's activations are push constants).
@@ -213,7 +182,7 @@ void gemm() {
     // NCHW output, or with ROWS_MAJOR [pixels, OC] (a linear layer's [rows, outputs]).
     const int id = ROWS_MAJOR != 0 ? p * OC + oc : (n * OC + oc) * P + p;
     const float v = Cs[mm][pp >> 2][pp & 3];
-    if (SPLITS == 1 || in_place) {
+    if (SPLITS == 1) {
       y[id] = FLOAT_T(epilogue(v, oc, uint(id)));
     } else {
       partial[s * total + id] = v;

@@ -49,17 +49,15 @@ std::string describe(const ConvCase& c) {
 
 // The env overrides for one scope (tests in one binary run one at a time).
 struct Env {
-  Env(const char* gemm, const char* splits, const char* step = nullptr, const char* finish = nullptr) {
+  Env(const char* gemm, const char* splits, const char* step = nullptr) {
     setenv("EMBER_VULKAN_CONV_GEMM", gemm, 1);
     if (splits != nullptr) setenv("EMBER_VULKAN_CONV_SPLITS", splits, 1);
     if (step != nullptr) setenv("EMBER_VULKAN_CONV_GEMM_BK", step, 1);
-    if (finish != nullptr) setenv("EMBER_VULKAN_SPLIT_FINISH", finish, 1);
   }
   ~Env() {
     unsetenv("EMBER_VULKAN_CONV_GEMM");
     unsetenv("EMBER_VULKAN_CONV_SPLITS");
     unsetenv("EMBER_VULKAN_CONV_GEMM_BK");
-    unsetenv("EMBER_VULKAN_SPLIT_FINISH");
   }
 };
 
@@ -86,8 +84,7 @@ TEST(VulkanConvGemmTest, MatchesPortableOverShapesAndSplits) {
       b.output(y);
       std::vector<Floats> out;
       {
-        // Splits finished in place (tile counters) with 16-deep steps, by a reducing dispatch with 32.
-        Env env("1", splits, step, std::string(step) == "16" ? "1" : "0");
+        Env env("1", splits, step);
         ASSERT_TRUE(run(b, {HostTensor::f32(c.xs, x)}, {y}, &out)) << describe(c);
       }
       Floats want = portable_conv(c, x, w, bias, b.sizes(y));
@@ -114,15 +111,6 @@ TEST(VulkanConvGemmTest, PlanSplitsDeepReductionsOnly) {
   EXPECT_LT(deep.chunk * (deep.splits - 1), 4608);  // no empty range
   EXPECT_EQ(deep.workgroups, 8 * deep.splits);
   EXPECT_EQ(deep.partial_floats, deep.splits * 512 * 49);
-  EXPECT_FALSE(deep.in_place) << "32 ranges: a second dispatch adds them";
-  // ResNet18's 56x56x64 3x3 layer: 49 tiles, k 576: a few ranges, finished in place.
-  ConvGemmPlan shallow = conv_gemm_plan(1, 1, 64, 3136, 576, 1024, 49152, true);
-  ASSERT_TRUE(shallow.use);
-  EXPECT_GT(shallow.splits, 1);
-  EXPECT_LE(shallow.splits, kConvGemmMaxInPlaceSplits);
-  EXPECT_TRUE(shallow.in_place);
-  EXPECT_EQ(shallow.tiles, 49);
-  EXPECT_EQ(shallow.partial_floats, shallow.workgroups * 64 * 64);
   // A stem: k 147 (10 steps) over 12544 pixels: many tiles, at most 2 ranges of >= 4 steps.
   ConvGemmPlan stem = conv_gemm_plan(1, 1, 64, 12544, 147, 1024, 49152, true);
   ASSERT_TRUE(stem.use);
@@ -138,10 +126,8 @@ TEST(VulkanConvGemmTest, PlanSplitsDeepReductionsOnly) {
   unsetenv("EMBER_VULKAN_CONV_GEMM");
 }
 
-// Two split convolutions in a row share the scratch buffer (and the tile counters); the second
-// reads the first's output; three executes in a row, a new input each time. Both ways of
-// adding up a split: by the tile's last range in the GEMM dispatch, and by a second, reducing
-// dispatch per convolution (EMBER_VULKAN_SPLIT_FINISH=0).
+// Two split convolutions in a row share the scratch buffer; the second reads the first's output;
+// three executes in a row, a new input each time.
 TEST(VulkanConvGemmTest, ChainedSplitConvolutionsShareTheScratch) {
   EMBER_SKIP_WITHOUT_VULKAN();
   const ConvCase c1{{1, 128, 8, 8}, {64, 128, 3, 3}, {1}, {1}, {1}, 1, true, VkActivation::relu()};
@@ -152,30 +138,24 @@ TEST(VulkanConvGemmTest, ChainedSplitConvolutionsShareTheScratch) {
   int h = b.conv2d(b.input(c1.xs), b.constant(c1.ws, w1), b.constant({64}, b1), {1}, {1}, {1}, 1, c1.act);
   int y = b.conv2d(h, b.constant(c2.ws, w2), b.constant({96}, b2), {1}, {1}, {1}, 1, c2.act);
   b.output(y);
-  size_t dispatches[2] = {0, 0};
-  for (int in_place = 0; in_place < 2; ++in_place) {
-    Delegate del;
-    {
-      Env env("1", "4", nullptr, in_place ? "1" : "0");
-      ASSERT_EQ(del.init(b.build()), Error::Ok) << del.message();
-    }
-    dispatches[in_place] = del.graph()->num_dispatches();
-    // In place, each execute must find its tile counters back at zero (the last range of a tile
-    // resets its own); a stale count would leave no finisher and the old output.
-    for (int rep = 0; rep < 3; ++rep) {
-      const Floats xr = random_floats(numel(c1.xs), 60 + 10 * rep);
-      Floats mid = portable_conv(c1, xr, w1, b1, b.sizes(h));
-      for (float& v : mid) v = std::max(v, 0.0f);
-      const Floats want = portable_conv(c2, mid, w2, b2, b.sizes(y));
-      std::vector<HostTensor> ins{HostTensor::f32(c1.xs, xr)};
-      std::vector<HostTensor> os{nan_out(b.sizes(y))};
-      ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
-      EXPECT_TRUE(near(values(os[0]), want, 2e-5f)) << "execute " << rep << " in place " << in_place;
-    }
+  Delegate del;
+  {
+    Env env("1", "4");
+    ASSERT_EQ(del.init(b.build()), Error::Ok) << del.message();
   }
-  EXPECT_EQ(dispatches[0], 4u) << "two GEMMs, two reductions";
-  EXPECT_EQ(dispatches[1], 2u) << "two GEMMs that finish their tiles";
+  // A new input each time: an execute that left a buffer stale would show the old output.
+  for (int rep = 0; rep < 3; ++rep) {
+    const Floats xr = random_floats(numel(c1.xs), 60 + 10 * rep);
+    Floats mid = portable_conv(c1, xr, w1, b1, b.sizes(h));
+    for (float& v : mid) v = std::max(v, 0.0f);
+    const Floats want = portable_conv(c2, mid, w2, b2, b.sizes(y));
+    std::vector<HostTensor> ins{HostTensor::f32(c1.xs, xr)};
+    std::vector<HostTensor> os{nan_out(b.sizes(y))};
+    ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
+    EXPECT_TRUE(near(values(os[0]), want, 2e-5f)) << "execute " << rep;
+  }
 }
+
 
 // Two ResNet blocks and a depthwise conv: y1 = relu(conv2(relu(conv1(x))) + x);
 // y2 = relu(conv4(relu(conv3(y1))) + conv5(y1)) (the add goes into conv5, the later conv, with
