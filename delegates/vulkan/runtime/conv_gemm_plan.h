@@ -1,6 +1,6 @@
 // conv2d_gemm.comp's work split: whether a convolution runs as an implicit GEMM (64x64 output
-// tiles, 256 invocations each), its k step, and into how many k ranges its reduction is split so
-// that enough workgroups fill the GPU (the partial sums then go through a scratch buffer and a
+// tiles, 256 invocations each), and into how many k ranges its reduction is split so that
+// enough workgroups fill the GPU (the partial sums then go through a scratch buffer and a
 // second, reducing dispatch).
 // A pure function of the shapes and the device's workgroup limit (plus EMBER_VULKAN_CONV_GEMM*
 // overrides for measuring on a device), so the lowering and the tests see the same choice.
@@ -11,21 +11,16 @@
 namespace ember {
 namespace vulkan {
 
-// conv2d_gemm.comp's tile: 64 output channels x 64 pixels, 256 invocations; k steps of
-// kConvGemmStep (or 32 with EMBER_VULKAN_CONV_GEMM_BK=32); a split range is >= 64 deep.
-constexpr int64_t kConvGemmTile = 64, kConvGemmStep = 16, kConvGemmMinSplitDepth = 64;
+// conv2d_gemm.comp's tile: 64 output channels x 64 pixels, 16-deep k steps, 256 invocations.
+constexpr int64_t kConvGemmTile = 64, kConvGemmStep = 16;
 constexpr uint32_t kConvGemmWorkgroup = 256;
-// Its shared memory at k step `step`: the A and B k-step tiles and the finished tile (vec4 rows
-// padded by one).
-constexpr uint32_t conv_gemm_shared_bytes(int64_t step) {
-  return static_cast<uint32_t>((step * 17 + step * 17 + 64 * 17) * 16);
-}
+// Its shared memory: the A and B k-step tiles and the finished tile (vec4 rows padded by one).
+constexpr uint32_t kConvGemmSharedBytes = (16 * 17 + 16 * 17 + 64 * 17) * 16;
 
 struct ConvGemmPlan {
   bool use = false;          // false: conv2d.comp (the direct or the split-K loop)
   int64_t splits = 1;        // k ranges; > 1: partial sums + the reducing dispatch
-  int64_t step = kConvGemmStep;  // the k step (conv2d_gemm.comp's BK)
-  int64_t chunk = 0;         // k per range, a multiple of step
+  int64_t chunk = 0;         // k per range, a multiple of kConvGemmStep
   int64_t workgroups = 0;    // of the GEMM dispatch
   int64_t partial_floats = 0;  // scratch: splits * images * out_channels * pixels (0 when splits == 1)
 };
@@ -33,12 +28,12 @@ struct ConvGemmPlan {
 // images, groups, out channels per group, pixels per output plane, reduction depth
 // (in channels per group * KH * KW). Used where a group has >= 16 output channels, a plane >= 16
 // pixels and the reduction >= 16 (depthwise and 1x1-plane convolutions keep the direct loop),
-// the device allows 256-invocation workgroups and the shared memory, and `static_shapes` (the
-// scratch's size and the dispatch count must not change with a dynamic size).
-// Splits: enough to reach ~kConvGemmTargetWorkgroups, each range at least kConvGemmMinSplitDepth deep.
+// the device allows 256-invocation workgroups and kConvGemmSharedBytes of shared memory, and `static_shapes` (the scratch's size and the
+// dispatch count must not change with a dynamic size).
+// Splits: enough to reach ~kConvGemmTargetWorkgroups, each range at least 4 k steps.
 // Overrides, read on every call (init only): EMBER_VULKAN_CONV_GEMM (0 / 1: the path, where the
 // shapes allow it), EMBER_VULKAN_CONV_GEMM_WG (the workgroup target), EMBER_VULKAN_CONV_SPLITS
-// (a fixed split count, capped by the k steps), EMBER_VULKAN_CONV_GEMM_BK (16 or 32: the k step).
+// (a fixed split count, capped by the k steps).
 constexpr int64_t kConvGemmTargetWorkgroups = 256;  // H200: 256 vs 512 vs 1024 within 5%
 ConvGemmPlan conv_gemm_plan(int64_t images, int64_t groups, int64_t out_per_group, int64_t pixels, int64_t depth,
                             uint32_t max_workgroup, uint32_t max_shared_bytes, bool static_shapes);

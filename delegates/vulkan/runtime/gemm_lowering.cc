@@ -11,12 +11,13 @@ namespace lowering {
 
 EpilogueSlots epilogue_slots(ShaderId s) {
   if (s == ShaderId::Matmul) return {8, 9, 10, 3};
+  if (s == ShaderId::Mlp2) return {9, 10, 11, 5};
   return {17, 18, 19, s == ShaderId::Conv2dGemm ? kConvGemmOut : 3};
 }
 
 // Moves each conv2d_gemm.comp dispatch's sizes, split and epilogue from its specialisation
 // values into its push constants and zeroes them there, so dispatches that differ only in those
-// share a pipeline; a reduction (PHASE 1) ignores the window, the input scale and the k step too.
+// share a pipeline; a reduction (PHASE 1) ignores the window and the input scale too.
 void pack_gemm_push(std::vector<Dispatch>& dispatches) {
   for (Dispatch& d : dispatches) {
     if (d.shader != ShaderId::Conv2dGemm) continue;
@@ -28,7 +29,6 @@ void pack_gemm_push(std::vector<Dispatch>& dispatches) {
     if (d.spec[kConvPhase] == 1) {
       for (size_t i = kConvWindow; i < kConvWindowEnd; ++i) d.spec[i] = 0;
       d.spec[kConvInScale] = 0;
-      d.spec[kConvStep] = 0;
     }
   }
 }
@@ -41,7 +41,7 @@ void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, in
   const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
   // Everything stays in `spec` while fusions may patch it; pack_gemm_push() then moves the
   // sizes, the split and the epilogue into the push constants (conv2d_gemm.comp).
-  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0, ibits(gemm.step)});
+  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0});
   // A squeeze-and-excitation multiply producing x (dispatch_fusion.h): read its operands, scale
   // as the patches are gathered, and drop its dispatch.
   std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, partial, out_};
@@ -94,6 +94,33 @@ void Lowering::add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, 
       {x, w, b >= 0 ? b : w, out_}, invocations, {}, wg);
 }
 
+// This 1x1-image conv (a linear layer of m rows, n outputs) and the one before it that the plan
+// names (dispatch_fusion.h: mlp_first), already lowered to a matmul.comp dispatch that writes x:
+// one mlp2.comp dispatch computes both (the first's dispatch is dropped). False when the first
+// took another path or the rows do not fit shared memory.
+bool Lowering::fuse_mlp(int x, int w, int b, int64_t m, int64_t n, bool act, float act_min, float act_max) {
+  const int first = plan_.mlp_first[index_];
+  const int di = first >= 0 ? node_dispatch_[static_cast<size_t>(first)] : -1;
+  if (di < 0) return false;
+  const Dispatch& a = d_[static_cast<size_t>(di)];
+  // matmul.comp's spec: BATCH, M, K, N, A_BS, B_BS, TRANS_B, HAS_BIAS, ACT, ACT_MIN, ACT_MAX, TILED.
+  if (a.shader != ShaderId::Matmul || a.spec.size() != 12 || a.bindings[3] != x ||
+      static_cast<int64_t>(a.spec[1]) != m)
+    return false;
+  const int64_t k = a.spec[2], r = a.spec[3];
+  if ((k + r + int64_t{kConvGemmWorkgroup}) * int64_t{sizeof(float)} > limits_.max_shared_bytes ||
+      limits_.max_workgroup < kConvGemmWorkgroup)
+    return false;
+  std::vector<uint32_t> spec{ibits(m), ibits(k), ibits(r), ibits(n), a.spec[7], a.spec[8], a.spec[9], a.spec[10],
+                             ibits(b >= 0), ibits(act), fbits(act_min), fbits(act_max)};
+  std::vector<int> bindings{a.bindings[0], a.bindings[1], a.bindings[2], w, b >= 0 ? b : w, out_};
+  dead_.resize(d_.size(), false);
+  dead_[static_cast<size_t>(di)] = true;
+  node_dispatch_[index_] = static_cast<int>(d_.size());
+  add(ShaderId::Mlp2, std::move(spec), std::move(bindings), m * int64_t{kConvGemmWorkgroup}, {}, kConvGemmWorkgroup);
+  return true;
+}
+
 // The dispatches of conv or linear node `node` (its GEMM and reduction, its direct loop, or its
 // matmul.comp dispatch), in order; empty when it has none.
 std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
@@ -101,7 +128,9 @@ std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
   const int di = node >= 0 ? node_dispatch_[static_cast<size_t>(node)] : -1;
   if (di < 0) return r;
   Dispatch& d = d_[static_cast<size_t>(di)];
-  if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm && d.shader != ShaderId::Matmul) return r;
+  if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm && d.shader != ShaderId::Matmul &&
+      d.shader != ShaderId::Mlp2)
+    return r;
   r.push_back(&d);
   if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplits] > 1) r.push_back(&d_[static_cast<size_t>(di) + 1]);
   return r;

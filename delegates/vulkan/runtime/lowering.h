@@ -44,11 +44,11 @@ constexpr uint32_t kLongRowWorkgroup = 256;
 // conv2d.comp / conv2d_gemm.comp specialisation constants, as indices of Dispatch::spec (constant_id - 1).
 constexpr uint32_t kConvActClamp = 1, kConvActSilu = 2, kConvActSigmoid = 3, kConvActGelu = 4,
                    kConvActGeluTanh = 5;  // ACT values (conv_activation.glsl)
-constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23, kConvStep = 26;  // conv2d_gemm.comp
+constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23;          // conv2d_gemm.comp
 constexpr size_t kConvWindow = 7, kConvWindowEnd = 15;  // spec indices of KH .. DW
 // conv2d_gemm.comp's push constants, in its order: the spec indices they come from (sizes,
-// groups, splits, chunk, bias, activation, bounds, residual).
-constexpr size_t kConvGemmPushFrom[] = {0, 1, 2, 3, 4, 5, 6, 15, 20, 21, 16, 17, 18, 19, 23};
+// groups, splits, chunk, bias, activation, bounds, residual, strides, padding, dilation).
+constexpr size_t kConvGemmPushFrom[] = {0, 1, 2, 3, 4, 5, 6, 15, 20, 21, 16, 17, 18, 19, 23, 9, 10, 11, 12, 13, 14};
 constexpr size_t kConvGemmX = 0, kConvGemmResidual = 3, kConvGemmScale = 4, kConvGemmOut = 6;  // bindings
 constexpr size_t kConvInScale = 25;  // conv2d_gemm.comp IN_SCALE (spec index)
 // Where a dispatch of conv2d.comp, conv2d_gemm.comp or matmul.comp keeps its fused activation
@@ -299,6 +299,7 @@ class Lowering {
   Error split_member(int j, int x, int bits, int group, int64_t* rows, int* w, int* s, int* y);
   bool fuse_into_linear(const fb::BinaryParams* p, int a, int b);
   void add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, bool act, float act_min, float act_max);
+  bool fuse_mlp(int x, int w, int b, int64_t m, int64_t n, bool act, float act_min, float act_max);
   void add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, int64_t outputs, bool rows_major);
   std::vector<Dispatch*> conv_dispatches(int node);
   bool fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b);

@@ -6,7 +6,7 @@
 // fly (zero padding), K = IC/G * KH * KW in the weights' own (ic, kh, kw) order.
 //
 // PHASE 0: one 256-invocation workgroup per 64x64 output tile and reduction split; each
-// invocation accumulates a 4x4 block over BK-deep k steps staged in shared memory, the next
+// invocation accumulates a 4x4 block over 16-deep k steps staged in shared memory, the next
 // step's global loads issued before the current step's arithmetic. With SPLITS == 1 it writes
 // Y (bias, activation); otherwise split s writes its partial sums to P[s][image][oc][pixel].
 // PHASE 1 (SPLITS > 1): one invocation per output adds the SPLITS partial sums, the bias and
@@ -14,18 +14,19 @@
 // HAS_RESIDUAL: the epilogue also adds R (same sizes as Y) before the activation: a following
 // add (and activation) fused into the convolution (runtime/dispatch_fusion.h).
 // The runtime picks SPLITS so that deep reductions over few outputs (ResNet's 7x7x512 layers:
-// 8 tiles) still fill the GPU, and CHUNK (a multiple of BK) as the k range of one split.
-// Only what shapes the inner loop is specialised (the window, PHASE, ROWS_MAJOR, IN_SCALE, BK);
-// the sizes, the split and the epilogue (bias, activation, residual) are push constants, so a
-// network's convolutions share a few pipelines: each costs tens of ms to compile, and a
-// pipeline per layer and epilogue made a first load 1.5-2x slower (H200; sizes as
-// specialisation constants ran ~5% faster). The runtime fills the push constants from the
-// dispatch's specialisation values (graph_lowering.cc), ids 1-7, 16-22 and 24 below.
+// 8 tiles) still fill the GPU, and CHUNK (a multiple of 16) as the k range of one split.
+// Only what shapes the inner loop is specialised (the window's size, PHASE, ROWS_MAJOR,
+// IN_SCALE); the sizes, strides, padding, dilation, the split and the epilogue (bias,
+// activation, residual) are push constants, so a network's convolutions share a few pipelines:
+// each costs tens of ms to compile, and a pipeline per layer and epilogue made a first load
+// 1.5-2x slower (H200; sizes as specialisation constants ran ~5% faster). The runtime fills the
+// push constants from the dispatch's specialisation values (gemm_lowering.cc), ids 1-7, 10-22
+// and 24 below.
 layout(local_size_x_id = 0) in;  // 256 (the tile layout below assumes it)
 layout(push_constant) uniform Params {
   int n, ic, ih, iw, oc, oh, ow, groups, splits, chunk, has_bias, act;
   float act_min, act_max;
-  int has_residual;
+  int has_residual, sh, sw, ph, pw, dh, dw;
 } pc;
 #define N pc.n
 #define IC pc.ic
@@ -44,20 +45,17 @@ layout(push_constant) uniform Params {
 #define HAS_RESIDUAL pc.has_residual
 layout(constant_id = 8) const int KH = 1;
 layout(constant_id = 9) const int KW = 1;
-layout(constant_id = 10) const int SH = 1;
-layout(constant_id = 11) const int SW = 1;
-layout(constant_id = 12) const int PH = 0;
-layout(constant_id = 13) const int PW = 0;
-layout(constant_id = 14) const int DH = 1;
-layout(constant_id = 15) const int DW = 1;
+#define SH pc.sh  // constant_id 10 .. 15 of the dispatch, pushed
+#define SW pc.sw
+#define PH pc.ph
+#define PW pc.pw
+#define DH pc.dh
+#define DW pc.dw
 layout(constant_id = 23) const int PHASE = 0;
 // ROWS_MAJOR (a linear layer, y[M, OC] = x[M, IC] . w[OC, IC]^T + b, as a 1x1 convolution of
 // one image of OH = M pixels, IH = M, IW = OW = 1): X is read and Y written row-major.
 layout(constant_id = 25) const int ROWS_MAJOR = 0;
 layout(constant_id = 26) const int IN_SCALE = 0;
-// The k step: 16 or 32 (conv_gemm_plan.h); each invocation loads BK / 4 of A and of B per step.
-layout(constant_id = 27) const int BK = 16;
-const int LOADS = BK / 4, RSTEP = 256 / BK;  // per invocation and step; rows (or pixels) apart
 layout(std430, set = 0, binding = 0) readonly buffer X { FLOAT_T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { FLOAT_T w[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { FLOAT_T b[]; };
@@ -69,11 +67,11 @@ layout(std430, set = 0, binding = 4) readonly buffer S { FLOAT_T in_scale[]; };
 layout(std430, set = 0, binding = 5) buffer Partial { float partial[]; };
 layout(std430, set = 0, binding = 6) writeonly buffer Y { FLOAT_T y[]; };
 
-const int BM = 64, BN = 64;
+const int BM = 64, BN = 64, BK = 16;
 // k-major tiles, rows padded by one vec4 so the transposing stores spread over the banks.
 shared vec4 As[BK][BM / 4 + 1];
 shared vec4 Bs[BK][BN / 4 + 1];
-shared vec4 Cs[BM][BN / 4 + 1];  // the finished tile, for the epilogue (25 KB of shared memory in all at BK 16)
+shared vec4 Cs[BM][BN / 4 + 1];  // the finished tile, for the epilogue (25 KB of shared memory in all)
 
 #include "conv_activation.glsl"
 
@@ -113,20 +111,20 @@ void gemm() {
   int n = t / G;
   int lid = int(gl_LocalInvocationIndex);
   const int k_begin = s * CHUNK, k_end = min(KK, k_begin + CHUNK);
-  // Loads, LOADS of A and LOADS of B per invocation and k step. A (weights, [OC, K] row-major):
-  // k column a_k of rows a_m + RSTEP j (BK neighbours read one row's BK consecutive k). B:
-  // patches (NCHW input): pixel b_n of k rows b_k + 4 j, 64 neighbours reading 64 neighbouring
-  // pixels, the window origin computed once; row-major B: like A, k column b_k of pixels b_n + RSTEP j.
+  // Loads, 4 of A and 4 of B per invocation and k step. A (weights, [OC, K] row-major): k
+  // column a_k of rows a_m + 16 j (16 neighbours read one row's 16 consecutive k). B: patches
+  // (NCHW input): pixel b_n of k rows b_k + 4 j, 64 neighbours reading 64 neighbouring pixels,
+  // the window origin computed once; row-major B: like A, k column b_k of pixels b_n + 16 j.
   const int a_k = lid % BK, a_m = lid / BK;
   const int b_k = ROWS_MAJOR != 0 ? lid % BK : lid / BN;
   const int b_n = ROWS_MAJOR != 0 ? lid / BK : lid % BN;
-  const int b_kstep = ROWS_MAJOR != 0 ? 0 : 4, b_nstep = ROWS_MAJOR != 0 ? RSTEP : 0;
+  const int b_kstep = ROWS_MAJOR != 0 ? 0 : 4, b_nstep = ROWS_MAJOR != 0 ? 16 : 0;
   const int wrow = g * OCG + tm * BM + a_m;
   const int rows_left = OCG - tm * BM - a_m;
   const int sbase = n * IC + g * ICG, xbase = sbase * IH * IW;
-  int ih0[8], iw0[8];
-  bool pix_ok[8];
-  for (int j = 0; j < LOADS; ++j) {
+  int ih0[4], iw0[4];
+  bool pix_ok[4];
+  for (int j = 0; j < 4; ++j) {
     const int pix = tn * BN + b_n + b_nstep * j;
     pix_ok[j] = pix < P;
     ih0[j] = (pix / OW) * SH - PH;
@@ -135,16 +133,16 @@ void gemm() {
   // Arithmetic: rows 4 ty .. 4 ty + 3 x pixels 4 tx .. 4 tx + 3 of the tile.
   const int tx = lid % 16, ty = lid / 16;
   vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
-  float ra[8], rb[8];
-  // Step k0's tiles are computed while step k0 + BK's loads are in flight; one load site (the
+  float ra[4], rb[4];
+  // Step k0's tiles are computed while step k0 + 16's loads are in flight; one load site (the
   // first pass only loads), which keeps the pipeline small.
   for (int k0 = k_begin - BK; k0 < k_end; k0 += BK) {
     const int k1 = k0 + BK;
     const bool more = k1 < k_end;
     if (more) {
-      for (int j = 0; j < LOADS; ++j) {
+      for (int j = 0; j < 4; ++j) {
         const int ak = k1 + a_k, bk = k1 + b_k + b_kstep * j;
-        ra[j] = (RSTEP * j < rows_left && ak < k_end) ? float(w[(wrow + RSTEP * j) * KK + ak]) : 0.0;
+        ra[j] = (16 * j < rows_left && ak < k_end) ? float(w[(wrow + 16 * j) * KK + ak]) : 0.0;
         rb[j] = (pix_ok[j] && bk < k_end) ? patch_value(bk, tn * BN + b_n + b_nstep * j, ih0[j], iw0[j], xbase, sbase) : 0.0;
       }
     }
@@ -160,8 +158,8 @@ void gemm() {
     }
     barrier();
     if (more) {
-      for (int j = 0; j < LOADS; ++j) {
-        const int m = a_m + RSTEP * j, bn = b_n + b_nstep * j;
+      for (int j = 0; j < 4; ++j) {
+        const int m = a_m + 16 * j, bn = b_n + b_nstep * j;
         As[a_k][m >> 2][m & 3] = ra[j];
         Bs[b_k + b_kstep * j][bn >> 2][bn & 3] = rb[j];
       }

@@ -49,15 +49,13 @@ std::string describe(const ConvCase& c) {
 
 // The env overrides for one scope (tests in one binary run one at a time).
 struct Env {
-  Env(const char* gemm, const char* splits, const char* step = nullptr) {
+  Env(const char* gemm, const char* splits) {
     setenv("EMBER_VULKAN_CONV_GEMM", gemm, 1);
     if (splits != nullptr) setenv("EMBER_VULKAN_CONV_SPLITS", splits, 1);
-    if (step != nullptr) setenv("EMBER_VULKAN_CONV_GEMM_BK", step, 1);
   }
   ~Env() {
     unsetenv("EMBER_VULKAN_CONV_GEMM");
     unsetenv("EMBER_VULKAN_CONV_SPLITS");
-    unsetenv("EMBER_VULKAN_CONV_GEMM_BK");
   }
 };
 
@@ -73,7 +71,6 @@ TEST(VulkanConvGemmTest, MatchesPortableOverShapesAndSplits) {
       {{1, 24, 10, 10}, {96, 24, 3, 3}, {2}, {0}, {1}, 1, true, relu},          // stride 2, no padding
       {{2, 96, 1, 1}, {24, 96, 1, 1}, {1}, {0}, {1}, 1, true, relu},            // 1x1 image: as a linear layer
   };
-  for (const char* step : {"16", "32"})  // the k steps (conv_gemm_plan.h)
   for (const char* splits : {"1", "3", static_cast<const char*>(nullptr)}) {
     for (const ConvCase& c : cases) {
       Floats x = random_floats(numel(c.xs), 50), w = random_floats(numel(c.ws), 51, -0.5f, 0.5f),
@@ -84,15 +81,14 @@ TEST(VulkanConvGemmTest, MatchesPortableOverShapesAndSplits) {
       b.output(y);
       std::vector<Floats> out;
       {
-        Env env("1", splits, step);
+        Env env("1", splits);
         ASSERT_TRUE(run(b, {HostTensor::f32(c.xs, x)}, {y}, &out)) << describe(c);
       }
       Floats want = portable_conv(c, x, w, bias, b.sizes(y));
       if (c.act.clamp) {
         for (float& v : want) v = std::min(std::max(v, c.act.min), c.act.max);
       }
-      EXPECT_TRUE(near(out[0], want, 2e-5f))
-          << describe(c) << " splits " << (splits ? splits : "planned") << " k step " << step;
+      EXPECT_TRUE(near(out[0], want, 2e-5f)) << describe(c) << " splits " << (splits ? splits : "planned");
     }
   }
 }
@@ -106,7 +102,7 @@ TEST(VulkanConvGemmTest, PlanSplitsDeepReductionsOnly) {
   ConvGemmPlan deep = conv_gemm_plan(1, 1, 512, 49, 4608, 1024, 49152, true);
   ASSERT_TRUE(deep.use);
   EXPECT_GT(deep.splits, 1);
-  EXPECT_EQ(deep.chunk % deep.step, 0);
+  EXPECT_EQ(deep.chunk % kConvGemmStep, 0);
   EXPECT_GE(deep.chunk * deep.splits, 4608);
   EXPECT_LT(deep.chunk * (deep.splits - 1), 4608);  // no empty range
   EXPECT_EQ(deep.workgroups, 8 * deep.splits);
@@ -278,7 +274,8 @@ TEST(VulkanConvGemmTest, EfficientNetBlockFusesSiluAndPoolsCooperatively) {
     ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
     outs[fuse] = values(os[0]);
   }
-  EXPECT_EQ(dispatches[0] - dispatches[1], 5u) << "silu (expand, depthwise, squeeze), sigmoid (excite), the scale";
+  EXPECT_EQ(dispatches[0] - dispatches[1], 6u)
+      << "silu (expand, depthwise, squeeze), sigmoid (excite), the scale, squeeze and excite in one (mlp2.comp)";
   auto silu = [](Floats v) {
     for (float& f : v) f = f / (1.0f + std::exp(-f));
     return v;
@@ -313,7 +310,6 @@ TEST(VulkanConvGemmTest, LinearLayersMatchReference) {
   EMBER_SKIP_WITHOUT_VULKAN();
   struct LinCase { Sizes xs; int64_t n; bool bias; };
   const LinCase cases[] = {{{197, 192}, 576, true}, {{37, 41}, 45, false}, {{3, 20, 64}, 130, true}, {{64, 768}, 192, true}};
-  for (const char* step : {"16", "32"})  // the k steps (conv_gemm_plan.h)
   for (const char* splits : {"1", "3", static_cast<const char*>(nullptr)}) {
     for (const LinCase& c : cases) {
       const int64_t k = c.xs.back(), m = numel(c.xs) / k;
@@ -324,7 +320,7 @@ TEST(VulkanConvGemmTest, LinearLayersMatchReference) {
       b.output(y);
       std::vector<Floats> out;
       {
-        Env env("1", splits, step);
+        Env env("1", splits);
         ASSERT_TRUE(run(b, {HostTensor::f32(c.xs, x)}, {y}, &out)) << sizes_str(c.xs);
       }
       Floats want(static_cast<size_t>(m * c.n));
@@ -334,8 +330,7 @@ TEST(VulkanConvGemmTest, LinearLayersMatchReference) {
           for (int64_t i = 0; i < k; ++i) acc += static_cast<double>(x[r * k + i]) * w[o * k + i];
           want[r * c.n + o] = static_cast<float>(acc);
         }
-      EXPECT_TRUE(near(out[0], want, 2e-5f))
-          << sizes_str(c.xs) << " x " << c.n << " splits " << (splits ? splits : "planned") << " k step " << step;
+      EXPECT_TRUE(near(out[0], want, 2e-5f)) << sizes_str(c.xs) << " x " << c.n << " splits " << (splits ? splits : "planned");
     }
   }
 }
