@@ -20,7 +20,9 @@ ConvGemmPlan conv_gemm_plan(int64_t images, int64_t groups, int64_t out_per_grou
   const long target_env = tuning_number("EMBER_VULKAN_CONV_GEMM_WG");
   const int64_t target = target_env > 0 && target_env <= 65536 ? target_env : kConvGemmTargetWorkgroups;
   const int64_t max_splits = steps / 4 > 1 ? steps / 4 : 1;  // at least 4 steps per range
-  int64_t splits = ceil_div(target, tiles);
+  // Rounded down: a conv of more than half the target's tiles (ResNet's stem: 196) is not split,
+  // a reducing dispatch costing more than the workgroups it adds.
+  int64_t splits = target / tiles;
   const long fixed = tuning_number("EMBER_VULKAN_CONV_SPLITS");
   if (fixed > 0 && fixed <= 4096) splits = fixed;
   if (splits > max_splits && fixed <= 0) splits = max_splits;

@@ -30,7 +30,7 @@ struct ConvGemmPlan {
 // pixels and the reduction >= 16 (depthwise and 1x1-plane convolutions keep the direct loop),
 // the device allows 256-invocation workgroups and kConvGemmSharedBytes of shared memory, and `static_shapes` (the scratch's size and the
 // dispatch count must not change with a dynamic size).
-// Splits: enough to reach ~kConvGemmTargetWorkgroups, each range at least 4 k steps.
+// Splits: kConvGemmTargetWorkgroups / tiles (rounded down), each range at least 4 k steps.
 // Overrides, read on every call (init only): EMBER_VULKAN_CONV_GEMM (0 / 1: the path, where the
 // shapes allow it), EMBER_VULKAN_CONV_GEMM_WG (the workgroup target), EMBER_VULKAN_CONV_SPLITS
 // (a fixed split count, capped by the k steps).
