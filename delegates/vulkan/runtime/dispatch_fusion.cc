@@ -278,36 +278,6 @@ bool plan_conv_activation(const GraphView& v, int i, FusionPlan* plan) {
   return true;
 }
 
-// A conv of a 1x1 kernel over [N, C, 1, 1] images, groups 1 (a linear layer of N rows).
-bool one_by_one_conv(const GraphView& v, int i) {
-  if (i < 0 || i >= v.num_nodes()) return false;
-  const fb::Node* n = v.node(i);
-  const fb::Conv2dParams* p = n->params_as_Conv2dParams();
-  if (n->shader() != fb::Shader::Conv2d || p == nullptr || p->groups() != 1 || v.num_inputs(i) < 2) return false;
-  const int x = v.input(i, 0), w = v.input(i, 1), o = v.output(i);
-  if (!v.valid(x) || !v.valid(w) || !v.valid(o) || !v.is_f32(x) || !v.is_f32(o)) return false;
-  const auto *xs = v.tensor(x)->sizes(), *ws = v.tensor(w)->sizes();
-  return xs != nullptr && ws != nullptr && xs->size() == 4 && ws->size() == 4 && xs->Get(2) == 1 && xs->Get(3) == 1 &&
-         ws->Get(2) == 1 && ws->Get(3) == 1;
-}
-
-// Two 1x1-image convs in a row, maybe with a fused activation between (dispatch_fusion.h).
-void plan_mlps(const GraphView& v, FusionPlan* plan) {
-  for (int b = 0; b < v.num_nodes(); ++b) {
-    if (!one_by_one_conv(v, b)) continue;
-    const int x = v.input(b, 0);
-    int a = v.producer(x);
-    if (a < 0 || a >= b || !v.private_result(x)) continue;
-    if (plan->conv_activation[static_cast<size_t>(a)] >= 0) {  // through the activation the conv applies
-      const int act_in = v.input(a, 0);
-      if (!v.private_result(act_in)) continue;
-      a = plan->conv_activation[static_cast<size_t>(a)];
-      if (v.producer(act_in) != a) continue;
-    }
-    if (one_by_one_conv(v, a)) plan->mlp_first[static_cast<size_t>(b)] = a;
-  }
-}
-
 // Squeeze-and-excitation muls read only by a conv as its input (dispatch_fusion.h).
 void plan_scaled_inputs(const GraphView& v, FusionPlan* plan) {
   for (int c = 0; c < v.num_nodes(); ++c) {
@@ -389,7 +359,6 @@ FusionPlan plan_fusions(const fb::Graph& g) {
   plan.k_rope.assign(n, -1);
   plan.lazy_layout.assign(n, false);
   plan.sdpa_permute.assign(n, -1);
-  plan.mlp_first.assign(n, -1);
   if (!fusion_enabled()) return plan;
   plan_transposes(v, &plan);
   plan_layouts(v, &plan);
@@ -441,7 +410,6 @@ FusionPlan plan_fusions(const fb::Graph& g) {
   }
   plan_splits(v, &plan);
   plan_scaled_inputs(v, &plan);
-  plan_mlps(v, &plan);
   for (int j = 0; j < v.num_nodes(); ++j) {  // the linears a folded RMSNorm feeds
     const int norm = v.producer(v.input(j, 0));
     if (v.wq_linear(j) != nullptr && norm >= 0 && plan.folded_norm[static_cast<size_t>(norm)])

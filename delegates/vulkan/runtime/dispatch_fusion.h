@@ -20,10 +20,7 @@
 //     linears and 1x1-image convs);
 //   - mul(x, s) of an [N, C, H, W] x by an [N, C, 1, 1] s (squeeze-and-excitation), read only
 //     as a conv's input: the conv scales x's channels as it reads them (IN_SCALE; the GEMM path
-//     only, which then drops the mul's dispatch);
-//   - two 1x1 convs of a 1x1 image in a row (squeeze-and-excitation's squeeze and excite), the
-//     first's (activated) result read only by the second: one dispatch computes both, the
-//     hidden row in shared memory (mlp2.comp).
+//     only, which then drops the mul's dispatch).
 // Attention without a cache (Sdpa, sdpa.comp) reads q, k and v through strides, so the
 // permutes, slices and views between them and their producers cost no copy, nor does a permute
 // of its output (lazy_layout, sdpa_permute): a ViT's qkv split and head transposes.
@@ -93,9 +90,6 @@ struct FusionPlan {
   // Per node: a permute, slice or view whose output only such nodes and Sdpa nodes (as q, k or
   // v) read: nothing is copied, its readers index its source through strides (strided_view.h).
   std::vector<bool> lazy_layout;
-  // Per node: for a 1x1 conv of a 1x1 image whose input is the private (maybe activated) result
-  // of another such conv, that conv (node index): one dispatch computes both. Else -1.
-  std::vector<int> mlp_first;
   // Per node: for an Sdpa whose private output only a permute reads, that permute (node index;
   // marked folded_permute): the Sdpa writes the permute's output in its order. Else -1.
   std::vector<int> sdpa_permute;

@@ -11,7 +11,6 @@ namespace lowering {
 
 EpilogueSlots epilogue_slots(ShaderId s) {
   if (s == ShaderId::Matmul) return {8, 9, 10, 3};
-  if (s == ShaderId::Mlp2) return {9, 10, 11, 5};
   return {17, 18, 19, s == ShaderId::Conv2dGemm ? kConvGemmOut : 3};
 }
 
@@ -94,33 +93,6 @@ void Lowering::add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, 
       {x, w, b >= 0 ? b : w, out_}, invocations, {}, wg);
 }
 
-// This 1x1-image conv (a linear layer of m rows, n outputs) and the one before it that the plan
-// names (dispatch_fusion.h: mlp_first), already lowered to a matmul.comp dispatch that writes x:
-// one mlp2.comp dispatch computes both (the first's dispatch is dropped). False when the first
-// took another path or the rows do not fit shared memory.
-bool Lowering::fuse_mlp(int x, int w, int b, int64_t m, int64_t n, bool act, float act_min, float act_max) {
-  const int first = plan_.mlp_first[index_];
-  const int di = first >= 0 ? node_dispatch_[static_cast<size_t>(first)] : -1;
-  if (di < 0) return false;
-  const Dispatch& a = d_[static_cast<size_t>(di)];
-  // matmul.comp's spec: BATCH, M, K, N, A_BS, B_BS, TRANS_B, HAS_BIAS, ACT, ACT_MIN, ACT_MAX, TILED.
-  if (a.shader != ShaderId::Matmul || a.spec.size() != 12 || a.bindings[3] != x ||
-      static_cast<int64_t>(a.spec[1]) != m)
-    return false;
-  const int64_t k = a.spec[2], r = a.spec[3];
-  if ((k + r + int64_t{kConvGemmWorkgroup}) * int64_t{sizeof(float)} > limits_.max_shared_bytes ||
-      limits_.max_workgroup < kConvGemmWorkgroup)
-    return false;
-  std::vector<uint32_t> spec{ibits(m), ibits(k), ibits(r), ibits(n), a.spec[7], a.spec[8], a.spec[9], a.spec[10],
-                             ibits(b >= 0), ibits(act), fbits(act_min), fbits(act_max)};
-  std::vector<int> bindings{a.bindings[0], a.bindings[1], a.bindings[2], w, b >= 0 ? b : w, out_};
-  dead_.resize(d_.size(), false);
-  dead_[static_cast<size_t>(di)] = true;
-  node_dispatch_[index_] = static_cast<int>(d_.size());
-  add(ShaderId::Mlp2, std::move(spec), std::move(bindings), m * int64_t{kConvGemmWorkgroup}, {}, kConvGemmWorkgroup);
-  return true;
-}
-
 // The dispatches of conv or linear node `node` (its GEMM and reduction, its direct loop, or its
 // matmul.comp dispatch), in order; empty when it has none.
 std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
@@ -128,9 +100,7 @@ std::vector<Dispatch*> Lowering::conv_dispatches(int node) {
   const int di = node >= 0 ? node_dispatch_[static_cast<size_t>(node)] : -1;
   if (di < 0) return r;
   Dispatch& d = d_[static_cast<size_t>(di)];
-  if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm && d.shader != ShaderId::Matmul &&
-      d.shader != ShaderId::Mlp2)
-    return r;
+  if (d.shader != ShaderId::Conv2d && d.shader != ShaderId::Conv2dGemm && d.shader != ShaderId::Matmul) return r;
   r.push_back(&d);
   if (d.shader == ShaderId::Conv2dGemm && d.spec[kConvSplits] > 1) r.push_back(&d_[static_cast<size_t>(di) + 1]);
   return r;

@@ -183,8 +183,7 @@ Error Lowering::dispatch_op() {
       // matmul.comp's workgroup per output, not one invocation looping over every input channel.
       if (xs[2] == 1 && xs[3] == 1 && ws[2] == 1 && ws[3] == 1 && win.ph == 0 && win.pw == 0 && p->groups() == 1 &&
           tuning_choice("EMBER_VULKAN_CONV_AS_LINEAR", true)) {
-        if (!fuse_mlp(x, w, b, xs[0], out[1], act, p->act_min(), p->act_max()))
-          add_linear(x, w, b, xs[0], xs[1], out[1], act, p->act_min(), p->act_max());
+        add_linear(x, w, b, xs[0], xs[1], out[1], act, p->act_min(), p->act_max());
         return Error::Ok;
       }
       const int64_t ocg = out[1] / p->groups(), plane = out[2] * out[3];

@@ -299,7 +299,6 @@ class Lowering {
   Error split_member(int j, int x, int bits, int group, int64_t* rows, int* w, int* s, int* y);
   bool fuse_into_linear(const fb::BinaryParams* p, int a, int b);
   void add_linear(int x, int w, int b, int64_t m, int64_t k, int64_t n, bool act, float act_min, float act_max);
-  bool fuse_mlp(int x, int w, int b, int64_t m, int64_t n, bool act, float act_min, float act_max);
   void add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, int x, int w, int b, int64_t outputs, bool rows_major);
   std::vector<Dispatch*> conv_dispatches(int node);
   bool fuse_residual_into_conv(const fb::BinaryParams* p, int a, int b);

@@ -53,9 +53,6 @@ const uint32_t kConv2dGemm[] =
 const uint32_t kSdpa[] =
 #include "delegates/vulkan/shaders/sdpa.inc"
     ;
-const uint32_t kMlp2[] =
-#include "delegates/vulkan/shaders/mlp2.inc"
-    ;
 
 const uint32_t kConv2dFp16[] =
 #include "delegates/vulkan/shaders/conv2d_fp16.inc"
@@ -105,9 +102,6 @@ const uint32_t kConv2dGemmFp16[] =
 const uint32_t kSdpaFp16[] =
 #include "delegates/vulkan/shaders/sdpa_fp16.inc"
     ;
-const uint32_t kMlp2Fp16[] =
-#include "delegates/vulkan/shaders/mlp2_fp16.inc"
-    ;
 
 #define EMBER_SHADER(name, var, bindings, push, outputs) \
   ShaderInfo{name, var, sizeof(var) / sizeof(var[0]), bindings, push, outputs}
@@ -129,7 +123,6 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("embedding_wq", kEmbeddingWq, 4, 0, 1),
     EMBER_SHADER("conv2d_gemm", kConv2dGemm, 7, 84, 2),
     EMBER_SHADER("sdpa", kSdpa, 5, 100, 1),
-    EMBER_SHADER("mlp2", kMlp2, 6, 0, 1),
     // fp16-storage variants, same order (kFp16Offset + id).
     EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0, 1),
     EMBER_SHADER("matmul_fp16", kMatmulFp16, 4, 0, 1),
@@ -147,7 +140,6 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0, 1),
     EMBER_SHADER("conv2d_gemm_fp16", kConv2dGemmFp16, 7, 84, 2),
     EMBER_SHADER("sdpa_fp16", kSdpaFp16, 5, 100, 1),
-    EMBER_SHADER("mlp2_fp16", kMlp2Fp16, 6, 0, 1),
 };
 
 }  // namespace

@@ -16,9 +16,8 @@ enum class ShaderId : uint8_t {
   EmbeddingWq = 13,  // of Embedding nodes with quantized weights (EmbeddingParams.weight_bits)
   Conv2dGemm = 14,   // of Conv2d nodes as an implicit GEMM (conv_gemm_plan.h)
   Sdpa = 15,         // of Sdpa nodes (fb::Shader::Sdpa is 12: runtime ids from 12 on are their own)
-  Mlp2 = 16,         // of two 1x1-image Conv2d nodes in a row (dispatch_fusion.h: mlp_first)
 };
-constexpr int kNumBaseShaders = 17;
+constexpr int kNumBaseShaders = 16;
 constexpr int kFp16Offset = kNumBaseShaders;
 constexpr int kNumShaders = 2 * kNumBaseShaders;
 
