@@ -19,7 +19,9 @@ ConvGemmPlan conv_gemm_plan(int64_t images, int64_t groups, int64_t out_per_grou
   const int64_t steps = ceil_div(depth, kConvGemmStep);
   const long target_env = tuning_number("EMBER_VULKAN_CONV_GEMM_WG");
   const int64_t target = target_env > 0 && target_env <= 65536 ? target_env : kConvGemmTargetWorkgroups;
-  const int64_t max_splits = steps / 4 > 1 ? steps / 4 : 1;  // at least 4 steps per range
+  const long min_env = tuning_number("EMBER_VULKAN_CONV_SPLIT_STEPS");
+  const int64_t min_steps = min_env > 0 && min_env <= 1024 ? min_env : kConvGemmMinSplitSteps;
+  const int64_t max_splits = steps / min_steps > 1 ? steps / min_steps : 1;
   // Rounded down: a conv of more than half the target's tiles (ResNet's stem: 196) is not split,
   // a reducing dispatch costing more than the workgroups it adds.
   int64_t splits = target / tiles;

@@ -30,11 +30,14 @@ struct ConvGemmPlan {
 // pixels and the reduction >= 16 (depthwise and 1x1-plane convolutions keep the direct loop),
 // the device allows 256-invocation workgroups and kConvGemmSharedBytes of shared memory, and `static_shapes` (the scratch's size and the
 // dispatch count must not change with a dynamic size).
-// Splits: kConvGemmTargetWorkgroups / tiles (rounded down), each range at least 4 k steps.
+// Splits: kConvGemmTargetWorkgroups / tiles (rounded down), each range at least
+// kConvGemmMinSplitSteps k steps.
 // Overrides, read on every call (init only): EMBER_VULKAN_CONV_GEMM (0 / 1: the path, where the
 // shapes allow it), EMBER_VULKAN_CONV_GEMM_WG (the workgroup target), EMBER_VULKAN_CONV_SPLITS
-// (a fixed split count, capped by the k steps).
+// (a fixed split count, capped by the k steps), EMBER_VULKAN_CONV_SPLIT_STEPS (the least k steps
+// of a range).
 constexpr int64_t kConvGemmTargetWorkgroups = 256;  // H200: 256 vs 512 vs 1024 within 5%
+constexpr int64_t kConvGemmMinSplitSteps = 4;
 ConvGemmPlan conv_gemm_plan(int64_t images, int64_t groups, int64_t out_per_group, int64_t pixels, int64_t depth,
                             uint32_t max_workgroup, uint32_t max_shared_bytes, bool static_shapes);
 
