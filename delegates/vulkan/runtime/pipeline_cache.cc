@@ -223,6 +223,7 @@ Error PipelineCache::prepare(const std::vector<PipelineKey>& keys, Diagnostic* d
     VkPipeline pipeline = VK_NULL_HANDLE;
     Error error = Error::Ok;
     Diagnostic diag;
+    double ms = 0;  // its creation (compile, or the driver cache's hit)
   };
   std::vector<Job> jobs;
   for (const PipelineKey& k : keys) {
@@ -250,7 +251,9 @@ Error PipelineCache::prepare(const std::vector<PipelineKey>& keys, Diagnostic* d
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < jobs.size(); i = next++) {
+      const uint64_t start = platform_monotonic_ns();
       Result<VkPipeline> p = create_pipeline(jobs[i].shader, *jobs[i].key, &jobs[i].diag);
+      jobs[i].ms = ms_since(start);
       if (p.ok()) {
         jobs[i].pipeline = *p;
       } else {
@@ -272,6 +275,15 @@ Error PipelineCache::prepare(const std::vector<PipelineKey>& keys, Diagnostic* d
   work();
   for (pthread_t helper : helpers) pthread_join(helper, nullptr);
   stats_.create_ms += ms_since(t0);
+  // EMBER_VULKAN_PROFILE=all: what each pipeline cost (a first load waits for the slowest).
+  const char* profile = std::getenv("EMBER_VULKAN_PROFILE");
+  if (profile != nullptr && std::strcmp(profile, "all") == 0)
+    for (const Job& j : jobs) {
+      std::string label = shader_info(j.key->shader).name;
+      for (size_t i = 0; i < j.key->spec.size(); ++i)
+        label += (i ? "," : "(") + std::to_string(static_cast<int32_t>(j.key->spec[i]));
+      std::fprintf(stderr, "ember vulkan pipeline: %7.1f ms  %s) x %u\n", j.ms, label.c_str(), j.key->workgroup_size);
+    }
 
   Error first_error = Error::Ok;
   for (Job& j : jobs) {

@@ -1,5 +1,6 @@
 #version 450
 #include "storage.glsl"
+#extension GL_EXT_control_flow_attributes : require
 // Ember Vulkan delegate: scaled dot-product attention without a cache, in one dispatch:
 // y = softmax(q . k^T * SCALE + mask) . v for q [B, H, L, E], k [B, H, S, E], v [B, H, S, EV],
 // an optional additive float mask broadcast to [B, H, L, S], y [B, H, L, EV] (what the decomposed
@@ -11,6 +12,8 @@
 // One 64-invocation workgroup per query row (b, h, l); the workgroup index may be 2D (x, y).
 // The row's S scores live in shared memory (the runtime checks they fit); invocation i takes
 // keys i, i + 64, ... for the scores and output elements i, i + 64, ... for the weighted sum.
+// The loops over keys are not unrolled: with S and E constant the driver would unroll them
+// whole (a ViT's 197 x 64), which cost the H200's compiler 100-130 ms for this one pipeline.
 layout(local_size_x_id = 0) in;  // 64
 layout(constant_id = 1) const int B = 1;
 layout(constant_id = 2) const int H = 1;
@@ -58,25 +61,34 @@ void main() {
   for (int e = lid; e < E; e += 64) qrow[e] = float(q[at(0, b, h, l, e)]) * SCALE;
   barrier();
   float m = uintBitsToFloat(0xff800000u);  // -inf
-  for (int j = lid; j < S; j += 64) {
+  [[dont_unroll]] for (int j = lid; j < S; j += 64) {
+    const int krow = at(1, b, h, j, 0), ke = pc.at[9];  // k's element stride
     float s = 0.0;
-    for (int e = 0; e < E; ++e) s += qrow[e] * float(k[at(1, b, h, j, e)]);
+    for (int e = 0; e < E; ++e) s += qrow[e] * float(k[krow + e * ke]);
     if (HAS_MASK != 0) s += float(mask[at(3, b, h, l, j)]);
     scores[j] = s;
     m = max(m, s);
   }
   m = wg_reduce(m, true);
   float sum = 0.0;
-  for (int j = lid; j < S; j += 64) {
+  [[dont_unroll]] for (int j = lid; j < S; j += 64) {
     const float p = exp(scores[j] - m);
     scores[j] = p;
     sum += p;
   }
   sum = wg_reduce(sum, false);  // its barriers also publish every scores[j]
   const float inv = 1.0 / sum;
-  for (int e = lid; e < EV; e += 64) {
-    float acc = 0.0;
-    for (int j = 0; j < S; ++j) acc += scores[j] * float(v[at(2, b, h, j, e)]);
-    y[at(4, b, h, l, e)] = FLOAT_T(acc * inv);
+  [[dont_unroll]] for (int e = lid; e < EV; e += 64) {
+    const int vcol = at(2, b, h, 0, e), vj = pc.at[13];  // v's key stride
+    // Four independent sums: four loads in flight rather than one dependent chain of S.
+    vec4 acc = vec4(0.0);
+    int j = 0;
+    [[dont_unroll]] for (; j + 3 < S; j += 4) {
+      const int at_j = vcol + j * vj;
+      acc += vec4(scores[j], scores[j + 1], scores[j + 2], scores[j + 3]) *
+             vec4(float(v[at_j]), float(v[at_j + vj]), float(v[at_j + 2 * vj]), float(v[at_j + 3 * vj]));
+    }
+    for (; j < S; ++j) acc.x += scores[j] * float(v[vcol + j * vj]);
+    y[at(4, b, h, l, e)] = FLOAT_T((acc.x + acc.y + acc.z + acc.w) * inv);
   }
 }
