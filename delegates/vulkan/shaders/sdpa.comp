@@ -63,8 +63,16 @@ void main() {
   float m = uintBitsToFloat(0xff800000u);  // -inf
   [[dont_unroll]] for (int j = lid; j < S; j += 64) {
     const int krow = at(1, b, h, j, 0), ke = pc.at[9];  // k's element stride
-    float s = 0.0;
-    for (int e = 0; e < E; ++e) s += qrow[e] * float(k[krow + e * ke]);
+    // Four independent sums (the row's loads in flight together), as below.
+    vec4 s4 = vec4(0.0);
+    int e = 0;
+    for (; e + 3 < E; e += 4) {
+      const int at_e = krow + e * ke;
+      s4 += vec4(qrow[e], qrow[e + 1], qrow[e + 2], qrow[e + 3]) *
+            vec4(float(k[at_e]), float(k[at_e + ke]), float(k[at_e + 2 * ke]), float(k[at_e + 3 * ke]));
+    }
+    for (; e < E; ++e) s4.x += qrow[e] * float(k[krow + e * ke]);
+    float s = s4.x + s4.y + s4.z + s4.w;
     if (HAS_MASK != 0) s += float(mask[at(3, b, h, l, j)]);
     scores[j] = s;
     m = max(m, s);
