@@ -579,7 +579,7 @@ Error Lowering::dispatch_op() {
       if (!e.empty()) return shape_error(e);
       EMBER_TRY(check_out(out));
       const Sizes& qs = sz(q);
-      const int64_t s = sz(k)[2], shared = sdpa_shared_floats(s, qs[3]) * int64_t{sizeof(float)};
+      const int64_t s = sz(k)[2], shared = (qs[3] + s + int64_t{kWorkgroupSize}) * int64_t{sizeof(float)};
       if (shared > limits_.max_shared_bytes)
         return unsupported("attention over %lld keys needs %lld bytes of shared memory; the device has %u",
                            static_cast<long long>(s), static_cast<long long>(shared), limits_.max_shared_bytes);
@@ -624,11 +624,11 @@ Error Lowering::dispatch_op() {
       put(yv);
       std::vector<uint8_t> push(at.size() * sizeof(int32_t));
       std::memcpy(push.data(), at.data(), push.size());
-      const int64_t row_groups = qs[0] * qs[1] * ((qs[2] + 3) / 4);  // sdpa.comp: 4 query rows per workgroup
+      const int64_t rows = qs[0] * qs[1] * qs[2];
       add(ShaderId::Sdpa,
           {ibits(qs[0]), ibits(qs[1]), ibits(qs[2]), ibits(s), ibits(qs[3]), ibits(out[3]), fbits(p->scale()),
            ibits(mask >= 0)},
-          {qv.tensor, kv.tensor, vv.tensor, mask >= 0 ? mask : qv.tensor, yv.tensor}, row_groups * int64_t{kWorkgroupSize},
+          {qv.tensor, kv.tensor, vv.tensor, mask >= 0 ? mask : qv.tensor, yv.tensor}, rows * int64_t{kWorkgroupSize},
           std::move(push), kWorkgroupSize);
       return Error::Ok;
     }

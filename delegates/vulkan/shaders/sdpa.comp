@@ -9,14 +9,11 @@
 // constants): the permutes, selects and views between a projection and the attention (a
 // ViT's q, k, v split out of one qkv linear, the heads moved in front of the tokens) and the
 // permute after it fold into this dispatch's indexing (runtime/dispatch_fusion.h).
-// One 64-invocation workgroup per QR = 4 query rows (b, h, l0 .. l0 + 3); the workgroup index
-// may be 2D (x, y). Keys come in tiles of KT = 32 rows staged in shared memory (loads
-// coalesced along each key row, however k is laid out in memory): invocation t scores key
-// t % 32 of the tile for two of the four query rows. The rows' S scores live in shared memory
-// (the runtime checks they fit: sdpa_shared_floats()); then invocation i computes output
-// elements i, i + 64, ... of all four rows, each value row read once for the four.
-// Loops over keys are not unrolled: with S and E constant the driver would unroll them whole
-// (a ViT's 197 x 64), which cost the H200's compiler 100-130 ms for one pipeline.
+// One 64-invocation workgroup per query row (b, h, l); the workgroup index may be 2D (x, y).
+// The row's S scores live in shared memory (the runtime checks they fit); invocation i takes
+// keys i, i + 64, ... for the scores and output elements i, i + 64, ... for the weighted sum.
+// The loops over keys are not unrolled: with S and E constant the driver would unroll them
+// whole (a ViT's 197 x 64), which cost the H200's compiler 100-130 ms for this one pipeline.
 layout(local_size_x_id = 0) in;  // 64
 layout(constant_id = 1) const int B = 1;
 layout(constant_id = 2) const int H = 1;
@@ -33,11 +30,9 @@ layout(std430, set = 0, binding = 1) readonly buffer K { FLOAT_T k[]; };
 layout(std430, set = 0, binding = 2) readonly buffer V { FLOAT_T v[]; };
 layout(std430, set = 0, binding = 3) readonly buffer M { FLOAT_T mask[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Y { FLOAT_T y[]; };
-const int QR = 4, KT = 32;
-shared float qs[QR][E];      // the rows' queries, scaled
-shared float ks[KT][E + 1];  // a tile of keys, rows padded by one (conflict-free column reads)
-shared float sc[QR][S];      // the rows' scores, then their probabilities
-shared vec4 red[64];         // reductions of the four rows at once
+shared float qrow[E];
+shared float scores[S];
+shared float red[64];
 
 // Element (i0, i1, i2, i3) of operand `o` (0 q, 1 k, 2 v, 3 mask, 4 y).
 int at(int o, int i0, int i1, int i2, int i3) {
@@ -45,7 +40,7 @@ int at(int o, int i0, int i1, int i2, int i3) {
   return pc.at[p] + i0 * pc.at[p + 1] + i1 * pc.at[p + 2] + i2 * pc.at[p + 3] + i3 * pc.at[p + 4];
 }
 
-vec4 wg_reduce(vec4 x, bool take_max) {
+float wg_reduce(float x, bool take_max) {
   const uint lid = gl_LocalInvocationIndex;
   red[lid] = x;
   barrier();
@@ -53,56 +48,55 @@ vec4 wg_reduce(vec4 x, bool take_max) {
     if (lid < s) red[lid] = take_max ? max(red[lid], red[lid + s]) : red[lid] + red[lid + s];
     barrier();
   }
-  const vec4 r = red[0];
+  const float r = red[0];
   barrier();
   return r;
 }
 
 void main() {
-  const uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
-  const int row_groups = (L + QR - 1) / QR;
-  if (wg >= uint(B * H * row_groups)) return;  // whole workgroup: no barrier is skipped
-  const int l0 = (int(wg) % row_groups) * QR, h = (int(wg) / row_groups) % H, b = int(wg) / (row_groups * H);
+  const uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (row >= uint(B * H * L)) return;  // whole workgroup: no barrier is skipped
+  const int l = int(row) % L, h = (int(row) / L) % H, b = int(row) / (L * H);
   const int lid = int(gl_LocalInvocationIndex);
-  [[dont_unroll]] for (int i = lid; i < QR * E; i += 64) {
-    const int r = i / E, e = i - r * E;
-    qs[r][e] = l0 + r < L ? float(q[at(0, b, h, l0 + r, e)]) * SCALE : 0.0;
-  }
-  const int jj = lid % KT, r0 = (lid / KT) * 2;  // this invocation's key of a tile, first row
-  [[dont_unroll]] for (int j0 = 0; j0 < S; j0 += KT) {
-    barrier();  // the previous tile's readers are done (and, the first time, qs is written)
-    [[dont_unroll]] for (int i = lid; i < KT * E; i += 64) {
-      const int t = i / E, e = i - t * E;
-      ks[t][e] = j0 + t < S ? float(k[at(1, b, h, j0 + t, e)]) : 0.0;
-    }
-    barrier();
-    const int j = j0 + jj;
-    if (j < S) {
-      vec2 s2 = vec2(0.0);
-      for (int e = 0; e < E; ++e) s2 += vec2(qs[r0][e], qs[r0 + 1][e]) * ks[jj][e];
-      for (int rr = 0; rr < 2; ++rr) {
-        const int l = min(l0 + r0 + rr, L - 1);  // rows past L compute, unstored
-        sc[r0 + rr][j] = s2[rr] + (HAS_MASK != 0 ? float(mask[at(3, b, h, l, j)]) : 0.0);
-      }
-    }
-  }
+  for (int e = lid; e < E; e += 64) qrow[e] = float(q[at(0, b, h, l, e)]) * SCALE;
   barrier();
-  vec4 m = vec4(uintBitsToFloat(0xff800000u));  // -inf
-  [[dont_unroll]] for (int j = lid; j < S; j += 64) m = max(m, vec4(sc[0][j], sc[1][j], sc[2][j], sc[3][j]));
-  m = wg_reduce(m, true);
-  vec4 sum = vec4(0.0);
+  float m = uintBitsToFloat(0xff800000u);  // -inf
   [[dont_unroll]] for (int j = lid; j < S; j += 64) {
-    const vec4 p = exp(vec4(sc[0][j], sc[1][j], sc[2][j], sc[3][j]) - m);
-    for (int r = 0; r < QR; ++r) sc[r][j] = p[r];
+    const int krow = at(1, b, h, j, 0), ke = pc.at[9];  // k's element stride
+    // Four independent sums (the row's loads in flight together), as below.
+    vec4 s4 = vec4(0.0);
+    int e = 0;
+    for (; e + 3 < E; e += 4) {
+      const int at_e = krow + e * ke;
+      s4 += vec4(qrow[e], qrow[e + 1], qrow[e + 2], qrow[e + 3]) *
+            vec4(float(k[at_e]), float(k[at_e + ke]), float(k[at_e + 2 * ke]), float(k[at_e + 3 * ke]));
+    }
+    for (; e < E; ++e) s4.x += qrow[e] * float(k[krow + e * ke]);
+    float s = s4.x + s4.y + s4.z + s4.w;
+    if (HAS_MASK != 0) s += float(mask[at(3, b, h, l, j)]);
+    scores[j] = s;
+    m = max(m, s);
+  }
+  m = wg_reduce(m, true);
+  float sum = 0.0;
+  [[dont_unroll]] for (int j = lid; j < S; j += 64) {
+    const float p = exp(scores[j] - m);
+    scores[j] = p;
     sum += p;
   }
-  sum = wg_reduce(sum, false);  // its barriers also publish every probability
-  const vec4 inv = 1.0 / sum;
+  sum = wg_reduce(sum, false);  // its barriers also publish every scores[j]
+  const float inv = 1.0 / sum;
   [[dont_unroll]] for (int e = lid; e < EV; e += 64) {
     const int vcol = at(2, b, h, 0, e), vj = pc.at[13];  // v's key stride
-    vec4 acc = vec4(0.0);  // four rows: four independent sums
-    [[dont_unroll]] for (int j = 0; j < S; ++j) acc += vec4(sc[0][j], sc[1][j], sc[2][j], sc[3][j]) * float(v[vcol + j * vj]);
-    for (int r = 0; r < QR; ++r)
-      if (l0 + r < L) y[at(4, b, h, l0 + r, e)] = FLOAT_T(acc[r] * inv[r]);
+    // Four independent sums: four loads in flight rather than one dependent chain of S.
+    vec4 acc = vec4(0.0);
+    int j = 0;
+    [[dont_unroll]] for (; j + 3 < S; j += 4) {
+      const int at_j = vcol + j * vj;
+      acc += vec4(scores[j], scores[j + 1], scores[j + 2], scores[j + 3]) *
+             vec4(float(v[at_j]), float(v[at_j + vj]), float(v[at_j + 2 * vj]), float(v[at_j + 3 * vj]));
+    }
+    for (; j < S; ++j) acc.x += scores[j] * float(v[vcol + j * vj]);
+    y[at(4, b, h, l, e)] = FLOAT_T((acc.x + acc.y + acc.z + acc.w) * inv);
   }
 }

@@ -66,7 +66,7 @@ std::string lower_attention(VulkanLowering& ctx, const Node& n) {
   if (has_arg(n, 6) && n.args[6].kind != Arg::Kind::None && !number(n.args[6], &scale)) return "attention scale";
   const bool causal = has_arg(n, 5) && n.args[5].kind == Arg::Kind::Bool && n.args[5].b;
   if (causal && mask >= 0) return "causal attention with a mask";
-  if (!causal && rank == 4 && sdpa_shared_floats(s, e) <= kSdpaMaxSharedFloats) {
+  if (!causal && rank == 4 && s + e + 64 <= kSdpaMaxSharedFloats) {
     const int r = b.sdpa(q, k, v, mask, static_cast<float>(scale));
     if (r < 0) return b.ok() ? std::string("attention lowering failed") : b.error();
     return ctx.finish(n, r);
