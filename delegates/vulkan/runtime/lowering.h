@@ -156,21 +156,27 @@ class Lowering {
   }
 
  private:
+  // A refused blob (InvalidProgram) or a node this device or delegate cannot run (NotSupported),
+  // naming the node.
   Error bad(const char* fmt, ...) __attribute__((format(printf, 2, 3))) {
-    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    const Error e = node_failure(Error::InvalidProgram, "vulkan blob: node %zu (%s) %s", fmt, ap);
     va_end(ap);
-    return fail(diag_, Error::InvalidProgram, "vulkan blob: node %zu (%s) %s", index_, op_, msg);
+    return e;
   }
   Error unsupported(const char* fmt, ...) __attribute__((format(printf, 2, 3))) {
-    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    const Error e = node_failure(Error::NotSupported, "vulkan: node %zu (%s): %s", fmt, ap);
     va_end(ap);
-    return fail(diag_, Error::NotSupported, "vulkan: node %zu (%s): %s", index_, op_, msg);
+    return e;
+  }
+  // `frame` takes the node index, the op name and the formatted message.
+  Error node_failure(Error code, const char* frame, const char* fmt, va_list ap) {
+    char msg[256];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    return fail(diag_, code, frame, index_, op_, msg);
   }
   Error shape_error(const std::string& s) { return bad("%s", s.c_str()); }
 
