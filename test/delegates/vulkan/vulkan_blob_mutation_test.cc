@@ -94,7 +94,11 @@ GraphSpec template_graph() {
   t(D::Float32, {1, 6, 8}, K::Internal, 0, {1}); // 23 down
   t(D::Float32, {1, 6, 8}, K::Output, 2, {1});   // 24 down + x
   t(D::Float32, {1, 6, 8}, K::Output, 3, {1});   // 25 a second linear of the normalised x (split with q's)
-  t(D::Float32, {1, 2, 6, 4}, K::Output, 4, {2});  // 26 attention without a cache (Sdpa) over the rope
+  // Attention without a cache (Sdpa): q the rope, k and v a permute of the view that only it
+  // reads (a lazy layout), its output read only by a permute (written in that order).
+  t(D::Float32, {1, 2, 6, 4}, K::Internal, 0, {2});  // 26 attention
+  t(D::Float32, {1, 2, 6, 4}, K::Internal, 0, {2});  // 27 permute of the view, read only by the attention
+  t(D::Float32, {1, 6, 2, 4}, K::Output, 4, {1});    // 28 permute of the attention
   auto n = [&](fb::Shader s, Params p, std::vector<int> in, uint32_t out, int a = 0, int b = 0, int c = 0, float f = 0) {
     g.nodes.push_back(NodeSpec{static_cast<int>(s), static_cast<int>(p), in, {out}, a, b, c, f});
   };
@@ -111,7 +115,9 @@ GraphSpec template_graph() {
   n(fb::Shader::Matmul, Params::LinearParams, {22, 4, -1, 5}, 23, 8, 4);
   n(fb::Shader::Binary, Params::BinaryParams, {23, 0}, 24, 0);                // Add
   n(fb::Shader::Matmul, Params::LinearParams, {3, 16, -1, 17}, 25, 8, 4);
-  n(fb::Shader::Sdpa, Params::SdpaParams, {11, 11, 11, -1}, 26, 0, 0, 0, 0.5f);
+  n(fb::Shader::StridedCopy, Params::PermuteParams, {7}, 27, 2, 1);
+  n(fb::Shader::Sdpa, Params::SdpaParams, {11, 27, 27, -1}, 26, 0, 0, 0, 0.5f);
+  n(fb::Shader::StridedCopy, Params::PermuteParams, {26}, 28, 2, 1);
   g.num_inputs = 2;
   g.num_outputs = 5;
   g.state_outputs = {1};
@@ -289,7 +295,7 @@ TEST(VulkanBlobMutationTest, HostileWellFormedBlobsAreRefusedOrRunCleanly) {
       // Fused (dispatch_fusion.h), so mutations reach the fusion plan: q and the last linear
       // with the RMSNorm (one split dispatch), RoPE reading through the permute, the slice, the
       // attention with its cache writes, gate+up, down+add, the attention without a cache
-      // (14 unfused).
+      // reading k and v through a permute and writing through another (16 unfused).
       EXPECT_EQ(static_cast<const VulkanGraph*>(*h)->num_dispatches(), 7u);
     }
     if (!h.ok()) {
