@@ -65,10 +65,11 @@ std::string infer_rope(const Sizes& x, const Sizes& cos, const Sizes& sin, Sizes
 // with T <= S; out = q's sizes.
 std::string infer_attention(const Sizes& q, const Sizes& k, const Sizes& v, const Sizes& k_cache,
                             const Sizes& v_cache, const Sizes& pos, Sizes* out);
-// sdpa.comp keeps a query row (E), its scores (S) and 64 partial sums in shared memory; the
-// exporter emits an Sdpa node only when they fit Vulkan's minimum of 16 KB (the runtime checks
-// the device's own limit).
+// sdpa.comp keeps a query row (e), its scores (s keys) and 64 partial sums in shared memory:
+// sdpa_shared_floats(). The exporter emits an Sdpa node only when they fit Vulkan's minimum of
+// 16 KB, kSdpaMaxSharedFloats; the runtime checks the device's own limit.
 constexpr int64_t kSdpaMaxSharedFloats = 4096;
+inline int64_t sdpa_shared_floats(int64_t s, int64_t e) { return e + s + 64; }
 // SdpaParams: q (B, H, L, E), k (B, H, S, E), v (B, H, S, Ev), mask (empty: none) broadcastable to
 // (B, H, L, S); *out = (B, H, L, Ev).
 std::string infer_sdpa(const Sizes& q, const Sizes& k, const Sizes& v, const Sizes& mask, Sizes* out);

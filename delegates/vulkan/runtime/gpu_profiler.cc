@@ -23,6 +23,8 @@ bool GpuProfiler::requested() { return profile_env_is("1") || profile_env_is("sp
 
 bool GpuProfiler::span_requested() { return profile_env_is("span"); }
 
+bool GpuProfiler::all_requested() { return profile_env_is("all"); }
+
 GpuProfiler::~GpuProfiler() {
   if (executes_ > 0 && !quiet_) std::fprintf(stderr, "%s", report().c_str());
   if (pool_ != VK_NULL_HANDLE) vkDestroyQueryPool(device_, pool_, nullptr);
@@ -183,7 +185,7 @@ std::string GpuProfiler::report() const {
                   labels_[order[k]].c_str());
     out += line;
   }
-  if (profile_env_is("all")) {  // every dispatch in recording order
+  if (all_requested()) {  // every dispatch in recording order
     out += "  every dispatch (shader(specialisation constants) push(push constants)):\n";
     for (size_t i = 0; i < labels_.size(); ++i) {
       std::snprintf(line, sizeof(line), "  %4zu %9.1f us  %s\n", i, total_ns_[i] / runs / 1e3, labels_[i].c_str());

@@ -41,6 +41,8 @@ class GpuProfiler {
   // span_requested(): =span.
   static bool requested();
   static bool span_requested();
+  // EMBER_VULKAN_PROFILE=all: also every dispatch, and each pipeline's creation time.
+  static bool all_requested();
 
   // `labels[i]` names dispatch i. A device whose compute queue has no timestamps leaves the
   // profiler disabled (with a note on stderr) and returns Ok.

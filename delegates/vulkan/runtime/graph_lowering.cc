@@ -579,7 +579,7 @@ Error Lowering::dispatch_op() {
       if (!e.empty()) return shape_error(e);
       EMBER_TRY(check_out(out));
       const Sizes& qs = sz(q);
-      const int64_t s = sz(k)[2], shared = (qs[3] + s + int64_t{kWorkgroupSize}) * int64_t{sizeof(float)};
+      const int64_t s = sz(k)[2], shared = sdpa_shared_floats(s, qs[3]) * int64_t{sizeof(float)};
       if (shared > limits_.max_shared_bytes)
         return unsupported("attention over %lld keys needs %lld bytes of shared memory; the device has %u",
                            static_cast<long long>(s), static_cast<long long>(shared), limits_.max_shared_bytes);
@@ -603,8 +603,8 @@ Error Lowering::dispatch_op() {
       StridedView yv{out_, 0, contiguous(out)};
       const int pj = plan_.sdpa_permute[index_];
       if (pj >= 0) {  // write the permute's output: logical dim perm[i] is its dim i
-        const fb::PermuteParams* pp = g_nodes_->Get(static_cast<uint32_t>(pj))->params_as_PermuteParams();
         const fb::Node* pn = g_nodes_->Get(static_cast<uint32_t>(pj));
+        const fb::PermuteParams* pp = pn->params_as_PermuteParams();
         std::vector<int64_t> perm;
         for (int32_t d : ints(pp->perm())) perm.push_back(d);
         Sizes permuted;

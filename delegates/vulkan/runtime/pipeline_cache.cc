@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "delegates/vulkan/runtime/gpu_profiler.h"
 #include "delegates/vulkan/runtime/pipeline_statistics.h"
 #include "delegates/vulkan/runtime/vulkan_status.h"
 #include "runtime/platform/cache_files.h"
@@ -276,14 +277,10 @@ Error PipelineCache::prepare(const std::vector<PipelineKey>& keys, Diagnostic* d
   for (pthread_t helper : helpers) pthread_join(helper, nullptr);
   stats_.create_ms += ms_since(t0);
   // EMBER_VULKAN_PROFILE=all: what each pipeline cost (a first load waits for the slowest).
-  const char* profile = std::getenv("EMBER_VULKAN_PROFILE");
-  if (profile != nullptr && std::strcmp(profile, "all") == 0)
-    for (const Job& j : jobs) {
-      std::string label = shader_info(j.key->shader).name;
-      for (size_t i = 0; i < j.key->spec.size(); ++i)
-        label += (i ? "," : "(") + std::to_string(static_cast<int32_t>(j.key->spec[i]));
-      std::fprintf(stderr, "ember vulkan pipeline: %7.1f ms  %s) x %u\n", j.ms, label.c_str(), j.key->workgroup_size);
-    }
+  if (GpuProfiler::all_requested())
+    for (const Job& j : jobs)
+      std::fprintf(stderr, "ember vulkan pipeline: %7.1f ms  %s x %u\n", j.ms,
+                   shader_label(j.key->shader, j.key->spec).c_str(), j.key->workgroup_size);
 
   Error first_error = Error::Ok;
   for (Job& j : jobs) {

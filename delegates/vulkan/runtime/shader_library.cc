@@ -146,5 +146,12 @@ const ShaderInfo kShaders[kNumShaders] = {
 
 const ShaderInfo& shader_info(ShaderId id) { return kShaders[static_cast<int>(id)]; }
 
+std::string shader_label(ShaderId id, const std::vector<uint32_t>& spec) {
+  std::string s = shader_info(id).name;
+  s += "(";
+  for (size_t i = 0; i < spec.size(); ++i) s += (i ? "," : "") + std::to_string(static_cast<int32_t>(spec[i]));
+  return s + ")";
+}
+
 }  // namespace vulkan
 }  // namespace ember

@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace ember {
 namespace vulkan {
@@ -40,6 +42,10 @@ struct ShaderInfo {
 };
 
 const ShaderInfo& shader_info(ShaderId id);
+
+// "conv2d(1,64,56,...)": the shader's name and its specialisation constants as int32 (float
+// constants as their bit patterns), for profiles (the dispatch report, pipeline creation times).
+std::string shader_label(ShaderId id, const std::vector<uint32_t>& spec);
 
 // The most storage buffers a shader binds (linear_wq.comp's 13); sizes the hosts' fixed arrays.
 constexpr uint32_t kMaxBindings = 13;

@@ -52,16 +52,10 @@ ScalarType to_scalar_type(uint8_t t) {
   return ScalarType::Float32;
 }
 
-// "conv2d(1,64,56,56,...)": the shader and its specialisation constants as int32 (float
-// constants show as their bit patterns), then " push(...)": its push constants as int32 words,
-// for the profiler's report.
+// shader_label(), then " push(...)": the dispatch's push constants as int32 words, for the
+// profiler's report.
 std::string dispatch_label(const VulkanGraph::Dispatch& d) {
-  std::string s = shader_info(d.shader).name;
-  s += "(";
-  for (size_t i = 0; i < d.spec.size(); ++i) {
-    s += (i ? "," : "") + std::to_string(static_cast<int32_t>(d.spec[i]));
-  }
-  s += ")";
+  std::string s = shader_label(d.shader, d.spec);
   for (size_t i = 0; i + sizeof(int32_t) <= d.push.size(); i += sizeof(int32_t)) {
     int32_t v;
     std::memcpy(&v, d.push.data() + i, sizeof(v));

@@ -66,11 +66,12 @@ std::string lower_attention(VulkanLowering& ctx, const Node& n) {
   if (has_arg(n, 6) && n.args[6].kind != Arg::Kind::None && !number(n.args[6], &scale)) return "attention scale";
   const bool causal = has_arg(n, 5) && n.args[5].kind == Arg::Kind::Bool && n.args[5].b;
   if (causal && mask >= 0) return "causal attention with a mask";
-  if (!causal && rank == 4 && s + e + 64 <= kSdpaMaxSharedFloats) {
-    const int r = b.sdpa(q, k, v, mask, static_cast<float>(scale));
+  const auto finish = [&](int r) {
     if (r < 0) return b.ok() ? std::string("attention lowering failed") : b.error();
     return ctx.finish(n, r);
-  }
+  };
+  if (!causal && rank == 4 && sdpa_shared_floats(s, e) <= kSdpaMaxSharedFloats)
+    return finish(b.sdpa(q, k, v, mask, static_cast<float>(scale)));
   std::vector<int64_t> perm(rank);
   for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(i);
   std::swap(perm[rank - 1], perm[rank - 2]);
@@ -83,9 +84,7 @@ std::string lower_attention(VulkanLowering& ctx, const Node& n) {
     mask = b.constant({l, s}, m);
   }
   if (mask >= 0) scores = b.binary(VkBinary::Add, scores, mask);
-  const int r = b.matmul(b.softmax(scores, static_cast<int32_t>(rank - 1)), v);
-  if (r < 0) return b.ok() ? std::string("attention lowering failed") : b.error();
-  return ctx.finish(n, r);
+  return finish(b.matmul(b.softmax(scores, static_cast<int32_t>(rank - 1)), v));
 }
 
 }  // namespace
