@@ -5,8 +5,10 @@
 # `ember bench` for each Ember variant in VARIANTS ("name=ENV=VALUE[,ENV=VALUE]" or "name=" for
 # the defaults), one EMBER_VULKAN_PROFILE=1 run per variant (per-shader GPU time), then
 # torch_compile_gpu.py. Prints a markdown table (medians of the rounds' medians) and keeps the logs.
+# FP16=1: each model is also exported with --vulkan-fp16 and every variant runs on that program
+# too, as "<variant>-fp16".
 # Usage: tools/bench/vulkan_vs_torch_compile.sh BUNDLE MODELS OUT [NAME...]
-# Environment: VARIANTS (default "ember="), ROUNDS (3), ITERATIONS (50), SKIP_TORCH=1.
+# Environment: VARIANTS (default "ember="), ROUNDS (3), ITERATIONS (50), SKIP_TORCH=1, FP16=1.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bundle=$(cd "$1" && pwd); models=$(cd "$2" && pwd); out=$3; shift 3
@@ -16,7 +18,15 @@ export LD_LIBRARY_PATH=$bundle/lib
 E=$bundle/bin/ember
 # shellcheck source=tools/bench/nvidia_vulkan_env.sh
 . "$here/nvidia_vulkan_env.sh"
-read -r -a variants <<< "${VARIANTS:-ember=}"
+read -r -a base_variants <<< "${VARIANTS:-ember=}"
+# Each entry: name=ENVS; the fp16 program's entries are named <variant>-fp16.
+variants=("${base_variants[@]}")
+if [ "${FP16:-0}" = 1 ]; then
+  for v in "${base_variants[@]}"; do variants+=("${v%%=*}-fp16=${v#*=}"); done
+fi
+pte_of() {  # variant model: the program the variant runs
+  case ${1%%=*} in *-fp16) echo "$work/$2.fp16.pte" ;; *) echo "$work/$2.pte" ;; esac
+}
 rounds=${ROUNDS:-3}; iterations=${ITERATIONS:-50}
 work=$(mktemp -d)
 run_variant() {  # variant pte json [profile]: runs ember bench under the variant's environment
@@ -30,11 +40,15 @@ for m in "${names[@]}"; do
     echo "$m: export failed: $(tail -1 "$out/$m.export.log")"; continue
   fi
   grep '^partition' "$out/$m.export.log" | sed "s/^/$m: /"
+  if [ "${FP16:-0}" = 1 ] &&
+     ! "$E" export "$d/model.pt2" -o "$work/$m.fp16.pte" --backend vulkan --vulkan-fp16 > "$out/$m.fp16.export.log" 2>&1; then
+    echo "$m: fp16 export failed: $(tail -1 "$out/$m.fp16.export.log")"; continue
+  fi
   ins=(); for f in "$d"/input_*.npy; do ins+=(--input "$f"); done
   for v in "${variants[@]}"; do
     rm -rf "$work/run"; mkdir -p "$work/run"
     spec=${v#*=}; envs=(); [ -n "$spec" ] && IFS=, read -r -a envs <<< "$spec"
-    env "${envs[@]}" "$E" run "$work/$m.pte" "${ins[@]}" --output-dir "$work/run" > /dev/null 2>&1 &&
+    env "${envs[@]}" "$E" run "$(pte_of "$v" "$m")" "${ins[@]}" --output-dir "$work/run" > /dev/null 2>&1 &&
       python3 -c "
 import sys, numpy as np
 a, r = np.load(sys.argv[1]).astype(np.float64), np.load(sys.argv[2]).astype(np.float64)
@@ -43,11 +57,11 @@ print('$m ${v%%=*}: rel L2 vs PyTorch %.1e' % (np.linalg.norm(a - r) / max(np.li
   done
   for r in $(seq "$rounds"); do
     for v in "${variants[@]}"; do
-      run_variant "$v" "$work/$m.pte" "$out/$m.${v%%=*}.r$r.json" > /dev/null 2> "$out/$m.${v%%=*}.r$r.err"
+      run_variant "$v" "$(pte_of "$v" "$m")" "$out/$m.${v%%=*}.r$r.json" > /dev/null 2> "$out/$m.${v%%=*}.r$r.err"
     done
   done
   for v in "${variants[@]}"; do
-    run_variant "$v" "$work/$m.pte" "$work/p.json" 1 2>&1 | grep -E "ember vulkan profile|^  " > "$out/$m.${v%%=*}.profile.txt"
+    run_variant "$v" "$(pte_of "$v" "$m")" "$work/p.json" 1 2>&1 | grep -E "ember vulkan profile|^  " > "$out/$m.${v%%=*}.profile.txt"
   done
 done
 [ "${SKIP_TORCH:-0}" = 1 ] || python3 "$here/torch_compile_gpu.py" "$models" "$out/torch.json" "${names[@]}" | tee "$out/torch.log"

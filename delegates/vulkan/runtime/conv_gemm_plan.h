@@ -16,6 +16,9 @@ constexpr int64_t kConvGemmTile = 64, kConvGemmStep = 16;
 constexpr uint32_t kConvGemmWorkgroup = 256;
 // Its shared memory: the A and B k-step tiles and the finished tile (vec4 rows padded by one).
 constexpr uint32_t kConvGemmSharedBytes = (16 * 17 + 16 * 17 + 64 * 17) * 16;
+// The matrix-unit variant's (fp16 A [64][40] and B [32][72] k-step tiles, the fp32 tile [64][68];
+// its 32-deep steps read the same k ranges, a range's last step zero-padded).
+constexpr uint32_t kConvGemmCoopSharedBytes = (64 * 40 + 32 * 72) * 2 + 64 * 68 * 4;
 
 struct ConvGemmPlan {
   bool use = false;          // false: conv2d.comp (the direct or the split-K loop)

@@ -17,7 +17,7 @@ EpilogueSlots epilogue_slots(ShaderId s) {
 // Moves each conv2d_gemm.comp dispatch's sizes, split and epilogue from its specialisation
 // values into its push constants and zeroes them there, so dispatches that differ only in those
 // share a pipeline; a reduction (PHASE 1) ignores the window and the input scale too.
-void pack_gemm_push(std::vector<Dispatch>& dispatches) {
+void pack_gemm_push(std::vector<Dispatch>& dispatches, bool coop_matrix_f16) {
   for (Dispatch& d : dispatches) {
     if (d.shader != ShaderId::Conv2dGemm) continue;
     d.push.resize(sizeof(uint32_t) * (sizeof(kConvGemmPushFrom) / sizeof(kConvGemmPushFrom[0])));
@@ -28,6 +28,8 @@ void pack_gemm_push(std::vector<Dispatch>& dispatches) {
     if (d.spec[kConvPhase] == 1) {
       for (size_t i = kConvWindow; i < kConvWindowEnd; ++i) d.spec[i] = 0;
       d.spec[kConvInScale] = 0;
+    } else if (coop_matrix_f16) {
+      d.shader = ShaderId::Conv2dGemmCoopFp16;  // same constants and push layout (-DCOOP_MATRIX)
     }
   }
 }

@@ -664,7 +664,7 @@ Error lower_nodes(const fb::Graph& g, const FusionPlan& plan, bool derive, const
     for (uint32_t i = 0; i < g.nodes()->size(); ++i) EMBER_TRY(lowering.lower(g.nodes()->Get(i), i));
   }
   lowering.compact();
-  lowering::pack_gemm_push(out->dispatches);
+  lowering::pack_gemm_push(out->dispatches, limits.coop_matrix_f16);
   return Error::Ok;
 }
 

@@ -36,6 +36,9 @@ void set_tensor_sizes(VulkanGraph::TensorInfo& t, const Sizes& sizes);
 struct LoweringLimits {
   uint32_t max_shared_bytes = 16384;  // maxComputeSharedMemorySize
   uint32_t max_workgroup = 128;       // min of maxComputeWorkGroupSize[0] and ...Invocations
+  // An fp16 graph on a device with VulkanContext::cooperative_matrix_f16(): the GEMM phase of
+  // conv2d_gemm.comp dispatches runs its matrix-unit variant (ShaderId::Conv2dGemmCoopFp16).
+  bool coop_matrix_f16 = false;
 };
 
 // Lowers g's nodes over `tensors` (as parsed: inputs, constants and state available, sizes

@@ -59,8 +59,9 @@ struct EpilogueSlots {
 EpilogueSlots epilogue_slots(ShaderId s);
 
 // Moves each conv2d_gemm.comp dispatch's sizes, split and epilogue from its specialisation
-// values into its push constants (gemm_lowering.cc).
-void pack_gemm_push(std::vector<Dispatch>& dispatches);
+// values into its push constants (gemm_lowering.cc); with `coop_matrix_f16` the GEMM phases
+// (not the reductions) switch to the matrix-unit variant.
+void pack_gemm_push(std::vector<Dispatch>& dispatches, bool coop_matrix_f16);
 
 // EMBER_VULKAN_TILED: the tiled matmul path.
 inline bool use_tiled(bool heuristic) { return tuning_choice("EMBER_VULKAN_TILED", heuristic); }

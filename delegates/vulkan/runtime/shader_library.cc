@@ -102,6 +102,9 @@ const uint32_t kConv2dGemmFp16[] =
 const uint32_t kSdpaFp16[] =
 #include "delegates/vulkan/shaders/sdpa_fp16.inc"
     ;
+const uint32_t kConv2dGemmCoopFp16Spirv[] =
+#include "delegates/vulkan/shaders/conv2d_gemm_coop_fp16.inc"
+    ;
 
 #define EMBER_SHADER(name, var, bindings, push, outputs) \
   ShaderInfo{name, var, sizeof(var) / sizeof(var[0]), bindings, push, outputs}
@@ -140,6 +143,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0, 1),
     EMBER_SHADER("conv2d_gemm_fp16", kConv2dGemmFp16, 7, 84, 2),
     EMBER_SHADER("sdpa_fp16", kSdpaFp16, 5, 100, 1),
+    EMBER_SHADER("conv2d_gemm_coop_fp16", kConv2dGemmCoopFp16Spirv, 7, 84, 2),
 };
 
 }  // namespace

@@ -10,7 +10,8 @@ namespace ember {
 namespace vulkan {
 
 // Ids 0..11 match fb::Shader (never cast: the lowering names each dispatch's shader); kFp16Offset + id is the same shader compiled with
-// -DSTORAGE_FP16 (float16_t storage buffers, fp32 arithmetic; see fp16_storage.h).
+// -DSTORAGE_FP16 (float16_t storage buffers, fp32 arithmetic; see fp16_storage.h). After those,
+// kConv2dGemmCoopFp16: conv2d_gemm.comp's matrix-unit variant for fp16 graphs (VK_NV_cooperative_matrix).
 enum class ShaderId : uint8_t {
   Conv2d = 0, Matmul = 1, Binary = 2, Unary = 3, Pool2d = 4, Softmax = 5, LayerNorm = 6,
   ReduceMean = 7, StridedCopy = 8, Embedding = 9, Rope = 10, Attention = 11,
@@ -18,10 +19,17 @@ enum class ShaderId : uint8_t {
   EmbeddingWq = 13,  // of Embedding nodes with quantized weights (EmbeddingParams.weight_bits)
   Conv2dGemm = 14,   // of Conv2d nodes as an implicit GEMM (conv_gemm_plan.h)
   Sdpa = 15,         // of Sdpa nodes (fb::Shader::Sdpa is 12: runtime ids from 12 on are their own)
+  Conv2dGemmCoopFp16 = 32,  // kConv2dGemmCoopFp16 (checked below)
 };
 constexpr int kNumBaseShaders = 16;
 constexpr int kFp16Offset = kNumBaseShaders;
-constexpr int kNumShaders = 2 * kNumBaseShaders;
+// conv2d_gemm.comp with -DSTORAGE_FP16 -DCOOP_MATRIX: fp16 tiles multiplied by the subgroups'
+// matrix units (fp32 sums). Only fp16 graphs on devices with
+// VulkanContext::cooperative_matrix_f16() use it (fp16_storage.h), for the GEMM phase.
+constexpr int kConv2dGemmCoopFp16 = 2 * kNumBaseShaders;
+constexpr int kNumShaders = 2 * kNumBaseShaders + 1;
+
+static_assert(static_cast<int>(ShaderId::Conv2dGemmCoopFp16) == kConv2dGemmCoopFp16, "the coop variant's id");
 
 // The fp16-storage variant of a base shader (identity for a variant already).
 inline ShaderId fp16_variant(ShaderId id) {

@@ -59,6 +59,11 @@ bool fp16_supported() {
   return ctx.ok() && (*ctx)->storage_buffer16();
 }
 
+bool coop_matrix_f16_supported() {
+  Result<VulkanContext*> ctx = VulkanContext::get(false, nullptr);
+  return ctx.ok() && (*ctx)->cooperative_matrix_f16();
+}
+
 void set_hide_fp16_features(bool hide) { VulkanContext::set_hide_fp16_features(hide); }
 
 }  // namespace vulkan

@@ -24,6 +24,9 @@ void set_allow_cpu_device(bool allow);
 // Whether the device can run fp16 blobs (storageBuffer16BitAccess); false without a device.
 // Initialises the Vulkan context (CPU devices count when allowed, see above).
 bool fp16_supported();
+// Whether fp16 blobs' GEMM convolutions and linear layers run on the device's matrix units
+// (VulkanContext::cooperative_matrix_f16); false without a device.
+bool coop_matrix_f16_supported();
 // Tests: pretend the device lacks 16-bit storage (fp16 blobs then fail init cleanly).
 void set_hide_fp16_features(bool hide);
 

@@ -84,6 +84,40 @@ bool pick_device(VkInstance instance, DeviceCandidate* best) {
   return best_rank >= 0;
 }
 
+// Whether conv2d_gemm.comp's matrix-unit variant can run: the device multiplies 16x16x16 fp16
+// tiles into fp32 on subgroups (VK_NV_cooperative_matrix), in compute shaders, and its compute
+// subgroups are 32 wide (the shader gives each of a workgroup's 8 subgroups two 16x16 tiles).
+bool coop_matrix_f16_shape_offered(VkInstance instance, VkPhysicalDevice device) {
+  VkPhysicalDeviceCooperativeMatrixPropertiesNV coop{};
+  coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  VkPhysicalDeviceSubgroupProperties subgroup{};
+  subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  subgroup.pNext = &coop;
+  VkPhysicalDeviceProperties2 props{};
+  props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  props.pNext = &subgroup;
+  vkGetPhysicalDeviceProperties2(device, &props);
+  if (subgroup.subgroupSize != 32 || (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) == 0 ||
+      (coop.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) == 0)
+    return false;
+  auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (list == nullptr) return false;
+  uint32_t n = 0;
+  if (list(device, &n, nullptr) != VK_SUCCESS || n == 0) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> shapes(n);
+  for (VkCooperativeMatrixPropertiesNV& p : shapes) p.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  if (list(device, &n, shapes.data()) < 0) return false;
+  for (uint32_t i = 0; i < n && i < shapes.size(); ++i) {
+    const VkCooperativeMatrixPropertiesNV& p = shapes[i];
+    if (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
+  }
+  return false;
+}
+
 struct Global {
   std::mutex mutex;
   bool tried = false;
@@ -227,8 +261,9 @@ Error VulkanContext::create(Diagnostic* diag) {
   vkGetPhysicalDeviceProperties(physical_, &props_);
   vkGetPhysicalDeviceMemoryProperties(physical_, &mem_props_);
 
-  // 16-bit features: query (Vulkan 1.1 core entry point), then enable what exists.
-  bool float16_ext = false, executable_ext = false;
+  // 16-bit features and the fp16 matrix units: query (Vulkan 1.1 core entry points), then
+  // enable what exists.
+  bool float16_ext = false, executable_ext = false, coop_ext = false;
   {
     uint32_t n = 0;
     vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n, nullptr);
@@ -237,20 +272,26 @@ Error VulkanContext::create(Diagnostic* diag) {
       for (uint32_t i = 0; i < n; ++i) {
         float16_ext |= std::strcmp(exts[i].extensionName, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) == 0;
         executable_ext |= std::strcmp(exts[i].extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) == 0;
+        coop_ext |= std::strcmp(exts[i].extensionName, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
       }
     }
   }
   // Pipeline statistics (pipeline_statistics.h) only when asked for.
   executable_ext = executable_ext && pipeline_statistics_requested();
+  // Each queried struct is linked only when its extension exists (the chain is built back to front).
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exe{};
   exe.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{};
+  coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
   VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16{};
   f16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
   VkPhysicalDevice16BitStorageFeatures s16{};
   s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
-  s16.pNext = float16_ext ? &f16 : nullptr;
-  f16.pNext = executable_ext ? &exe : nullptr;
-  if (!float16_ext && executable_ext) s16.pNext = &exe;
+  void* chain = nullptr;
+  if (executable_ext) chain = &exe;
+  if (coop_ext) coop.pNext = chain, chain = &coop;
+  if (float16_ext) f16.pNext = chain, chain = &f16;
+  s16.pNext = chain;
   VkPhysicalDeviceFeatures2 features{};
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   features.pNext = &s16;
@@ -258,21 +299,33 @@ Error VulkanContext::create(Diagnostic* diag) {
   storage_buffer16_ = s16.storageBuffer16BitAccess == VK_TRUE;
   shader_float16_ = float16_ext && f16.shaderFloat16 == VK_TRUE;
   const bool statistics = executable_ext && exe.pipelineExecutableInfo == VK_TRUE;
+  cooperative_matrix_f16_ = coop_ext && coop.cooperativeMatrix == VK_TRUE && storage_buffer16_ && shader_float16_ &&
+                            coop_matrix_f16_shape_offered(instance_, physical_);
   // Enable only these (and nothing else the query reported).
-  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16_on{};
-  f16_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
-  f16_on.shaderFloat16 = shader_float16_ ? VK_TRUE : VK_FALSE;
-  VkPhysicalDevice16BitStorageFeatures s16_on{};
-  s16_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
-  s16_on.storageBuffer16BitAccess = storage_buffer16_ ? VK_TRUE : VK_FALSE;
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exe_on{};
   exe_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
   exe_on.pipelineExecutableInfo = VK_TRUE;
-  f16_on.pNext = statistics ? &exe_on : nullptr;
-  s16_on.pNext = shader_float16_ ? static_cast<void*>(&f16_on) : (statistics ? static_cast<void*>(&exe_on) : nullptr);
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_on{};
+  coop_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  coop_on.cooperativeMatrix = VK_TRUE;
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16_on{};
+  f16_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
+  f16_on.shaderFloat16 = VK_TRUE;
+  VkPhysicalDevice16BitStorageFeatures s16_on{};
+  s16_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  s16_on.storageBuffer16BitAccess = storage_buffer16_ ? VK_TRUE : VK_FALSE;
   std::vector<const char*> extensions;
-  if (shader_float16_) extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
-  if (statistics) extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  chain = nullptr;
+  if (statistics) chain = &exe_on, extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  if (cooperative_matrix_f16_) {
+    coop_on.pNext = chain, chain = &coop_on;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+  if (shader_float16_) {
+    f16_on.pNext = chain, chain = &f16_on;
+    extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  }
+  s16_on.pNext = chain;
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo q{};
@@ -293,9 +346,9 @@ Error VulkanContext::create(Diagnostic* diag) {
   if (GpuProfiler::requested()) {
     std::fprintf(stderr,
                  "ember vulkan context: instance + device list %.2f ms (once per process, the first time a "
-                 "backend asks), then device query %.2f, vkCreateDevice %.2f (%s)\n",
+                 "backend asks), then device query %.2f, vkCreateDevice %.2f (%s; fp16 matrix units %s)\n",
                  probe().ms, static_cast<double>(t_device - t_instance) / 1e6,
-                 ms_since(t_device), props_.deviceName);
+                 ms_since(t_device), props_.deviceName, cooperative_matrix_f16_ ? "yes" : "no");
   }
   PipelineCacheIdentity identity;
   identity.vendor_id = props_.vendorID;

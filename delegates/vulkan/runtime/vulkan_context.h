@@ -63,7 +63,12 @@ class VulkanContext {
   // fp32 arithmetic); shader_float16 is recorded for shaders that compute in fp16.
   bool storage_buffer16() const { return storage_buffer16_ && !g_hide_fp16_; }
   bool shader_float16() const { return shader_float16_ && !g_hide_fp16_; }
-  // Tests: make the two queries above report false (simulates a device without them).
+  // fp16 x fp16 -> fp32 16x16x16 matrix units on 32-wide subgroups (VK_NV_cooperative_matrix,
+  // enabled with shaderFloat16 when offered): fp16 graphs' GEMM convolutions and linear layers
+  // use conv2d_gemm.comp's matrix-unit variant (graph_lowering.h; EMBER_VULKAN_COOP_MATRIX=0 at
+  // a graph's init keeps that graph off it).
+  bool cooperative_matrix_f16() const { return cooperative_matrix_f16_ && !g_hide_fp16_; }
+  // Tests: make the three queries above report false (simulates a device without them).
   static void set_hide_fp16_features(bool hide) { g_hide_fp16_ = hide; }
 
   // Submits one command buffer and waits for `fence` (which must be unsignalled); resets it.
@@ -84,6 +89,7 @@ class VulkanContext {
   VkPhysicalDeviceMemoryProperties mem_props_{};
   bool storage_buffer16_ = false;
   bool shader_float16_ = false;
+  bool cooperative_matrix_f16_ = false;
   static std::atomic<bool> g_hide_fp16_;
   std::mutex queue_mutex_;
   PipelineCache pipelines_;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "delegates/vulkan/runtime/conv_gemm_plan.h"
 #include "delegates/vulkan/runtime/fp16_storage.h"
 #include "delegates/vulkan/runtime/graph_lowering.h"
 #include "delegates/vulkan/runtime/tuning_env.h"
@@ -413,6 +414,12 @@ Error VulkanGraph::reset_state(Diagnostic* diag) {
   return upload(states_, transfer_buffer_, diag);
 }
 
+size_t VulkanGraph::num_dispatches_of(ShaderId shader) const {
+  size_t n = 0;
+  for (const Dispatch& d : dispatches_) n += d.shader == shader ? 1 : 0;
+  return n;
+}
+
 Error VulkanGraph::lower(int64_t size, std::vector<TensorInfo>* tensors, std::vector<Dispatch>* dispatches, Diagnostic* diag) {
   *tensors = parsed_;
   if (size != dynamic_bound_) {
@@ -430,6 +437,9 @@ Error VulkanGraph::lower(int64_t size, std::vector<TensorInfo>* tensors, std::ve
   LoweringLimits limits;
   limits.max_shared_bytes = lim.maxComputeSharedMemorySize;
   limits.max_workgroup = std::min(lim.maxComputeWorkGroupSize[0], lim.maxComputeWorkGroupInvocations);
+  // EMBER_VULKAN_COOP_MATRIX=0: the fp32-arithmetic GEMM (measuring one against the other).
+  limits.coop_matrix_f16 = fp16_ && context_->cooperative_matrix_f16() && lim.maxComputeSharedMemorySize >= kConvGemmCoopSharedBytes &&
+                           tuning_choice("EMBER_VULKAN_COOP_MATRIX", true);
   EMBER_TRY(lower_nodes(g, fusion_, size != dynamic_bound_, limits, *tensors, &r, diag));
   if (fp16_) use_fp16_shaders(*tensors, r.dispatches);
   for (const Dispatch& d : r.dispatches) {

@@ -63,6 +63,8 @@ class VulkanGraph {
   Error reset_state(Diagnostic* diag);
 
   size_t num_dispatches() const { return dispatches_.size(); }
+  // How many of the dispatches run `shader` (tests: which path a lowering took).
+  size_t num_dispatches_of(ShaderId shader) const;
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }
   // 0 for a graph without a dynamic size.

@@ -1,6 +1,16 @@
 #version 450
 #include "storage.glsl"
 #extension GL_EXT_control_flow_attributes : require
+#ifdef COOP_MATRIX
+// The matrix-unit variant (BUILD: conv2d_gemm_coop_fp16, fp16 storage only; used where the
+// device offers VK_NV_cooperative_matrix with 16x16x16 fp16 x fp16 + fp32 on 32-wide subgroups,
+// runtime/fp16_storage.h): the k-step tiles are staged in shared memory as fp16 and multiplied
+// by the subgroups' matrix units into fp32 accumulators; loads, split, epilogue as below.
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 // Ember Vulkan delegate. 2-D convolution (NCHW, groups, fused bias, activation, residual) as an
 // implicit GEMM per (image, group): [OC/G, K] weights x [K, OH*OW] input patches gathered on the
 // fly (zero padding), K = IC/G * KH * KW in the weights' own (ic, kh, kw) order.
@@ -67,11 +77,32 @@ layout(std430, set = 0, binding = 4) readonly buffer S { FLOAT_T in_scale[]; };
 layout(std430, set = 0, binding = 5) buffer Partial { float partial[]; };
 layout(std430, set = 0, binding = 6) writeonly buffer Y { FLOAT_T y[]; };
 
+#ifndef COOP_BK
+#define COOP_BK 16
+#endif
+#ifdef COOP_MATRIX
+const int BM = 64, BN = 64, BK = COOP_BK;  // the matrix units make arithmetic cheap: deeper steps, fewer barriers
+#else
 const int BM = 64, BN = 64, BK = 16;
+#endif
+// Per invocation and k step: LOADS values of A and of B; A's rows (and row-major B's pixels) of
+// one invocation are ASTEP apart.
+const int LOADS = BM * BK / 256, ASTEP = 256 / BK;
+#ifdef COOP_MATRIX
+// A row-major [BM][BK] (weights' k contiguous), B [BK][BN] (pixels contiguous), the finished
+// tile [BM][BN] in fp32; row strides padded to 16-byte multiples (the matrix loads' alignment).
+const int AS = BK + 8, BS = BN + 8, CS = BN + 4;
+shared float16_t Ah[BM * AS];
+shared float16_t Bh[BK * BS];
+shared float Cf[BM * CS];  // 27 KB of shared memory in all with 32-deep steps (kConvGemmCoopSharedBytes)
+#define TILE(mm, pp) Cf[(mm) * CS + (pp)]
+#else
 // k-major tiles, rows padded by one vec4 so the transposing stores spread over the banks.
 shared vec4 As[BK][BM / 4 + 1];
 shared vec4 Bs[BK][BN / 4 + 1];
 shared vec4 Cs[BM][BN / 4 + 1];  // the finished tile, for the epilogue (25 KB of shared memory in all)
+#define TILE(mm, pp) Cs[mm][(pp) >> 2][(pp) & 3]
+#endif
 
 #include "conv_activation.glsl"
 
@@ -111,41 +142,62 @@ void gemm() {
   int n = t / G;
   int lid = int(gl_LocalInvocationIndex);
   const int k_begin = s * CHUNK, k_end = min(KK, k_begin + CHUNK);
-  // Loads, 4 of A and 4 of B per invocation and k step. A (weights, [OC, K] row-major): k
-  // column a_k of rows a_m + 16 j (16 neighbours read one row's 16 consecutive k). B: patches
-  // (NCHW input): pixel b_n of k rows b_k + 4 j, 64 neighbours reading 64 neighbouring pixels,
-  // the window origin computed once; row-major B: like A, k column b_k of pixels b_n + 16 j.
+  // Loads, LOADS of A and of B per invocation and k step (4; 8 with 32-deep steps). A (weights,
+  // [OC, K] row-major): k column a_k of rows a_m + ASTEP j (BK neighbours read one row's BK
+  // consecutive k). B: patches (NCHW input): pixel b_n of k rows b_k + 4 j, 64 neighbours reading
+  // 64 neighbouring pixels, the window origin computed once; row-major B: like A, k column b_k of
+  // pixels b_n + ASTEP j.
   const int a_k = lid % BK, a_m = lid / BK;
   const int b_k = ROWS_MAJOR != 0 ? lid % BK : lid / BN;
   const int b_n = ROWS_MAJOR != 0 ? lid / BK : lid % BN;
-  const int b_kstep = ROWS_MAJOR != 0 ? 0 : 4, b_nstep = ROWS_MAJOR != 0 ? 16 : 0;
+  const int b_kstep = ROWS_MAJOR != 0 ? 0 : 256 / BN, b_nstep = ROWS_MAJOR != 0 ? ASTEP : 0;
   const int wrow = g * OCG + tm * BM + a_m;
   const int rows_left = OCG - tm * BM - a_m;
   const int sbase = n * IC + g * ICG, xbase = sbase * IH * IW;
-  int ih0[4], iw0[4];
-  bool pix_ok[4];
-  for (int j = 0; j < 4; ++j) {
+  int ih0[LOADS], iw0[LOADS];
+  bool pix_ok[LOADS];
+  for (int j = 0; j < LOADS; ++j) {
     const int pix = tn * BN + b_n + b_nstep * j;
     pix_ok[j] = pix < P;
     ih0[j] = (pix / OW) * SH - PH;
     iw0[j] = (pix % OW) * SW - PW;
   }
+#ifdef COOP_MATRIX
+  // Arithmetic: subgroup sg (8 of 32 invocations) owns rows 16 (sg / 2) .. + 15 x pixels
+  // 32 (sg % 2) .. + 31 of the tile: two 16x16 accumulators.
+  const int sg = int(gl_SubgroupID), fm = sg >> 1, fn = (sg & 1) * 2;
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc0 = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc1 = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+#else
   // Arithmetic: rows 4 ty .. 4 ty + 3 x pixels 4 tx .. 4 tx + 3 of the tile.
   const int tx = lid % 16, ty = lid / 16;
   vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
-  float ra[4], rb[4];
+#endif
+  float ra[LOADS], rb[LOADS];
   // Step k0's tiles are computed while step k0 + 16's loads are in flight; one load site (the
   // first pass only loads), which keeps the pipeline small.
   for (int k0 = k_begin - BK; k0 < k_end; k0 += BK) {
     const int k1 = k0 + BK;
     const bool more = k1 < k_end;
     if (more) {
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < LOADS; ++j) {
         const int ak = k1 + a_k, bk = k1 + b_k + b_kstep * j;
-        ra[j] = (16 * j < rows_left && ak < k_end) ? float(w[(wrow + 16 * j) * KK + ak]) : 0.0;
+        ra[j] = (ASTEP * j < rows_left && ak < k_end) ? float(w[(wrow + ASTEP * j) * KK + ak]) : 0.0;
         rb[j] = (pix_ok[j] && bk < k_end) ? patch_value(bk, tn * BN + b_n + b_nstep * j, ih0[j], iw0[j], xbase, sbase) : 0.0;
       }
     }
+#ifdef COOP_MATRIX
+    if (k0 >= k_begin) {
+      [[unroll]] for (int kk = 0; kk < BK; kk += 16) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a, b0, b1;
+        coopMatLoadNV(a, Ah, uint(fm * 16 * AS + kk), uint(AS), false);
+        coopMatLoadNV(b0, Bh, uint(kk * BS + fn * 16), uint(BS), false);
+        coopMatLoadNV(b1, Bh, uint(kk * BS + fn * 16 + 16), uint(BS), false);
+        acc0 = coopMatMulAddNV(a, b0, acc0);
+        acc1 = coopMatMulAddNV(a, b1, acc1);
+      }
+    }
+#else
     if (k0 >= k_begin) {
       for (int kk = 0; kk < BK; ++kk) {
         vec4 av = As[kk][ty];
@@ -156,12 +208,18 @@ void gemm() {
         acc[3] += av.w * bv;
       }
     }
+#endif
     barrier();
     if (more) {
-      for (int j = 0; j < 4; ++j) {
-        const int m = a_m + 16 * j, bn = b_n + b_nstep * j;
+      for (int j = 0; j < LOADS; ++j) {
+        const int m = a_m + ASTEP * j, bn = b_n + b_nstep * j;
+#ifdef COOP_MATRIX
+        Ah[m * AS + a_k] = float16_t(ra[j]);
+        Bh[(b_k + b_kstep * j) * BS + bn] = float16_t(rb[j]);
+#else
         As[a_k][m >> 2][m & 3] = ra[j];
         Bs[b_k + b_kstep * j][bn >> 2][bn & 3] = rb[j];
+#endif
       }
     }
     barrier();
@@ -169,7 +227,12 @@ void gemm() {
   // The tile goes through shared memory, then each invocation writes every 256th element with
   // one (not unrolled) epilogue: neighbours write neighbours (pixels, or with ROWS_MAJOR output
   // channels), and the pipeline stays small (the epilogue's activations are push constants).
+#ifdef COOP_MATRIX
+  coopMatStoreNV(acc0, Cf, uint(fm * 16 * CS + fn * 16), uint(CS), false);
+  coopMatStoreNV(acc1, Cf, uint(fm * 16 * CS + fn * 16 + 16), uint(CS), false);
+#else
   for (int r = 0; r < 4; ++r) Cs[ty * 4 + r][tx] = acc[r];
+#endif
   barrier();
   const int total = N * OC * P;
   [[dont_unroll]] for (int e = lid; e < BM * BN; e += 256) {
@@ -179,7 +242,7 @@ void gemm() {
     const int oc = g * OCG + m;
     // NCHW output, or with ROWS_MAJOR [pixels, OC] (a linear layer's [rows, outputs]).
     const int id = ROWS_MAJOR != 0 ? p * OC + oc : (n * OC + oc) * P + p;
-    const float v = Cs[mm][pp >> 2][pp & 3];
+    const float v = TILE(mm, pp);
     if (SPLITS == 1) {
       y[id] = FLOAT_T(epilogue(v, oc, uint(id)));
     } else {
