@@ -278,6 +278,32 @@ bool plan_conv_activation(const GraphView& v, int i, FusionPlan* plan) {
   return true;
 }
 
+// The float linear or conv producing `id` (maybe through an activation it applies, a Unary read
+// only there), when `id` is read only by the excitation chain; else -1.
+int excitation_linear(const GraphView& v, int id) {
+  if (!v.private_result(id)) return -1;
+  int f = v.producer(id);
+  if (f >= 0 && v.node(f)->shader() == fb::Shader::Unary && v.num_inputs(f) == 1) {
+    const int t = v.input(f, 0);
+    if (!v.private_result(t)) return -1;
+    f = v.producer(t);
+  }
+  if (f < 0) return -1;
+  const fb::Node* n = v.node(f);
+  if (const fb::LinearParams* l = n->params_as_LinearParams())
+    return n->shader() == fb::Shader::Matmul && l->weight_bits() == 0 ? f : -1;
+  return n->shader() == fb::Shader::Conv2d && n->params_as_Conv2dParams() != nullptr ? f : -1;
+}
+
+// A scale s = act2(fc2(act1(fc1(p)))) the conv c reading it may compute (dispatch_fusion.h).
+void plan_excitation(const GraphView& v, int c, int s, FusionPlan* plan) {
+  const int f2 = excitation_linear(v, s);
+  const int f1 = f2 >= 0 ? excitation_linear(v, v.input(f2, 0)) : -1;
+  if (f1 < 0 || f1 >= f2 || f2 >= c) return;
+  plan->excite_fc1[static_cast<size_t>(c)] = f1;
+  plan->excite_fc2[static_cast<size_t>(c)] = f2;
+}
+
 // Squeeze-and-excitation muls read only by a conv as its input (dispatch_fusion.h).
 void plan_scaled_inputs(const GraphView& v, FusionPlan* plan) {
   for (int c = 0; c < v.num_nodes(); ++c) {
@@ -302,6 +328,7 @@ void plan_scaled_inputs(const GraphView& v, FusionPlan* plan) {
         scale->Get(2) != 1 || scale->Get(3) != 1)
       continue;
     plan->scaled_input[static_cast<size_t>(c)] = m;
+    plan_excitation(v, c, a_full ? b : a, plan);
   }
 }
 
@@ -347,6 +374,8 @@ FusionPlan plan_fusions(const fb::Graph& g) {
   plan.conv_residual.assign(n, -1);
   plan.conv_activation.assign(n, -1);
   plan.scaled_input.assign(n, -1);
+  plan.excite_fc1.assign(n, -1);
+  plan.excite_fc2.assign(n, -1);
   plan.gate_linear.assign(n, -1);
   plan.up_linear.assign(n, -1);
   plan.split_leader.assign(n, -1);

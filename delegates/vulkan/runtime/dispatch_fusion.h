@@ -20,7 +20,11 @@
 //     linears and 1x1-image convs);
 //   - mul(x, s) of an [N, C, H, W] x by an [N, C, 1, 1] s (squeeze-and-excitation), read only
 //     as a conv's input: the conv scales x's channels as it reads them (IN_SCALE; the GEMM path
-//     only, which then drops the mul's dispatch).
+//     only, which then drops the mul's dispatch);
+//   - and when s = act2(fc2(act1(fc1(p)))), two linears (or 1x1 convs of 1x1 images) whose
+//     results only this chain reads: the conv's workgroups compute act2(fc2(.)) of their k
+//     range's channels themselves from fc1's output (IN_SCALE 3) and fc2's dispatch is dropped
+//     (an EfficientNet block: 1 dispatch fewer; gemm_lowering.cc says why fc1 keeps its own).
 // Attention without a cache (Sdpa, sdpa.comp) reads q, k and v through strides, so the
 // permutes, slices and views between them and their producers cost no copy, nor does a permute
 // of its output (lazy_layout, sdpa_permute): a ViT's qkv split and head transposes.
@@ -66,6 +70,9 @@ struct FusionPlan {
   // Per node: for a conv whose input is a squeeze-and-excitation mul it may read through, that
   // mul (node index), else -1.
   std::vector<int> scaled_input;
+  // Per node: for such a conv whose scale is an excitation it may compute itself, the two
+  // linear (or 1x1-image conv) nodes fc1, fc2, else -1 (the lowering checks their dispatches).
+  std::vector<int> excite_fc1, excite_fc2;
   // Per node: for a silu_mul computed by one gated dispatch, (gate linear, up linear) node
   // indices, else (-1, -1).
   std::vector<int> gate_linear, up_linear;

@@ -1,5 +1,6 @@
 // The Lowering members that emit conv2d_gemm.comp and matmul.comp dispatches for convolutions
 // and linear layers, and the epilogue fusions that patch them (dispatch_fusion.h).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -34,6 +35,49 @@ void pack_gemm_push(std::vector<Dispatch>& dispatches, bool coop_matrix_f16) {
   }
 }
 
+// The squeeze-and-excitation scale this conv reads (bindings[kConvGemmScale], IN_SCALE 1) is
+// act2(fc2(act1(fc1(p)))) of two matmul.comp dispatches (a row per image) the plan lets it take
+// over (dispatch_fusion.h): compute act2(fc2(.)) in the conv's workgroups instead (IN_SCALE 3:
+// fc1's output in the scale's binding, fc2's weight and bias in the excitation bindings, the
+// sizes and activations in the spec) and drop fc2's dispatch. `spec` holds the conv's sizes (indices 0,
+// 1, 15: images, in channels, groups). EMBER_VULKAN_EXCITE_IN_CONV: 1 keeps both dispatches, 2
+// computes fc1 in the conv too (measuring).
+void Lowering::excite_in_conv(std::vector<uint32_t>& spec, std::vector<int>& bindings) {
+  // fc1 in every workgroup costs more than its dispatch (H200, EfficientNet-B0's 1152 x 48:
+  // its projection convs 16 -> 30 us), fc2 for the workgroup's channels less (16 -> 19 us against
+  // a ~5 us dispatch): by default fc1 keeps its dispatch (IN_SCALE 3).
+  const long mode = tuning_number("EMBER_VULKAN_EXCITE_IN_CONV");
+  if (mode == 1) return;         // measuring: both linears keep their dispatches
+  const bool whole = mode == 2;  // measuring: fc1 too in the conv (IN_SCALE 2)
+  const int f1 = plan_.excite_fc1[index_], f2 = plan_.excite_fc2[index_];
+  const int d1 = f1 >= 0 ? node_dispatch_[static_cast<size_t>(f1)] : -1;
+  const int d2 = f2 >= 0 ? node_dispatch_[static_cast<size_t>(f2)] : -1;
+  if (d1 < 0 || d2 < 0 || (!dead_.empty() && (dead_[static_cast<size_t>(d1)] || dead_[static_cast<size_t>(d2)]))) return;
+  const Dispatch &l1 = d_[static_cast<size_t>(d1)], &l2 = d_[static_cast<size_t>(d2)];
+  // matmul.comp's spec: batch, m, k, n, ..., has_bias 7, act 8 .. 10, mode 11: a row per image.
+  auto row_per_image = [&](const Dispatch& d) {
+    return d.shader == ShaderId::Matmul && d.spec.size() == 12 && d.spec[0] == 1 && d.spec[1] == spec[0] && d.spec[7] == 1;
+  };
+  const int64_t channels = static_cast<int32_t>(spec[1]), hidden = static_cast<int32_t>(l1.spec[3]);
+  if (!row_per_image(l1) || !row_per_image(l2) || spec[15] != 1 ||
+      l2.bindings[3] != bindings[kConvGemmScale] || l2.bindings[0] != l1.bindings[3] ||
+      static_cast<int32_t>(l1.spec[2]) != channels || static_cast<int32_t>(l2.spec[3]) != channels ||
+      static_cast<int32_t>(l2.spec[2]) != hidden || channels > kExciteMaxChannels || hidden < 1 || hidden > kExciteMaxHidden)
+    return;
+  bindings[kConvGemmScale] = whole ? l1.bindings[0] : l2.bindings[0];  // the pooled means, or fc1's output
+  if (whole) {
+    bindings[kConvGemmExcite] = l1.bindings[1];
+    bindings[kConvGemmExcite + 1] = l1.bindings[2];
+  }
+  bindings[kConvGemmExcite + 2] = l2.bindings[1];
+  bindings[kConvGemmExcite + 3] = l2.bindings[2];
+  spec[kConvInScale] = whole ? 2 : 3;
+  const uint32_t ex[] = {ibits(hidden), l1.spec[8], l1.spec[9], l1.spec[10], l2.spec[8], l2.spec[9], l2.spec[10]};
+  std::copy(std::begin(ex), std::end(ex), spec.begin() + kConvExcite);
+  if (whole) dead_[static_cast<size_t>(d1)] = true;
+  dead_[static_cast<size_t>(d2)] = true;
+}
+
 // conv2d_gemm.comp's dispatches for this node: the GEMM and, when its k range is split, the
 // reduction (spec: the shader's constants 1..20; rows_major: a linear layer). Recorded as the
 // node's dispatches for the epilogue fusions.
@@ -42,10 +86,10 @@ void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, in
   const int partial = gemm.splits > 1 ? scratch(gemm.partial_floats) : out_;
   // Everything stays in `spec` while fusions may patch it; pack_gemm_push() then moves the
   // sizes, the split and the epilogue into the push constants (conv2d_gemm.comp).
-  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0});
+  spec.insert(spec.end(), {ibits(gemm.splits), ibits(gemm.chunk), 0, 0, ibits(rows_major), 0, 0, 0, 0, 0, 0, 0, 0});
   // A squeeze-and-excitation multiply producing x (dispatch_fusion.h): read its operands, scale
   // as the patches are gathered, and drop its dispatch.
-  std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, partial, out_};
+  std::vector<int> bindings{x, w, b >= 0 ? b : w, x, x, x, x, x, x, partial, out_};
   if (!rows_major) {
     const int mul = plan_.scaled_input[index_];
     const int md = mul >= 0 ? node_dispatch_[static_cast<size_t>(mul)] : -1;
@@ -58,6 +102,7 @@ void Lowering::add_gemm(std::vector<uint32_t> spec, const ConvGemmPlan& gemm, in
       spec[kConvInScale] = 1;
       dead_.resize(d_.size(), false);
       dead_[static_cast<size_t>(md)] = true;
+      excite_in_conv(spec, bindings);
     }
   }
   node_dispatch_[index_] = static_cast<int>(d_.size());

@@ -124,7 +124,7 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("attention", kAttention, 11, 0, 3),
     EMBER_SHADER("linear_wq", kLinearWq, 13, 0, 3),
     EMBER_SHADER("embedding_wq", kEmbeddingWq, 4, 0, 1),
-    EMBER_SHADER("conv2d_gemm", kConv2dGemm, 7, 84, 2),
+    EMBER_SHADER("conv2d_gemm", kConv2dGemm, 11, 112, 2),
     EMBER_SHADER("sdpa", kSdpa, 5, 100, 1),
     // fp16-storage variants, same order (kFp16Offset + id).
     EMBER_SHADER("conv2d_fp16", kConv2dFp16, 4, 0, 1),
@@ -141,9 +141,9 @@ const ShaderInfo kShaders[kNumShaders] = {
     EMBER_SHADER("attention_fp16", kAttentionFp16, 11, 0, 3),
     EMBER_SHADER("linear_wq_fp16", kLinearWqFp16, 13, 0, 3),
     EMBER_SHADER("embedding_wq_fp16", kEmbeddingWqFp16, 4, 0, 1),
-    EMBER_SHADER("conv2d_gemm_fp16", kConv2dGemmFp16, 7, 84, 2),
+    EMBER_SHADER("conv2d_gemm_fp16", kConv2dGemmFp16, 11, 112, 2),
     EMBER_SHADER("sdpa_fp16", kSdpaFp16, 5, 100, 1),
-    EMBER_SHADER("conv2d_gemm_coop_fp16", kConv2dGemmCoopFp16Spirv, 7, 84, 2),
+    EMBER_SHADER("conv2d_gemm_coop_fp16", kConv2dGemmCoopFp16Spirv, 11, 112, 2),
 };
 
 }  // namespace

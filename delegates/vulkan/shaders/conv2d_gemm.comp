@@ -23,6 +23,10 @@
 // the activation, and writes Y.
 // HAS_RESIDUAL: the epilogue also adds R (same sizes as Y) before the activation: a following
 // add (and activation) fused into the convolution (runtime/dispatch_fusion.h).
+// IN_SCALE 1: X's channels are scaled by S[n, c] as they are read (a squeeze-and-excitation
+// multiply fused in); IN_SCALE 2: S holds the pooled means p[n, c] and each workgroup first
+// computes the excitation act2(fc2(act1(fc1(p)))) of its k range's channels itself (groups 1);
+// IN_SCALE 3: S holds act1(fc1(p)) and the workgroups compute act2(fc2(.)).
 // The runtime picks SPLITS so that deep reductions over few outputs (ResNet's 7x7x512 layers:
 // 8 tiles) still fill the GPU, and CHUNK (a multiple of 16) as the k range of one split.
 // Only what shapes the inner loop is specialised (the window's size, PHASE, ROWS_MAJOR,
@@ -37,6 +41,10 @@ layout(push_constant) uniform Params {
   int n, ic, ih, iw, oc, oh, ow, groups, splits, chunk, has_bias, act;
   float act_min, act_max;
   int has_residual, sh, sw, ph, pw, dh, dw;
+  int ex_hidden, ex_act1;  // IN_SCALE 2: fc1's outputs (<= 256) and activations
+  float ex_min1, ex_max1;
+  int ex_act2;
+  float ex_min2, ex_max2;
 } pc;
 #define N pc.n
 #define IC pc.ic
@@ -73,9 +81,14 @@ layout(std430, set = 0, binding = 3) readonly buffer R { FLOAT_T residual[]; };
 // IN_SCALE: X's channels scaled as they are read (x[n, c, :, :] * s[n, c]): a preceding
 // squeeze-and-excitation multiply fused into the convolution (runtime/dispatch_fusion.h).
 layout(std430, set = 0, binding = 4) readonly buffer S { FLOAT_T in_scale[]; };
+// IN_SCALE 2: fc1 [ex_hidden, IC] and its bias (IN_SCALE 3: unused), fc2 [IC, ex_hidden] and its bias.
+layout(std430, set = 0, binding = 5) readonly buffer E1 { FLOAT_T ex_w1[]; };
+layout(std430, set = 0, binding = 6) readonly buffer EB1 { FLOAT_T ex_b1[]; };
+layout(std430, set = 0, binding = 7) readonly buffer E2 { FLOAT_T ex_w2[]; };
+layout(std430, set = 0, binding = 8) readonly buffer EB2 { FLOAT_T ex_b2[]; };
 // Partial sums stay fp32 in fp16-storage programs too.
-layout(std430, set = 0, binding = 5) buffer Partial { float partial[]; };
-layout(std430, set = 0, binding = 6) writeonly buffer Y { FLOAT_T y[]; };
+layout(std430, set = 0, binding = 9) buffer Partial { float partial[]; };
+layout(std430, set = 0, binding = 10) writeonly buffer Y { FLOAT_T y[]; };
 
 #ifndef COOP_BK
 #define COOP_BK 16
@@ -96,13 +109,19 @@ shared float16_t Ah[BM * AS];
 shared float16_t Bh[BK * BS];
 shared float Cf[BM * CS];  // 27 KB of shared memory in all with 32-deep steps (kConvGemmCoopSharedBytes)
 #define TILE(mm, pp) Cf[(mm) * CS + (pp)]
+#define EXCITE_SLOT(i) Cf[i]
 #else
 // k-major tiles, rows padded by one vec4 so the transposing stores spread over the banks.
 shared vec4 As[BK][BM / 4 + 1];
 shared vec4 Bs[BK][BN / 4 + 1];
 shared vec4 Cs[BM][BN / 4 + 1];  // the finished tile, for the epilogue (25 KB of shared memory in all)
 #define TILE(mm, pp) Cs[mm][(pp) >> 2][(pp) & 3]
+#define EXCITE_SLOT(i) Cs[(i) / 68][((i) % 68) >> 2][(i) & 3]
 #endif
+// IN_SCALE 2 / 3 keep their scales in the finished tile's storage (free until the epilogue; 4352
+// floats either way): slots 0 .. 4095 the k range's channels, 4096 .. 4351 fc1's outputs.
+const int kExciteHidden = 4096;
+int g_c_first = 0;  // IN_SCALE 2 / 3: the channel of EXCITE_SLOT(0)
 
 #include "conv_activation.glsl"
 
@@ -124,7 +143,57 @@ float patch_value(int gk, int pix, int ih0, int iw0, int xbase, int sbase) {
   int ih = ih0 + kh * DH, iw = iw0 + kw * DW;
   if (ih < 0 || ih >= IH || iw < 0 || iw >= IW) return 0.0;
   float v = float(x[xbase + (ic * IH + ih) * IW + iw]);
+  if (IN_SCALE >= 2) return v * EXCITE_SLOT(ic - g_c_first);
   return IN_SCALE != 0 ? v * float(in_scale[sbase + ic]) : v;
+}
+
+// IN_SCALE 2 / 3: image n's excitation of channels c_first .. c_first + count - 1 into
+// EXCITE_SLOT(0 ..) (runtime/dispatch_fusion.h). IN_SCALE 2 computes fc1 from the pooled means
+// in_scale[n * IC ..] (T = 256 / ex_hidden invocations per output, partial sums through the
+// slots); IN_SCALE 3 reads fc1's activated outputs from in_scale[n * ex_hidden ..] (fc1 ran in
+// its own dispatch). Then fc2, one channel per invocation. Loops keep four independent sums so
+// several loads are in flight. No subgroup operations (every Vulkan 1.1 device runs it).
+void excite(int n, int c_first, int count) {
+  const int H = pc.ex_hidden, lid = int(gl_LocalInvocationIndex);
+  if (IN_SCALE == 2) {
+    const int T = max(1, 256 / H);
+    vec4 acc = vec4(0.0);
+    if (lid < H * T) {
+      const int j = lid / T, wrow = j * IC, prow = n * IC;
+      int c = lid % T;
+      for (; c + 3 * T < IC; c += 4 * T) {
+        acc.x += float(ex_w1[wrow + c]) * float(in_scale[prow + c]);
+        acc.y += float(ex_w1[wrow + c + T]) * float(in_scale[prow + c + T]);
+        acc.z += float(ex_w1[wrow + c + 2 * T]) * float(in_scale[prow + c + 2 * T]);
+        acc.w += float(ex_w1[wrow + c + 3 * T]) * float(in_scale[prow + c + 3 * T]);
+      }
+      for (; c < IC; c += T) acc.x += float(ex_w1[wrow + c]) * float(in_scale[prow + c]);
+    }
+    EXCITE_SLOT(lid) = (acc.x + acc.y) + (acc.z + acc.w);
+    barrier();
+    if (lid < H) {
+      float h = float(ex_b1[lid]);
+      for (int t = 0; t < T; ++t) h += EXCITE_SLOT(lid * T + t);
+      EXCITE_SLOT(kExciteHidden + lid) = activation_of(pc.ex_act1, h, pc.ex_min1, pc.ex_max1);
+    }
+  } else if (lid < H) {
+    EXCITE_SLOT(kExciteHidden + lid) = float(in_scale[n * H + lid]);
+  }
+  barrier();
+  for (int i = lid; i < count; i += 256) {
+    const int c = c_first + i, wrow = c * H;
+    vec4 v = vec4(float(ex_b2[c]), 0.0, 0.0, 0.0);
+    int j = 0;
+    for (; j + 3 < H; j += 4) {
+      v.x += float(ex_w2[wrow + j]) * EXCITE_SLOT(kExciteHidden + j);
+      v.y += float(ex_w2[wrow + j + 1]) * EXCITE_SLOT(kExciteHidden + j + 1);
+      v.z += float(ex_w2[wrow + j + 2]) * EXCITE_SLOT(kExciteHidden + j + 2);
+      v.w += float(ex_w2[wrow + j + 3]) * EXCITE_SLOT(kExciteHidden + j + 3);
+    }
+    for (; j < H; ++j) v.x += float(ex_w2[wrow + j]) * EXCITE_SLOT(kExciteHidden + j);
+    EXCITE_SLOT(i) = activation_of(pc.ex_act2, (v.x + v.y) + (v.z + v.w), pc.ex_min2, pc.ex_max2);
+  }
+  barrier();
 }
 
 void gemm() {
@@ -142,6 +211,10 @@ void gemm() {
   int n = t / G;
   int lid = int(gl_LocalInvocationIndex);
   const int k_begin = s * CHUNK, k_end = min(KK, k_begin + CHUNK);
+  if (IN_SCALE >= 2) {
+    g_c_first = k_begin / (KH * KW);
+    excite(n, g_c_first, (k_end - 1) / (KH * KW) - g_c_first + 1);
+  }
   // Loads, LOADS of A and of B per invocation and k step (4; 8 with 32-deep steps). A (weights,
   // [OC, K] row-major): k column a_k of rows a_m + ASTEP j (BK neighbours read one row's BK
   // consecutive k). B: patches (NCHW input): pixel b_n of k rows b_k + 4 j, 64 neighbours reading

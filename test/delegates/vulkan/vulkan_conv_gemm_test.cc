@@ -235,46 +235,19 @@ TEST(VulkanConvGemmTest, ResidualBlocksFuseAddsAndActivations) {
 // An EfficientNet block: expand conv -> silu -> depthwise -> silu -> squeeze-and-excitation
 // (global mean over a 16x16 plane: the cooperative pooling; two 1x1-image convs: linear layers,
 // silu, sigmoid) -> scale -> project conv. Fused, the four activations run in their convs'
-// epilogues (the GEMM's, the direct loop's, matmul.comp's twice) and the project conv scales
-// its input channels as it reads them (no mul dispatch); both versions match the reference.
-TEST(VulkanConvGemmTest, EfficientNetBlockFusesSiluAndPoolsCooperatively) {
+// epilogues (the GEMM's, the direct loop's) and the project conv computes the excitation's second
+// linear itself (or both, EMBER_VULKAN_EXCITE_IN_CONV=2) and scales its input channels as it
+// reads them (no dispatch for that linear nor the mul); both versions match the reference, for
+// one and two images, with the project conv's reduction whole and split (each range computes its
+// own channels' scales).
+TEST(VulkanConvGemmTest, EfficientNetBlockFusesSiluExcitationAndPoolsCooperatively) {
   EMBER_SKIP_WITHOUT_VULKAN();
-  const Sizes xs{1, 16, 16, 16};
-  const Floats x = random_floats(numel(xs), 90);
   struct W { Sizes s; Floats w, b; };
   auto weight = [](Sizes s, uint32_t seed) {
     return W{s, random_floats(numel(s), seed, -0.3f, 0.3f), random_floats(s[0], seed + 1, -0.5f, 0.5f)};
   };
   const W we = weight({64, 16, 1, 1}, 91), wd = weight({64, 1, 3, 3}, 93), w1 = weight({8, 64, 1, 1}, 95),
           w2 = weight({64, 8, 1, 1}, 97), wp = weight({24, 64, 1, 1}, 99);
-  size_t dispatches[2] = {0, 0};
-  Floats outs[2];
-  Sizes out_sizes;
-  for (int fuse = 0; fuse < 2; ++fuse) {
-    setenv("EMBER_VULKAN_FUSE", fuse ? "1" : "0", 1);
-    VulkanBlobBuilder b;
-    auto conv = [&](int in, const W& w, int pad, int groups) {
-      return b.conv2d(in, b.constant(w.s, w.w), b.constant({w.s[0]}, w.b), {1}, {pad}, {1}, groups);
-    };
-    const int in = b.input(xs);
-    const int e = b.unary(VkUnary::Silu, conv(in, we, 0, 1));
-    const int d = b.unary(VkUnary::Silu, conv(e, wd, 1, 64));
-    const int pooled = b.adaptive_avg_pool2d(d, 1, 1);
-    const int s = b.unary(VkUnary::Sigmoid, conv(b.unary(VkUnary::Silu, conv(pooled, w1, 0, 1)), w2, 0, 1));
-    const int y = conv(b.binary(VkBinary::Mul, d, s), wp, 0, 1);
-    b.output(y);
-    out_sizes = b.sizes(y);
-    Delegate del;
-    const Error err = del.init(b.build());
-    unsetenv("EMBER_VULKAN_FUSE");
-    ASSERT_EQ(err, Error::Ok) << del.message();
-    dispatches[fuse] = del.graph()->num_dispatches();
-    std::vector<HostTensor> ins{HostTensor::f32(xs, x)};
-    std::vector<HostTensor> os{nan_out(out_sizes)};
-    ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
-    outs[fuse] = values(os[0]);
-  }
-  EXPECT_EQ(dispatches[0] - dispatches[1], 5u) << "silu (expand, depthwise, squeeze), sigmoid (excite), the scale";
   auto silu = [](Floats v) {
     for (float& f : v) f = f / (1.0f + std::exp(-f));
     return v;
@@ -284,22 +257,63 @@ TEST(VulkanConvGemmTest, EfficientNetBlockFusesSiluAndPoolsCooperatively) {
     ConvCase c{is, w.s, {1}, {pad}, {1}, groups, true, VkActivation{}};
     return portable_conv(c, in, w.w, w.b, os);
   };
-  const Floats e = silu(pconv(x, xs, we, 0, 1));
-  const Sizes es{1, 64, 16, 16};
-  const Floats d = silu(pconv(e, es, wd, 1, 64));
-  Floats pooled(64, 0.0f);
-  for (int c = 0; c < 64; ++c) {
-    double sum = 0;
-    for (int i = 0; i < 256; ++i) sum += d[c * 256 + i];
-    pooled[c] = static_cast<float>(sum / 256);
+  for (int64_t images : {1, 2}) {
+    const Sizes xs{images, 16, 16, 16};
+    const Floats x = random_floats(numel(xs), 90);
+    // The reference: portable convs, host pooling, silu, sigmoid and scale.
+    const Floats e = silu(pconv(x, xs, we, 0, 1));
+    const Sizes es{images, 64, 16, 16};
+    const Floats d = silu(pconv(e, es, wd, 1, 64));
+    Floats pooled(static_cast<size_t>(images * 64), 0.0f);
+    for (int64_t c = 0; c < images * 64; ++c) {
+      double sum = 0;
+      for (int i = 0; i < 256; ++i) sum += d[static_cast<size_t>(c * 256 + i)];
+      pooled[static_cast<size_t>(c)] = static_cast<float>(sum / 256);
+    }
+    Floats sq = pconv(silu(pconv(pooled, {images, 64, 1, 1}, w1, 0, 1)), {images, 8, 1, 1}, w2, 0, 1);
+    for (float& f : sq) f = 1.0f / (1.0f + std::exp(-f));
+    Floats scaled = d;
+    for (int64_t c = 0; c < images * 64; ++c)
+      for (int i = 0; i < 256; ++i) scaled[static_cast<size_t>(c * 256 + i)] *= sq[static_cast<size_t>(c)];
+    const Floats want = pconv(scaled, es, wp, 0, 1);
+    // The default: fc1 keeps its dispatch, the conv computes fc2 from its output; mode 2: the
+    // conv computes fc1 too.
+    for (const char* mode : {static_cast<const char*>(nullptr), "2"})
+    for (const char* splits : {static_cast<const char*>(nullptr), "2"}) {
+      const std::string what = std::to_string(images) + " images, splits " + (splits ? splits : "planned") +
+                               ", excitation mode " + (mode ? mode : "default");
+      size_t dispatches[2] = {0, 0};
+      for (int fuse = 0; fuse < 2; ++fuse) {
+        setenv("EMBER_VULKAN_FUSE", fuse ? "1" : "0", 1);
+        if (splits != nullptr) setenv("EMBER_VULKAN_CONV_SPLITS", splits, 1);
+        if (mode != nullptr) setenv("EMBER_VULKAN_EXCITE_IN_CONV", mode, 1);
+        VulkanBlobBuilder b;
+        auto conv = [&](int in, const W& w, int pad, int groups) {
+          return b.conv2d(in, b.constant(w.s, w.w), b.constant({w.s[0]}, w.b), {1}, {pad}, {1}, groups);
+        };
+        const int in = b.input(xs);
+        const int ex = b.unary(VkUnary::Silu, conv(in, we, 0, 1));
+        const int dw = b.unary(VkUnary::Silu, conv(ex, wd, 1, 64));
+        const int pool = b.adaptive_avg_pool2d(dw, 1, 1);
+        const int s = b.unary(VkUnary::Sigmoid, conv(b.unary(VkUnary::Silu, conv(pool, w1, 0, 1)), w2, 0, 1));
+        const int y = conv(b.binary(VkBinary::Mul, dw, s), wp, 0, 1);
+        b.output(y);
+        Delegate del;
+        const Error err = del.init(b.build());
+        unsetenv("EMBER_VULKAN_FUSE");
+        unsetenv("EMBER_VULKAN_CONV_SPLITS");
+        unsetenv("EMBER_VULKAN_EXCITE_IN_CONV");
+        ASSERT_EQ(err, Error::Ok) << del.message();
+        dispatches[fuse] = del.graph()->num_dispatches();
+        std::vector<HostTensor> ins{HostTensor::f32(xs, x)};
+        std::vector<HostTensor> os{nan_out(b.sizes(y))};
+        ASSERT_EQ(del.execute(ins, os), Error::Ok) << del.message();
+        EXPECT_TRUE(near(values(os[0]), want, 5e-5f)) << what << ", fuse " << fuse;
+      }
+      EXPECT_EQ(dispatches[0] - dispatches[1], mode ? 7u : 6u)
+          << what << ": silu (expand, depthwise, squeeze), sigmoid, the scale, the excitation linears";
+    }
   }
-  Floats sq = pconv(silu(pconv(pooled, {1, 64, 1, 1}, w1, 0, 1)), {1, 8, 1, 1}, w2, 0, 1);
-  for (float& f : sq) f = 1.0f / (1.0f + std::exp(-f));
-  Floats scaled = d;
-  for (int c = 0; c < 64; ++c)
-    for (int i = 0; i < 256; ++i) scaled[c * 256 + i] *= sq[c];
-  const Floats want = pconv(scaled, es, wp, 0, 1);
-  for (int fuse = 0; fuse < 2; ++fuse) EXPECT_TRUE(near(outs[fuse], want, 5e-5f)) << "fuse " << fuse;
 }
 
 
