@@ -11,6 +11,7 @@
 #                 driver alone gives a second load)
 # and one EMBER_VULKAN_PROFILE=1 init line per model (phase times) for the second load.
 # Usage: tools/bench/vulkan_startup.sh BUNDLE MODELS_DIR   (MODELS_DIR/<name>/model.pt2)
+# Environment: EXPORT_FLAGS (added to `ember export`, e.g. --vulkan-fp16).
 set -uo pipefail
 bundle=$(cd "$1" && pwd); models=$(cd "$2" && pwd)
 export LD_LIBRARY_PATH=$bundle/lib
@@ -30,7 +31,8 @@ echo "| model | before | first load | second load | driver cache only (2nd run) 
 echo "|---|---:|---:|---:|---:|---:|"
 for d in "$models"/*/; do
   m=$(basename "$d")
-  "$E" export "$d/model.pt2" -o "$work/$m.pte" --backend vulkan >/dev/null 2>&1 || { echo "| $m | export failed |"; continue; }
+  # shellcheck disable=SC2086
+  "$E" export "$d/model.pt2" -o "$work/$m.pte" --backend vulkan ${EXPORT_FLAGS:-} >/dev/null 2>&1 || { echo "| $m | export failed |"; continue; }
   before="" first="" second="" driver=""
   for r in 1 2 3; do
     before+=" $(EMBER_VULKAN_PIPELINE_CACHE_DIR=off EMBER_VULKAN_PIPELINE_THREADS=1 __GL_SHADER_DISK_CACHE=0 bench "$work/$m.pte")"
