@@ -2,12 +2,14 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <vector>
 
+#include "delegates/xnnpack/runtime/fp16_advice.h"
 #include "delegates/xnnpack/runtime/method_workspace.h"
 #include "delegates/xnnpack/runtime/weights_cache.h"
 #include "delegates/xnnpack/runtime/xnnpack_delegate.h"
@@ -721,6 +723,15 @@ std::vector<BlockScaleCheck> block_scale_checks(const XnnDelegate* d) {
   return checks;
 }
 
+// An fp16 runtime on a CPU where fp16 is expected to be slower than fp32 (fp16_advice.h): said
+// once per process, not per partition.
+void warn_fp16_slowdown_once(uint32_t nodes) {
+  static std::atomic<bool> warned{false};
+  const char* why = fp16_slowdown_reason(this_cpu_fp16_features());
+  if (why == nullptr || warned.exchange(true)) return;
+  EMBER_LOG(Warning, "xnnpack: an fp16 partition (%u nodes) loaded; %s", nodes, why);
+}
+
 }  // namespace
 
 Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
@@ -751,6 +762,7 @@ Error create_runtime(XnnDelegate* d, xnn_runtime_t* runtime, Diagnostic* diag) {
       if (fp16) fp16_status = s;
       continue;
     }
+    if (fp16) warn_fp16_slowdown_once(d->num_nodes);
     if (d->fp16 && !fp16) {
       d->fp16 = false;
       EMBER_LOG(Warning,
