@@ -48,15 +48,14 @@ constexpr size_t kConvSplits = 20, kConvPhase = 22, kConvHasResidual = 23;      
 constexpr size_t kConvWindow = 7, kConvWindowEnd = 15;  // spec indices of KH .. DW
 // conv2d_gemm.comp's push constants, in its order: the spec indices they come from (sizes,
 // groups, splits, chunk, bias, activation, bounds, residual, strides, padding, dilation).
-// Then the excitation's (IN_SCALE 2): fc1's outputs, its activation and bounds, fc2's.
+// Then the excitation's (IN_SCALE 2 / 3): fc1's outputs, its activation and bounds, fc2's.
 constexpr size_t kConvGemmPushFrom[] = {0,  1,  2,  3,  4,  5,  6,  15, 20, 21, 16, 17, 18, 19,
                                         23, 9,  10, 11, 12, 13, 14, 26, 27, 28, 29, 30, 31, 32};
 constexpr size_t kConvExcite = 26;  // spec indices 26 .. 32: hidden, act1, min1, max1, act2, min2, max2
 // bindings: x, w, b, residual, in_scale (or the pooled means), fc1 w, b, fc2 w, b, partial, y
 constexpr size_t kConvGemmX = 0, kConvGemmResidual = 3, kConvGemmScale = 4, kConvGemmExcite = 5, kConvGemmOut = 10;
-constexpr size_t kConvGemmBindings = 11;
 constexpr size_t kConvInScale = 25;  // conv2d_gemm.comp IN_SCALE (spec index)
-// IN_SCALE 2's limits (conv2d_gemm.comp keeps the scales in the finished tile's 4352 floats).
+// IN_SCALE 2 / 3's limits (conv2d_gemm.comp keeps the scales in the finished tile's 4352 floats).
 constexpr int64_t kExciteMaxChannels = 4096, kExciteMaxHidden = 256;
 // Where a dispatch of conv2d.comp, conv2d_gemm.comp or matmul.comp keeps its fused activation
 // (ACT, ACT_MIN, ACT_MAX: spec indices) and its output (binding).

@@ -4,7 +4,7 @@
 #ifdef COOP_MATRIX
 // The matrix-unit variant (BUILD: conv2d_gemm_coop_fp16, fp16 storage only; used where the
 // device offers VK_NV_cooperative_matrix with 16x16x16 fp16 x fp16 + fp32 on 32-wide subgroups,
-// runtime/fp16_storage.h): the k-step tiles are staged in shared memory as fp16 and multiplied
+// runtime/graph_lowering.h): the k-step tiles are staged in shared memory as fp16 and multiplied
 // by the subgroups' matrix units into fp32 accumulators; loads, split, epilogue as below.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -41,7 +41,7 @@ layout(push_constant) uniform Params {
   int n, ic, ih, iw, oc, oh, ow, groups, splits, chunk, has_bias, act;
   float act_min, act_max;
   int has_residual, sh, sw, ph, pw, dh, dw;
-  int ex_hidden, ex_act1;  // IN_SCALE 2: fc1's outputs (<= 256) and activations
+  int ex_hidden, ex_act1;  // IN_SCALE 2 / 3: fc1's outputs (<= 256) and activations
   float ex_min1, ex_max1;
   int ex_act2;
   float ex_min2, ex_max2;
@@ -90,8 +90,9 @@ layout(std430, set = 0, binding = 8) readonly buffer EB2 { FLOAT_T ex_b2[]; };
 layout(std430, set = 0, binding = 9) buffer Partial { float partial[]; };
 layout(std430, set = 0, binding = 10) writeonly buffer Y { FLOAT_T y[]; };
 
+// The matrix units' k step (BUILD's comment has the measurement; -DCOOP_BK=16 / 64 to measure).
 #ifndef COOP_BK
-#define COOP_BK 16
+#define COOP_BK 32
 #endif
 #ifdef COOP_MATRIX
 const int BM = 64, BN = 64, BK = COOP_BK;  // the matrix units make arithmetic cheap: deeper steps, fewer barriers
@@ -247,7 +248,7 @@ void gemm() {
   vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
 #endif
   float ra[LOADS], rb[LOADS];
-  // Step k0's tiles are computed while step k0 + 16's loads are in flight; one load site (the
+  // Step k0's tiles are computed while step k0 + BK's loads are in flight; one load site (the
   // first pass only loads), which keeps the pipeline small.
   for (int k0 = k_begin - BK; k0 < k_end; k0 += BK) {
     const int k1 = k0 + BK;

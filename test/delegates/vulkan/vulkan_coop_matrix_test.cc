@@ -23,16 +23,6 @@ namespace vulkan {
 namespace testing {
 namespace {
 
-double rel_l2(const Floats& got, const Floats& want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double d = static_cast<double>(got[i]) - want[i];
-    num += d * d;
-    den += static_cast<double>(want[i]) * want[i];
-  }
-  return std::sqrt(num / (den > 0 ? den : 1));
-}
-
 #define EMBER_SKIP_WITHOUT_COOP_MATRIX()                                                             \
   do {                                                                                               \
     EMBER_SKIP_WITHOUT_FP16();                                                                       \

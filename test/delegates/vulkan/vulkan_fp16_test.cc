@@ -27,17 +27,6 @@ namespace {
 
 constexpr double kTol = 4e-3;  // relative L2 against float32 (measured: 1e-4 .. 1.2e-3)
 
-double rel_l2(const Floats& got, const Floats& want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    double d = static_cast<double>(got[i]) - want[i];
-    num += d * d;
-    den += static_cast<double>(want[i]) * want[i];
-  }
-  if (got.size() != want.size() || !std::isfinite(num)) return INFINITY;
-  return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
-}
-
 // Every value survives float -> fp16 -> float unchanged (it came out of an fp16 buffer).
 ::testing::AssertionResult all_fp16(const Floats& v) {
   for (size_t i = 0; i < v.size(); ++i) {

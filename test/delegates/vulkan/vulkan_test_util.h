@@ -194,6 +194,19 @@ inline ::testing::AssertionResult near(const Floats& got, const Floats& want, fl
   return ::testing::AssertionSuccess();
 }
 
+// Relative L2 distance ||got - want|| / ||want|| (||got - want|| when want is all zero);
+// infinity for different sizes or a non-finite difference.
+inline double rel_l2(const Floats& got, const Floats& want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    double d = static_cast<double>(got[i]) - want[i];
+    num += d * d;
+    den += static_cast<double>(want[i]) * want[i];
+  }
+  if (got.size() != want.size() || !std::isfinite(num)) return INFINITY;
+  return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
+}
+
 // Linear index into `in` (right-aligned, broadcast) of the element at `out_index` of `out`.
 inline int64_t broadcast_index(const Sizes& out, int64_t out_index, const Sizes& in) {
   int64_t idx = 0, stride = 1;
